@@ -1,0 +1,605 @@
+"""The rules: ``apply(state, action) -> (state, events)``, ``legal_actions`` and who owes a decision.
+
+Rulings follow the project's rules checklist (docs/rules.md). ``apply`` works on a shallow copy of the state
+and raises a ``RuleViolation`` before anything observable changes, so a rejected action changes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import fields
+from typing import assert_never
+
+from .actions import (
+    Action,
+    AnswerVeto,
+    CallSpecialElection,
+    CastVote,
+    DiscardPolicy,
+    EnactPolicy,
+    ExecutePlayer,
+    InvestigateLoyalty,
+    NominateChancellor,
+    ProposeVeto,
+)
+from .errors import (
+    AlreadyInvestigated,
+    CannotNominateSelf,
+    CannotTargetSelf,
+    ExecutedPlayersCannotAct,
+    GameIsOver,
+    IneligibleChancellor,
+    InvalidReshuffle,
+    NotTheChancellor,
+    NotThePresident,
+    OutOfTurn,
+    PolicyNotInHand,
+    TargetIsExecuted,
+    UnknownSeat,
+    VetoAlreadyRefused,
+    VetoNotUnlocked,
+)
+from .events import (
+    ChancellorNominated,
+    ChancellorNotHitler,
+    DeckReshuffled,
+    DrawPileShuffled,
+    ElectionDecided,
+    ElectionTrackerAdvanced,
+    Event,
+    GameEnded,
+    GameStarted,
+    LegislativeSessionStarted,
+    LoyaltyInvestigated,
+    PartyMembershipSeen,
+    PlayerExecuted,
+    PoliciesDrawn,
+    PoliciesHandedOver,
+    PoliciesReceived,
+    PolicyDiscarded,
+    PolicyEnacted,
+    PolicyPeekUsed,
+    PresidentialCandidateChosen,
+    PresidentialPowerGranted,
+    RoleDealt,
+    SpecialElectionCalled,
+    TermLimitsCleared,
+    TopPoliciesSeen,
+    VetoAnswered,
+    VetoProposed,
+    VetoUnlocked,
+    VoteCast,
+    VoteProgressed,
+)
+from .state import GameState, History, Session, known_roles, shuffled
+from .types import (
+    CHAOS_AT,
+    FASCIST_POLICIES_TO_WIN,
+    FEW_ALIVE,
+    HITLER_ZONE,
+    LIBERAL_POLICIES_TO_WIN,
+    MAX_PLAYERS,
+    VETO_ZONE,
+    Party,
+    Phase,
+    Policy,
+    Power,
+    Role,
+    Seat,
+    WinReason,
+    power_for,
+)
+
+_new = object.__new__
+_F, _L = Policy.FASCIST, Policy.LIBERAL
+_HITLER = Role.HITLER
+# Enum member lookups cost about 150 ns each in CPython 3.11; the hot paths use these module aliases.
+_PHASE_NOMINATION = Phase.NOMINATION
+_PHASE_ELECTION = Phase.ELECTION
+_PHASE_LEGISLATIVE_PRESIDENT = Phase.LEGISLATIVE_PRESIDENT
+_PHASE_LEGISLATIVE_CHANCELLOR = Phase.LEGISLATIVE_CHANCELLOR
+_PHASE_VETO = Phase.VETO
+_PHASE_INVESTIGATE = Phase.INVESTIGATE
+_PHASE_SPECIAL_ELECTION = Phase.SPECIAL_ELECTION
+_PHASE_EXECUTION = Phase.EXECUTION
+_PHASE_GAME_OVER = Phase.GAME_OVER
+
+
+def _make_copy() -> Callable[[GameState], GameState]:
+    # A shallow copy that names every slot: about 0.4 us against 3 us for dataclasses.replace or copy.copy.
+    # Generated from the field list (as dataclasses generates __init__) so a new field cannot be forgotten.
+    names = [f.name for f in fields(GameState)]
+    body = "".join(f"    c.{n} = s.{n}\n" for n in names)
+    namespace: dict[str, object] = {"_new": _new, "GameState": GameState}
+    exec(f"def _copy(s):\n    c = _new(GameState)\n{body}    return c\n", namespace)
+    return namespace["_copy"]  # type: ignore[return-value]
+
+
+_copy = _make_copy()
+
+
+# --- the public API -------------------------------------------------------------------------------------
+
+
+def opening_events(state: GameState) -> tuple[Event, ...]:
+    """The events of the deal: the game started, each seat's role (to that seat only), the first candidate."""
+    roles = state.roles
+    dealt = tuple(RoleDealt(seat, roles[seat], known_roles(roles, seat)) for seat in range(state.players))
+    assert state.president is not None
+    return (
+        GameStarted(state.players),
+        *dealt,
+        PresidentialCandidateChosen(state.president, False),
+    )
+
+
+def apply(state: GameState, action: Action) -> tuple[GameState, tuple[Event, ...]]:
+    """The state after ``action`` and what happened; raises a ``RuleViolation`` and changes nothing if illegal."""
+    seat = action.seat
+    if state.phase is _PHASE_GAME_OVER:
+        raise GameIsOver(seat, state.phase)
+    if not 0 <= seat < state.players:
+        raise UnknownSeat(seat, state.phase)
+    if not state.alive[seat]:
+        raise ExecutedPlayersCannotAct(seat, state.phase)
+    s = _copy(state)
+    events: list[Event] = []
+    match action:
+        case CastVote():
+            _cast_vote(s, action, events)
+        case NominateChancellor():
+            _nominate(s, action, events)
+        case DiscardPolicy():
+            _discard(s, action, events)
+        case EnactPolicy():
+            _enact(s, action, events)
+        case ProposeVeto():
+            _propose_veto(s, action, events)
+        case AnswerVeto():
+            _answer_veto(s, action, events)
+        case InvestigateLoyalty():
+            _investigate(s, action, events)
+        case CallSpecialElection():
+            _special_election(s, action, events)
+        case ExecutePlayer():
+            _execute(s, action, events)
+        case _:
+            assert_never(action)
+    s.step = state.step + 1
+    return s, tuple(events)
+
+
+def awaiting(state: GameState) -> tuple[Seat, ...]:
+    """The seats that owe a decision now (several during a vote; none once the game is over)."""
+    phase = state.phase
+    if phase is _PHASE_ELECTION:
+        alive = state.alive
+        return tuple([seat for seat, vote in enumerate(state.votes) if vote is None and alive[seat]])
+    if phase is _PHASE_LEGISLATIVE_CHANCELLOR:
+        assert state.chancellor is not None
+        return (state.chancellor,)
+    if phase is _PHASE_GAME_OVER:
+        return ()
+    assert state.president is not None
+    return (state.president,)
+
+
+def eligible_chancellors(state: GameState) -> tuple[Seat, ...]:
+    """The players the Presidential Candidate may nominate: living, not themselves, not term-limited."""
+    alive, president = state.alive, state.president
+    last_chancellor = state.last_chancellor
+    # With five or fewer players alive only the last elected Chancellor is term-limited.
+    last_president = state.last_president if alive.count(True) > FEW_ALIVE else None
+    return tuple(
+        [
+            seat
+            for seat in range(state.players)
+            if alive[seat] and seat != president and seat != last_chancellor and seat != last_president
+        ]
+    )
+
+
+def legal_actions(state: GameState, seat: Seat) -> tuple[Action, ...]:
+    """Every action ``apply`` accepts from this seat now; empty if the seat owes nothing.
+
+    A voter who has voted may still change the vote until the last vote is in, so both votes stay legal.
+    """
+    phase = state.phase
+    if phase is _PHASE_GAME_OVER or not 0 <= seat < state.players or not state.alive[seat]:
+        return ()
+    if phase is _PHASE_ELECTION:
+        return _VOTES[seat]
+    if phase is _PHASE_LEGISLATIVE_CHANCELLOR:
+        if seat != state.chancellor:
+            return ()
+        enact = _ENACT[seat]
+        choices: tuple[Action, ...] = tuple(enact[p] for p in _distinct(state.hand))
+        if state.fascist_policies >= VETO_ZONE and not state.veto_refused:
+            choices += (_PROPOSE_VETO[seat],)
+        return choices
+    if seat != state.president:
+        return ()
+    match phase:
+        case Phase.NOMINATION:
+            nominate = _NOMINATE[seat]
+            return tuple(nominate[target] for target in eligible_chancellors(state))
+        case Phase.LEGISLATIVE_PRESIDENT:
+            discard = _DISCARD[seat]
+            return tuple(discard[p] for p in _distinct(state.hand))
+        case Phase.VETO:
+            return _ANSWER_VETO[seat]
+        case Phase.INVESTIGATE:
+            investigated = {target for _, target in state.investigations}
+            investigate = _INVESTIGATE_LOYALTY[seat]
+            return tuple(investigate[t] for t in _others_alive(state, seat) if t not in investigated)
+        case Phase.SPECIAL_ELECTION:
+            call = _CALL_SPECIAL_ELECTION[seat]
+            return tuple(call[t] for t in _others_alive(state, seat))
+        case Phase.EXECUTION:
+            execute = _EXECUTE[seat]
+            return tuple(execute[t] for t in _others_alive(state, seat))
+    return ()
+
+
+# --- legal-action tables (actions are immutable, so one instance each serves every game) ---------------
+
+_SEATS = range(MAX_PLAYERS)
+_VOTES = tuple((CastVote(s, True), CastVote(s, False)) for s in _SEATS)
+_NOMINATE = tuple(tuple(NominateChancellor(s, t) for t in _SEATS) for s in _SEATS)
+_DISCARD = tuple({p: DiscardPolicy(s, p) for p in Policy} for s in _SEATS)
+_ENACT = tuple({p: EnactPolicy(s, p) for p in Policy} for s in _SEATS)
+_PROPOSE_VETO = tuple(ProposeVeto(s) for s in _SEATS)
+_ANSWER_VETO = tuple((AnswerVeto(s, True), AnswerVeto(s, False)) for s in _SEATS)
+_INVESTIGATE_LOYALTY = tuple(tuple(InvestigateLoyalty(s, t) for t in _SEATS) for s in _SEATS)
+_CALL_SPECIAL_ELECTION = tuple(tuple(CallSpecialElection(s, t) for t in _SEATS) for s in _SEATS)
+_EXECUTE = tuple(tuple(ExecutePlayer(s, t) for t in _SEATS) for s in _SEATS)
+
+
+def _distinct(hand: tuple[Policy, ...]) -> tuple[Policy, ...]:
+    # Two policies of one kind are the same choice.
+    has_f, has_l = _F in hand, _L in hand
+    return (_F, _L) if has_f and has_l else (_F,) if has_f else (_L,)
+
+
+def _others_alive(state: GameState, seat: Seat) -> list[Seat]:
+    alive = state.alive
+    return [t for t in range(state.players) if alive[t] and t != seat]
+
+
+# --- elections ------------------------------------------------------------------------------------------
+
+
+def _nominate(s: GameState, action: NominateChancellor, events: list[Event]) -> None:
+    """The Presidential Candidate nominates any other living, eligible player as Chancellor Candidate."""
+    if s.phase is not _PHASE_NOMINATION:
+        raise OutOfTurn(action.seat, s.phase)
+    if action.seat != s.president:
+        raise NotThePresident(action.seat, s.phase)
+    target = action.chancellor
+    _check_target(s, action.seat, target, CannotNominateSelf)
+    if target not in eligible_chancellors(s):
+        raise IneligibleChancellor(action.seat, s.phase)
+    s.chancellor = target
+    s.phase = _PHASE_ELECTION
+    events.append(ChancellorNominated(action.seat, target))
+
+
+def _cast_vote(s: GameState, action: CastVote, events: list[Event]) -> None:
+    """Every living player votes; a vote may be changed until the last vote is in."""
+    if s.phase is not _PHASE_ELECTION:
+        raise OutOfTurn(action.seat, s.phase)
+    seat, votes, ja = action.seat, s.votes, action.ja
+    changed = votes[seat] is not None
+    votes = s.votes = votes[:seat] + (ja,) + votes[seat + 1 :]
+    events.append(_VOTE_CAST[seat][ja][changed])
+    voters = s.alive.count(True)
+    cast = len(votes) - votes.count(None)
+    if cast < voters:
+        events.append(_VOTE_PROGRESSED[cast][voters])
+    else:
+        _decide_election(s, events)
+
+
+# Votes are most of a game's actions; their events are immutable, so they are made once.
+_VOTE_CAST = tuple(
+    {ja: {changed: VoteCast(s, ja, changed) for changed in (False, True)} for ja in (False, True)}
+    for s in range(MAX_PLAYERS)
+)
+_VOTE_PROGRESSED = tuple(
+    tuple(VoteProgressed(cast, voters) for voters in range(MAX_PLAYERS + 1)) for cast in range(MAX_PLAYERS + 1)
+)
+
+
+def _decide_election(s: GameState, events: list[Event]) -> None:
+    """A strict majority of Ja among the living elects; a tie fails."""
+    president, chancellor, votes = s.president, s.chancellor, s.votes
+    assert president is not None and chancellor is not None
+    ja = votes.count(True)
+    elected = ja * 2 > s.alive.count(True)
+    events.append(
+        ElectionDecided(
+            president,
+            chancellor,
+            tuple([(seat, vote) for seat, vote in enumerate(votes) if vote is not None]),
+            elected,
+        )
+    )
+    s.votes = _NO_VOTES[s.players]
+    if not elected:
+        _advance_election_tracker(s, events)
+        return
+    s.last_president, s.last_chancellor = president, chancellor
+    if s.fascist_policies >= HITLER_ZONE:
+        # The Hitler check runs at election, before any card is drawn.
+        if s.roles[chancellor] is _HITLER:
+            _end(s, events, Party.FASCIST, WinReason.HITLER_ELECTED)
+            return
+        h = s.history
+        s.history = History(h.sessions, h.investigations, h.peeks, h.not_hitler + (chancellor,), h.reshuffles)
+        events.append(ChancellorNotHitler(chancellor))
+    draw = s.draw_pile
+    assert len(draw) >= 3, "the reshuffle rule keeps three cards in the draw pile"
+    s.hand = draw[:3]
+    s.draw_pile = draw[3:]
+    s.president_discard = None
+    s.veto_refused = False
+    s.phase = _PHASE_LEGISLATIVE_PRESIDENT
+    events.append(LegislativeSessionStarted(president, chancellor, s.fascist_policies >= VETO_ZONE))
+    events.append(PoliciesDrawn(president, s.hand))
+
+
+_NO_VOTES: tuple[tuple[None, ...], ...] = tuple((None,) * n for n in range(MAX_PLAYERS + 1))
+
+
+def _advance_election_tracker(s: GameState, events: list[Event]) -> None:
+    """A rejected or vetoed government advances the tracker; the third in a row enacts the top policy."""
+    s.election_tracker += 1
+    events.append(ElectionTrackerAdvanced(s.election_tracker))
+    if s.election_tracker >= CHAOS_AT:
+        draw = s.draw_pile
+        s.draw_pile = draw[1:]
+        # Chaos: term limits are forgotten until the next successful election.
+        s.last_president = s.last_chancellor = None
+        if not _policy_enacted(s, events, draw[0], by_chaos=True):
+            return
+        events.append(TermLimitsCleared())
+    _next_presidency(s, events)
+
+
+# --- the legislative session ----------------------------------------------------------------------------
+
+
+def _discard(s: GameState, action: DiscardPolicy, events: list[Event]) -> None:
+    """The President discards one of three policies in secret and hands the other two to the Chancellor."""
+    if s.phase is not _PHASE_LEGISLATIVE_PRESIDENT:
+        raise OutOfTurn(action.seat, s.phase)
+    if action.seat != s.president:
+        raise NotThePresident(action.seat, s.phase)
+    hand, policy = s.hand, action.policy
+    if policy not in hand:
+        raise PolicyNotInHand(action.seat, s.phase)
+    i = hand.index(policy)
+    # The Chancellor gets the two cards in a fixed order, so their order carries no signal.
+    s.hand = tuple(sorted(hand[:i] + hand[i + 1 :]))
+    s.discard_pile += (policy,)
+    s.president_discard = policy
+    s.phase = _PHASE_LEGISLATIVE_CHANCELLOR
+    chancellor = s.chancellor
+    assert chancellor is not None
+    events.append(PolicyDiscarded(action.seat, policy))
+    events.append(PoliciesHandedOver(action.seat, chancellor))
+    events.append(PoliciesReceived(chancellor, s.hand, s.fascist_policies >= VETO_ZONE))
+
+
+def _enact(s: GameState, action: EnactPolicy, events: list[Event]) -> None:
+    """The Chancellor enacts one of the two policies and discards the other."""
+    if s.phase is not _PHASE_LEGISLATIVE_CHANCELLOR:
+        raise OutOfTurn(action.seat, s.phase)
+    if action.seat != s.chancellor:
+        raise NotTheChancellor(action.seat, s.phase)
+    hand, policy = s.hand, action.policy
+    if policy not in hand:
+        raise PolicyNotInHand(action.seat, s.phase)
+    other = hand[1] if hand[0] is policy else hand[0]
+    s.discard_pile += (other,)
+    _end_session(s, enacted=policy)
+    events.append(PolicyDiscarded(action.seat, other))
+    if not _policy_enacted(s, events, policy, by_chaos=False):
+        return
+    president = s.president
+    assert president is not None
+    power = power_for(s.players, s.fascist_policies) if policy is _F else None
+    if power is None:
+        _next_presidency(s, events)
+    elif power is Power.POLICY_PEEK:
+        # The peek asks nothing of the President: the top three are shown and play moves on.
+        top = s.draw_pile[:3]
+        h = s.history
+        s.history = History(h.sessions, h.investigations, h.peeks + ((president, top),), h.not_hitler, h.reshuffles)
+        events.append(PolicyPeekUsed(president))
+        events.append(TopPoliciesSeen(president, top))
+        _next_presidency(s, events)
+    else:
+        s.phase = _POWER_PHASE[power]
+        events.append(PresidentialPowerGranted(president, power))
+
+
+_POWER_PHASE = {
+    Power.INVESTIGATE_LOYALTY: _PHASE_INVESTIGATE,
+    Power.SPECIAL_ELECTION: _PHASE_SPECIAL_ELECTION,
+    Power.EXECUTION: _PHASE_EXECUTION,
+}
+
+
+def _end_session(s: GameState, *, enacted: Policy | None) -> None:
+    president, chancellor, discard = s.president, s.chancellor, s.president_discard
+    assert president is not None and chancellor is not None and discard is not None
+    # Whatever the President drew is what the Chancellor received plus the President's discard.
+    drawn = tuple(sorted(s.hand + (discard,)))
+    session = Session(president, chancellor, drawn, discard, s.hand, enacted, s.veto_proposed)
+    h = s.history
+    s.history = History(h.sessions + (session,), h.investigations, h.peeks, h.not_hitler, h.reshuffles)
+    s.hand = ()
+
+
+def _propose_veto(s: GameState, action: ProposeVeto, events: list[Event]) -> None:
+    """With veto power unlocked the Chancellor may propose a veto instead of enacting, once per session."""
+    if s.phase is not _PHASE_LEGISLATIVE_CHANCELLOR:
+        raise OutOfTurn(action.seat, s.phase)
+    if action.seat != s.chancellor:
+        raise NotTheChancellor(action.seat, s.phase)
+    if s.fascist_policies < VETO_ZONE:
+        raise VetoNotUnlocked(action.seat, s.phase)
+    if s.veto_refused:
+        raise VetoAlreadyRefused(action.seat, s.phase)
+    s.phase = _PHASE_VETO
+    events.append(VetoProposed(action.seat))
+
+
+def _answer_veto(s: GameState, action: AnswerVeto, events: list[Event]) -> None:
+    """If the President consents both policies are discarded; if not, the Chancellor must enact one."""
+    if s.phase is not _PHASE_VETO:
+        raise OutOfTurn(action.seat, s.phase)
+    if action.seat != s.president:
+        raise NotThePresident(action.seat, s.phase)
+    events.append(VetoAnswered(action.seat, action.accept))
+    if not action.accept:
+        s.veto_refused = True
+        s.phase = _PHASE_LEGISLATIVE_CHANCELLOR
+        chancellor = s.chancellor
+        assert chancellor is not None
+        events.append(PoliciesReceived(chancellor, s.hand, False))
+        return
+    s.discard_pile += s.hand
+    _end_session(s, enacted=None)
+    # The vetoed session has ended: reshuffle first, then the tracker (which may bring chaos).
+    _reshuffle_if_needed(s, events)
+    _advance_election_tracker(s, events)
+
+
+def _policy_enacted(s: GameState, events: list[Event], policy: Policy, *, by_chaos: bool) -> bool:
+    """Track, tracker, win check, reshuffle check, in that order; False if the game ended."""
+    if policy is _F:
+        s.fascist_policies += 1
+    else:
+        s.liberal_policies += 1
+    s.election_tracker = 0
+    events.append(PolicyEnacted(policy, by_chaos, s.liberal_policies, s.fascist_policies))
+    if s.liberal_policies >= LIBERAL_POLICIES_TO_WIN:
+        _end(s, events, Party.LIBERAL, WinReason.POLICIES)
+        return False
+    if s.fascist_policies >= FASCIST_POLICIES_TO_WIN:
+        _end(s, events, Party.FASCIST, WinReason.POLICIES)
+        return False
+    if policy is _F and s.fascist_policies == VETO_ZONE:
+        events.append(VetoUnlocked())
+    _reshuffle_if_needed(s, events)
+    return True
+
+
+def _reshuffle_if_needed(s: GameState, events: list[Event]) -> None:
+    """With fewer than three policies left, the draw pile and the discards are shuffled into a new draw pile."""
+    if len(s.draw_pile) >= 3:
+        return
+    cards = s.draw_pile + s.discard_pile
+    history, prescribed = s.history, s.setup.reshuffles
+    done = len(history.reshuffles)
+    if done < len(prescribed):
+        order = prescribed[done]
+        if len(order) != len(cards) or order.count(_F) != cards.count(_F):
+            raise InvalidReshuffle(
+                f"reshuffle {done + 1} must hold the {cards.count(_L)} L and {cards.count(_F)} F being shuffled"
+            )
+    else:
+        # Derived from the secret seed and the reshuffle's number, so a replay from the seed is exact.
+        order = shuffled(cards, s.setup.seed, f"reshuffle/{done}")
+    s.draw_pile = order
+    s.discard_pile = ()
+    s.history = History(history.sessions, history.investigations, history.peeks, history.not_hitler, history.reshuffles + (order,))
+    events.append(DeckReshuffled(len(order)))
+    events.append(DrawPileShuffled(order))
+
+
+# --- presidential powers --------------------------------------------------------------------------------
+
+
+def _check_power(s: GameState, seat: Seat, phase: Phase) -> None:
+    if s.phase is not phase:
+        raise OutOfTurn(seat, s.phase)
+    if seat != s.president:
+        raise NotThePresident(seat, s.phase)
+
+
+def _check_target(
+    s: GameState, seat: Seat, target: Seat, on_self: type[CannotTargetSelf] | type[CannotNominateSelf]
+) -> None:
+    if not 0 <= target < s.players:
+        raise UnknownSeat(seat, s.phase)
+    if target == seat:
+        raise on_self(seat, s.phase)
+    if not s.alive[target]:
+        raise TargetIsExecuted(seat, s.phase)
+
+
+def _investigate(s: GameState, action: InvestigateLoyalty, events: list[Event]) -> None:
+    """The President alone sees another living player's party; nobody is investigated twice."""
+    _check_power(s, action.seat, _PHASE_INVESTIGATE)
+    target = action.target
+    _check_target(s, action.seat, target, CannotTargetSelf)
+    if any(t == target for _, t in s.investigations):
+        raise AlreadyInvestigated(action.seat, s.phase)
+    h = s.history
+    s.history = History(h.sessions, h.investigations + ((action.seat, target),), h.peeks, h.not_hitler, h.reshuffles)
+    events.append(LoyaltyInvestigated(action.seat, target))
+    events.append(PartyMembershipSeen(action.seat, target, s.roles[target].party))
+    _next_presidency(s, events)
+
+
+def _special_election(s: GameState, action: CallSpecialElection, events: list[Event]) -> None:
+    """The President picks any other living player, term-limited ones too, as the next candidate."""
+    _check_power(s, action.seat, _PHASE_SPECIAL_ELECTION)
+    _check_target(s, action.seat, action.target, CannotTargetSelf)
+    events.append(SpecialElectionCalled(action.seat, action.target))
+    # Afterwards the presidency resumes to the left of the President who called the special election.
+    s.rotation = action.seat
+    _next_presidency(s, events, special=action.target)
+
+
+def _execute(s: GameState, action: ExecutePlayer, events: list[Event]) -> None:
+    """The President executes another living player; if it is Hitler, the liberals win at once."""
+    _check_power(s, action.seat, _PHASE_EXECUTION)
+    target = action.target
+    _check_target(s, action.seat, target, CannotTargetSelf)
+    s.alive = s.alive[:target] + (False,) + s.alive[target + 1 :]
+    events.append(PlayerExecuted(action.seat, target))
+    if s.roles[target] is _HITLER:
+        _end(s, events, Party.LIBERAL, WinReason.HITLER_EXECUTED)
+        return
+    _next_presidency(s, events)
+
+
+# --- rounds and the end ---------------------------------------------------------------------------------
+
+
+def _next_presidency(s: GameState, events: list[Event], special: Seat | None = None) -> None:
+    """The placard passes to the next living player clockwise, or to a special-election candidate."""
+    if special is None:
+        alive, n = s.alive, s.players
+        seat = (s.rotation + 1) % n
+        while not alive[seat]:
+            seat = (seat + 1) % n
+        s.rotation = president = seat
+    else:
+        president = special
+    s.president = president
+    s.chancellor = None
+    s.phase = _PHASE_NOMINATION
+    events.append(PresidentialCandidateChosen(president, special is not None))
+
+
+def _end(s: GameState, events: list[Event], winner: Party, reason: WinReason) -> None:
+    s.phase = _PHASE_GAME_OVER
+    s.winner, s.win_reason = winner, reason
+    s.president = s.chancellor = None
+    s.hand = ()
+    events.append(GameEnded(winner, reason, s.roles))

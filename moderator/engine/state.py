@@ -1,0 +1,256 @@
+"""The complete state of one game, secrets included, and how a new game is set up."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from collections.abc import Sequence
+from typing import TypeVar
+from dataclasses import dataclass, field
+
+from .errors import InvalidSetup
+from .types import (
+    MAX_PLAYERS,
+    MIN_PLAYERS,
+    POLICY_DECK,
+    ROLE_COUNTS,
+    Party,
+    Phase,
+    Policy,
+    Role,
+    Seat,
+    WinReason,
+    hitler_knows_fascists,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    """The truth about one legislative session: what was drawn, discarded and enacted or vetoed."""
+
+    president: Seat
+    chancellor: Seat
+    drawn: tuple[Policy, ...]
+    president_discard: Policy
+    received: tuple[Policy, ...]
+    enacted: Policy | None
+    veto_proposed: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Setup:
+    """What a game was set up with: never changes during the game, and is all a game record needs to start."""
+
+    seed: int
+    """Secret: seeds every shuffle the game makes by itself."""
+    deck: tuple[Policy, ...]
+    """The initial policy deck, top first."""
+    first_president: Seat
+    reshuffles: tuple[tuple[Policy, ...], ...] = field(default=(), compare=False)
+    """Prescribed orders for the first reshuffles (from a game record); the seed shuffles after them.
+
+    An input, not part of the game: the reshuffles that happened are in ``History.reshuffles``, so a game and
+    its replay from a record compare equal.
+    """
+
+
+@dataclass(frozen=True, slots=True)
+class History:
+    """What the game has accumulated: the truth about every session, power use and reshuffle."""
+
+    sessions: tuple[Session, ...] = ()
+    investigations: tuple[tuple[Seat, Seat], ...] = ()
+    """(President, target) for every Investigate Loyalty, in order."""
+    peeks: tuple[tuple[Seat, tuple[Policy, ...]], ...] = ()
+    """(President, top three) for every Policy Peek, in order."""
+    not_hitler: tuple[Seat, ...] = ()
+    """Chancellors publicly confirmed not Hitler."""
+    reshuffles: tuple[tuple[Policy, ...], ...] = ()
+    """The order of every reshuffle so far, top first."""
+
+
+@dataclass(eq=True, repr=False, slots=True)
+class GameState:
+    """Everything about one game, secrets included. A value: nothing changes it once ``apply`` has returned it.
+
+    Not frozen on purpose: ``apply`` builds the next state from a shallow copy of the slots and sets what
+    changed, which is what makes random play fast enough for simulations. Every field holds an immutable
+    value (ints, enums, tuples, frozen dataclasses); what rarely changes is grouped in ``setup`` and
+    ``history`` to keep that copy small.
+    """
+
+    players: int
+    roles: tuple[Role, ...]
+    setup: Setup
+    draw_pile: tuple[Policy, ...]
+    discard_pile: tuple[Policy, ...]
+    liberal_policies: int
+    fascist_policies: int
+    election_tracker: int
+    phase: Phase
+    president: Seat | None
+    """The President or Presidential Candidate."""
+    chancellor: Seat | None
+    """The Chancellor Candidate during the election, then the elected Chancellor until the session ends."""
+    rotation: Seat
+    """The presidency passes next to the first living seat after this one (a special election leaves it on the caller)."""
+    last_president: Seat | None
+    last_chancellor: Seat | None
+    """The last elected government, term-limited; None after chaos until the next successful election."""
+    alive: tuple[bool, ...]
+    votes: tuple[bool | None, ...]
+    """The open vote, per seat: True for Ja, False for Nein, None for not (yet) voted."""
+    hand: tuple[Policy, ...]
+    """The President's three policies, then the Chancellor's two."""
+    president_discard: Policy | None
+    """The President's discard in the session under way."""
+    veto_refused: bool
+    """The President refused a veto in the session under way."""
+    history: History
+    winner: Party | None
+    win_reason: WinReason | None
+    step: int
+    """How many actions have been applied; a prompt made at step k is stale once the step moves on."""
+
+    def __repr__(self) -> str:
+        # The default repr would print roles, hands and the seed into any log or traceback that shows a state.
+        return f"<GameState players={self.players} step={self.step} phase={self.phase.value}>"
+
+    @property
+    def seed(self) -> int:
+        """The secret seed of every shuffle."""
+        return self.setup.seed
+
+    @property
+    def sessions(self) -> tuple[Session, ...]:
+        """The truth about every finished legislative session."""
+        return self.history.sessions
+
+    @property
+    def investigations(self) -> tuple[tuple[Seat, Seat], ...]:
+        """(President, target) for every Investigate Loyalty, in order."""
+        return self.history.investigations
+
+    @property
+    def not_hitler(self) -> tuple[Seat, ...]:
+        """Chancellors publicly confirmed not Hitler."""
+        return self.history.not_hitler
+
+    @property
+    def veto_proposed(self) -> bool:
+        """The Chancellor proposed a veto in the session under way."""
+        return self.phase is Phase.VETO or self.veto_refused
+
+    @property
+    def veto_unlocked(self) -> bool:
+        """Veto power holds for every session that starts with five or more fascist policies enacted."""
+        return self.fascist_policies >= 5
+
+    @property
+    def alive_count(self) -> int:
+        """How many players are alive."""
+        return self.alive.count(True)
+
+    def hitler(self) -> Seat:
+        """Hitler's seat."""
+        return self.roles.index(Role.HITLER)
+
+
+def known_roles(roles: Sequence[Role], seat: Seat) -> tuple[tuple[Seat, Role], ...]:
+    """The other seats' roles this seat is told at the deal.
+
+    Fascists know each other and Hitler; Hitler knows the fascist only in 5-6 player games; liberals know nobody.
+    """
+    mine = roles[seat]
+    if mine is Role.LIBERAL or (mine is Role.HITLER and not hitler_knows_fascists(len(roles))):
+        return ()
+    return tuple((other, role) for other, role in enumerate(roles) if other != seat and role is not Role.LIBERAL)
+
+
+_T = TypeVar("_T")
+
+
+def _draws(seed: int, label: str) -> int:
+    # 512 bits from a keyed hash: cheaper than seeding a Mersenne Twister (~7 us) and just as unpredictable
+    # to players who do not know the seed. The label separates the deal, the deck and every reshuffle.
+    return int.from_bytes(hashlib.blake2b(f"{seed}/{label}".encode(), digest_size=64).digest(), "big")
+
+
+def shuffled(items: Sequence[_T], seed: int, label: str) -> tuple[_T, ...]:
+    """``items`` in an order fixed by ``seed`` and ``label``: a Fisher-Yates shuffle driven by a keyed hash."""
+    result = list(items)
+    bits = _draws(seed, label)
+    for i in range(len(result) - 1, 0, -1):
+        # Mixed-radix digits of a 512-bit number: the bias against a perfect shuffle is below 2**-400.
+        bits, j = divmod(bits, i + 1)
+        result[i], result[j] = result[j], result[i]
+    return tuple(result)
+
+
+def new_seed() -> int:
+    """A fresh secret seed for a real game (tests pass fixed seeds instead)."""
+    return secrets.randbits(64)
+
+
+def new_game(
+    players: int,
+    *,
+    seed: int | None = None,
+    roles: Sequence[Role] | None = None,
+    deck: Sequence[Policy] | None = None,
+    first_president: Seat | None = None,
+    reshuffles: Sequence[Sequence[Policy]] = (),
+) -> GameState:
+    """A new game: roles dealt, deck shuffled, first Presidential Candidate chosen, all from ``seed``.
+
+    Roles, deck and first President may be given (rigged games for tests and game records); whatever is not
+    given is drawn at random from the seed. Raises ``InvalidSetup`` for a table the rules do not allow.
+    """
+    if not MIN_PLAYERS <= players <= MAX_PLAYERS:
+        raise InvalidSetup(f"Secret Hitler is for 5 to 10 players, not {players}")
+    if seed is None:
+        seed = new_seed()
+    liberals, fascists = ROLE_COUNTS[players]
+    if roles is None:
+        roles = shuffled([Role.LIBERAL] * liberals + [Role.FASCIST] * fascists + [Role.HITLER], seed, "roles")
+    roles = tuple(r if type(r) is Role else Role(r) for r in roles)
+    counts = (roles.count(Role.LIBERAL), roles.count(Role.FASCIST), roles.count(Role.HITLER))
+    if len(roles) != players or counts != (liberals, fascists, 1):
+        raise InvalidSetup(f"{players} players need {liberals} liberals, {fascists} fascists and Hitler")
+    deck = shuffled(POLICY_DECK, seed, "deck") if deck is None else tuple(Policy(p) for p in deck)
+    if len(deck) != len(POLICY_DECK) or deck.count(Policy.LIBERAL) != POLICY_DECK.count(Policy.LIBERAL):
+        raise InvalidSetup("the policy deck must hold 6 liberal and 11 fascist policies")
+    if first_president is None:
+        first_president = _draws(seed, "first-president") % players
+    if not 0 <= first_president < players:
+        raise InvalidSetup("the first President must be one of the players")
+    return GameState(
+        players=players,
+        roles=roles,
+        setup=Setup(
+            seed=seed,
+            deck=deck,
+            first_president=first_president,
+            reshuffles=tuple(tuple(Policy(p) for p in order) for order in reshuffles),
+        ),
+        draw_pile=deck,
+        discard_pile=(),
+        liberal_policies=0,
+        fascist_policies=0,
+        election_tracker=0,
+        phase=Phase.NOMINATION,
+        president=first_president,
+        chancellor=None,
+        rotation=first_president,
+        last_president=None,
+        last_chancellor=None,
+        alive=(True,) * players,
+        votes=(None,) * players,
+        hand=(),
+        president_discard=None,
+        veto_refused=False,
+        history=History(),
+        winner=None,
+        win_reason=None,
+        step=0,
+    )
