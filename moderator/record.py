@@ -392,3 +392,8 @@ def dumps(record_json: Mapping[str, Any]) -> str:
     actions = ",\n".join(f"    {json.dumps(a, ensure_ascii=False)}" for a in record_json.get("actions", []))
     fields.append(f'  "actions": [\n{actions}\n  ]' if actions else '  "actions": []')
     return "{\n" + ",\n".join(fields) + "\n}\n"
+
+
+def timeline(result: Replay) -> str:
+    """The game as a readable timeline for the table (placeholder until the full renderer lands)."""
+    return json.dumps(summary(result), ensure_ascii=False, indent=2)

@@ -1,0 +1,7 @@
+"""``python -m moderator`` runs the ``moderator`` command."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())

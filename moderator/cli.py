@@ -1,0 +1,95 @@
+"""The ``moderator`` command: ``simulate`` and ``replay`` (more commands join as the table grows)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from . import record as records
+from .simulate import Tally, random_games
+
+
+def _simulate(args: argparse.Namespace) -> int:
+    if not 5 <= args.players <= 10:
+        print("moderator simulate: --players must be 5 to 10", file=sys.stderr)
+        return 2
+    if args.games < 1:
+        print("moderator simulate: --games must be at least 1", file=sys.stderr)
+        return 2
+    out: Path | None = args.record
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+    names = [f"P{i + 1}" for i in range(args.players)]
+    result = Tally()
+    start = time.perf_counter()
+    for i, game in enumerate(random_games(args.players, args.games, args.seed, keep_actions=out is not None)):
+        result.add(game.state)
+        if out is not None:
+            text = records.dumps(records.to_json(names, game.state, game.actions))
+            (out / f"game-{i + 1:05d}.json").write_text(text, encoding="utf-8")
+    result.seconds = time.perf_counter() - start
+    print(f"{args.players} players, seed {args.seed}")
+    print(result.report())
+    if out is not None:
+        print(f"records written to {out}")
+    return 0
+
+
+def _replay(args: argparse.Namespace) -> int:
+    try:
+        text = Path(args.record).read_bytes() if args.record != "-" else sys.stdin.buffer.read()
+    except OSError as exc:
+        print(f"moderator replay: cannot read {args.record}: {exc.strerror}", file=sys.stderr)
+        return 2
+    try:
+        record = records.loads(text)
+        result = records.replay(record)
+    except records.RecordError as exc:
+        print(f"moderator replay: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(records.summary(result), ensure_ascii=False, indent=2))
+    else:
+        print(records.timeline(result))
+    if result.error is not None:
+        if not args.json:
+            print(
+                f"moderator replay: action {result.error.index}: {records.error_message(record, result.error)}",
+                file=sys.stderr,
+            )
+        return 1
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``moderator`` command."""
+    parser = argparse.ArgumentParser(prog="moderator", description="Runs Secret Hitler for a table.")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    sim = commands.add_parser("simulate", help="play complete games between random computer players")
+    sim.add_argument("--players", type=int, default=7, help="players per game, 5 to 10 (default 7)")
+    sim.add_argument("--games", type=int, default=1000, help="how many games (default 1000)")
+    sim.add_argument("--seed", type=int, default=0, help="seed for a repeatable run (default 0)")
+    sim.add_argument("--record", type=Path, metavar="DIR", help="write every game's record into DIR")
+    sim.set_defaults(run=_simulate)
+
+    rep = commands.add_parser("replay", help="replay a game record (docs/game-record.md)")
+    rep.add_argument("record", help="the record file, or - for standard input")
+    rep.add_argument("--json", action="store_true", help="print the JSON summary instead of the timeline")
+    rep.set_defaults(run=_replay)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``moderator`` command; returns the exit status."""
+    args = build_parser().parse_args(argv)
+    status: int = args.run(args)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
