@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import fields
+from functools import cache
 from typing import assert_never
 
 from .actions import (
@@ -90,6 +91,18 @@ from .types import (
     power_for,
 )
 
+# Events are immutable values, so the frequent ones are made once per distinct content and then shared:
+# building a frozen dataclass costs more than a dictionary lookup.
+_chancellor_nominated = cache(ChancellorNominated)
+_election_tracker_advanced = cache(ElectionTrackerAdvanced)
+_presidential_candidate_chosen = cache(PresidentialCandidateChosen)
+_legislative_session_started = cache(LegislativeSessionStarted)
+_policies_drawn = cache(PoliciesDrawn)
+_policy_discarded = cache(PolicyDiscarded)
+_policies_handed_over = cache(PoliciesHandedOver)
+_policies_received = cache(PoliciesReceived)
+_policy_enacted_event = cache(PolicyEnacted)
+
 _new = object.__new__
 _F, _L = Policy.FASCIST, Policy.LIBERAL
 _HITLER = Role.HITLER
@@ -129,7 +142,7 @@ def opening_events(state: GameState) -> tuple[Event, ...]:
     return (
         GameStarted(state.players),
         *dealt,
-        PresidentialCandidateChosen(state.president, False),
+        _presidential_candidate_chosen(state.president, False),
     )
 
 
@@ -222,7 +235,7 @@ def legal_actions(state: GameState, seat: Seat) -> tuple[Action, ...]:
     match phase:
         case Phase.NOMINATION:
             nominate = _NOMINATE[seat]
-            return tuple(nominate[target] for target in eligible_chancellors(state))
+            return tuple([nominate[target] for target in eligible_chancellors(state)])
         case Phase.LEGISLATIVE_PRESIDENT:
             discard = _DISCARD[seat]
             return tuple(discard[p] for p in _distinct(state.hand))
@@ -277,11 +290,12 @@ def _nominate(s: GameState, action: NominateChancellor, events: list[Event]) -> 
         raise NotThePresident(action.seat, s.phase)
     target = action.chancellor
     _check_target(s, action.seat, target, CannotNominateSelf)
-    if target not in eligible_chancellors(s):
+    # The same test as eligible_chancellors, for one seat.
+    if target == s.last_chancellor or (target == s.last_president and s.alive.count(True) > FEW_ALIVE):
         raise IneligibleChancellor(action.seat, s.phase)
     s.chancellor = target
     s.phase = _PHASE_ELECTION
-    events.append(ChancellorNominated(action.seat, target))
+    events.append(_chancellor_nominated(action.seat, target))
 
 
 def _cast_vote(s: GameState, action: CastVote, events: list[Event]) -> None:
@@ -344,8 +358,8 @@ def _decide_election(s: GameState, events: list[Event]) -> None:
     s.president_discard = None
     s.veto_refused = False
     s.phase = _PHASE_LEGISLATIVE_PRESIDENT
-    events.append(LegislativeSessionStarted(president, chancellor, s.fascist_policies >= VETO_ZONE))
-    events.append(PoliciesDrawn(president, s.hand))
+    events.append(_legislative_session_started(president, chancellor, s.fascist_policies >= VETO_ZONE))
+    events.append(_policies_drawn(president, s.hand))
 
 
 _NO_VOTES: tuple[tuple[None, ...], ...] = tuple((None,) * n for n in range(MAX_PLAYERS + 1))
@@ -354,7 +368,7 @@ _NO_VOTES: tuple[tuple[None, ...], ...] = tuple((None,) * n for n in range(MAX_P
 def _advance_election_tracker(s: GameState, events: list[Event]) -> None:
     """A rejected or vetoed government advances the tracker; the third in a row enacts the top policy."""
     s.election_tracker += 1
-    events.append(ElectionTrackerAdvanced(s.election_tracker))
+    events.append(_election_tracker_advanced(s.election_tracker))
     if s.election_tracker >= CHAOS_AT:
         draw = s.draw_pile
         s.draw_pile = draw[1:]
@@ -386,9 +400,9 @@ def _discard(s: GameState, action: DiscardPolicy, events: list[Event]) -> None:
     s.phase = _PHASE_LEGISLATIVE_CHANCELLOR
     chancellor = s.chancellor
     assert chancellor is not None
-    events.append(PolicyDiscarded(action.seat, policy))
-    events.append(PoliciesHandedOver(action.seat, chancellor))
-    events.append(PoliciesReceived(chancellor, s.hand, s.fascist_policies >= VETO_ZONE))
+    events.append(_policy_discarded(action.seat, policy))
+    events.append(_policies_handed_over(action.seat, chancellor))
+    events.append(_policies_received(chancellor, s.hand, s.fascist_policies >= VETO_ZONE))
 
 
 def _enact(s: GameState, action: EnactPolicy, events: list[Event]) -> None:
@@ -403,7 +417,7 @@ def _enact(s: GameState, action: EnactPolicy, events: list[Event]) -> None:
     other = hand[1] if hand[0] is policy else hand[0]
     s.discard_pile += (other,)
     _end_session(s, enacted=policy)
-    events.append(PolicyDiscarded(action.seat, other))
+    events.append(_policy_discarded(action.seat, other))
     if not _policy_enacted(s, events, policy, by_chaos=False):
         return
     president = s.president
@@ -468,7 +482,7 @@ def _answer_veto(s: GameState, action: AnswerVeto, events: list[Event]) -> None:
         s.phase = _PHASE_LEGISLATIVE_CHANCELLOR
         chancellor = s.chancellor
         assert chancellor is not None
-        events.append(PoliciesReceived(chancellor, s.hand, False))
+        events.append(_policies_received(chancellor, s.hand, False))
         return
     s.discard_pile += s.hand
     _end_session(s, enacted=None)
@@ -484,7 +498,7 @@ def _policy_enacted(s: GameState, events: list[Event], policy: Policy, *, by_cha
     else:
         s.liberal_policies += 1
     s.election_tracker = 0
-    events.append(PolicyEnacted(policy, by_chaos, s.liberal_policies, s.fascist_policies))
+    events.append(_policy_enacted_event(policy, by_chaos, s.liberal_policies, s.fascist_policies))
     if s.liberal_policies >= LIBERAL_POLICIES_TO_WIN:
         _end(s, events, Party.LIBERAL, WinReason.POLICIES)
         return False
@@ -594,7 +608,7 @@ def _next_presidency(s: GameState, events: list[Event], special: Seat | None = N
     s.president = president
     s.chancellor = None
     s.phase = _PHASE_NOMINATION
-    events.append(PresidentialCandidateChosen(president, special is not None))
+    events.append(_presidential_candidate_chosen(president, special is not None))
 
 
 def _end(s: GameState, events: list[Event], winner: Party, reason: WinReason) -> None:
