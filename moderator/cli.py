@@ -43,7 +43,7 @@ def _replay(args: argparse.Namespace) -> int:
     try:
         text = Path(args.record).read_bytes() if args.record != "-" else sys.stdin.buffer.read()
     except OSError as exc:
-        print(f"moderator replay: cannot read {args.record}: {exc.strerror}", file=sys.stderr)
+        print(f"moderator replay: cannot read {args.record}: {exc.strerror or exc}", file=sys.stderr)
         return 2
     try:
         record = records.loads(text)

@@ -36,8 +36,40 @@ from .engine import (
     known_roles,
     new_game,
     opening_events,
+    power_for,
 )
-from .engine.types import MAX_PLAYERS, MIN_PLAYERS, POLICY_DECK, ROLE_COUNTS
+from .engine.events import (
+    ChancellorNominated,
+    ChancellorNotHitler,
+    DeckReshuffled,
+    DrawPileShuffled,
+    ElectionDecided,
+    ElectionTrackerAdvanced,
+    GameEnded,
+    GameStarted,
+    LegislativeSessionStarted,
+    LoyaltyInvestigated,
+    PartyMembershipSeen,
+    PlayerExecuted,
+    PoliciesDrawn,
+    PoliciesHandedOver,
+    PoliciesReceived,
+    PolicyDiscarded,
+    PolicyEnacted,
+    PolicyPeekUsed,
+    PresidentialCandidateChosen,
+    PresidentialPowerGranted,
+    RoleDealt,
+    SpecialElectionCalled,
+    TermLimitsCleared,
+    TopPoliciesSeen,
+    VetoAnswered,
+    VetoProposed,
+    VetoUnlocked,
+    VoteCast,
+    VoteProgressed,
+)
+from .engine.types import MAX_PLAYERS, MIN_PLAYERS, POLICY_DECK, ROLE_COUNTS, Party, Seat, WinReason
 
 FORMAT = "moderator.game-record/1"
 DEFAULT_SEED = 0
@@ -114,8 +146,10 @@ def loads(text: str | bytes) -> Record:
     """Parse and validate a record from JSON text; raises ``RecordError`` with a one-line reason."""
     try:
         data = json.loads(text)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+    except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
         raise RecordError(f"invalid JSON: {exc}") from None
+    except RecursionError:
+        raise RecordError("invalid JSON: nested too deeply") from None
     return parse(data)
 
 
@@ -125,7 +159,10 @@ def parse(data: Any) -> Record:
         raise RecordError("a game record must be a JSON object")
     if "format" in data and data["format"] != FORMAT:
         raise RecordError(f"unknown format {data['format']!r}; expected {FORMAT!r}")
-    players = data.get("players")
+    for required in ("players", "roles", "deck"):
+        if required not in data:
+            raise RecordError(f"the record needs '{required}'")
+    players = data["players"]
     if not isinstance(players, list) or not all(isinstance(p, str) for p in players):
         raise RecordError("'players' must be a list of names")
     if not MIN_PLAYERS <= len(players) <= MAX_PLAYERS:
@@ -137,7 +174,7 @@ def parse(data: Any) -> Record:
         raise RecordError(f"duplicate player name {duplicate!r}")
     names = tuple(players)
 
-    roles = data.get("roles")
+    roles = data["roles"]
     if not isinstance(roles, dict):
         raise RecordError("'roles' must map every player to liberal, fascist or hitler")
     for name in roles:
@@ -155,7 +192,8 @@ def parse(data: Any) -> Record:
     counts = (seat_roles.count(Role.LIBERAL), seat_roles.count(Role.FASCIST), seat_roles.count(Role.HITLER))
     if counts != (liberals, fascists, 1):
         raise RecordError(
-            f"{len(names)} players need {liberals} liberals, {fascists} fascists and 1 hitler, "
+            f"{len(names)} players need {liberals} liberals, {fascists} fascist{'s' if fascists > 1 else ''} "
+            "and 1 hitler, "
             f"not {counts[0]}, {counts[1]} and {counts[2]}"
         )
 
@@ -163,7 +201,7 @@ def parse(data: Any) -> Record:
     if not isinstance(first, str) or first not in names:
         raise RecordError(f"'first_president' {first!r} is not a player")
 
-    deck = _cards(data.get("deck"), "'deck'")
+    deck = _cards(data["deck"], "'deck'")
     if sorted(deck) != sorted(POLICY_DECK):
         raise RecordError(
             f"'deck' must hold 6 L and 11 F, not {deck.count(Policy.LIBERAL)} L and "
@@ -186,6 +224,9 @@ def parse(data: Any) -> Record:
     return Record(names, tuple(seat_roles), names.index(first), deck, orders, seed, parsed)
 
 
+_TYPE_NAMES = {str: "a string", bool: "true or false"}
+
+
 def _cards(value: Any, what: str) -> tuple[Policy, ...]:
     if not isinstance(value, str) or any(c not in "LF" for c in value):
         raise RecordError(f"{what} must be a string of L and F")
@@ -196,21 +237,27 @@ def _action(names: tuple[str, ...], index: int, data: Any) -> Action:
     where = f"action {index}"
     if not isinstance(data, dict):
         raise RecordError(f"{where} must be an object")
-    kind = data.get("action")
+    if "action" not in data:
+        raise RecordError(f"{where} needs 'action'")
+    kind = data["action"]
+    if not isinstance(kind, str):
+        raise RecordError(f"{where} 'action' must be a string")
     if kind not in _ACTION_KINDS:
         raise RecordError(f"{where} has unknown action kind {kind!r}")
-    seat = _player(names, data.get("player"), f"{where} 'player'")
+    if "player" not in data:
+        raise RecordError(f"{where} ({kind}) needs 'player'")
+    seat = _player(names, data["player"], f"{where} ({kind}) 'player'")
 
     def field(name: str, kind_of: type) -> Any:
         if name not in data:
             raise RecordError(f"{where} ({kind}) needs '{name}'")
         value = data[name]
         if not isinstance(value, kind_of) or (kind_of is not bool and isinstance(value, bool)):
-            raise RecordError(f"{where} ({kind}) '{name}' must be a {kind_of.__name__}")
+            raise RecordError(f"{where} ({kind}) '{name}' must be {_TYPE_NAMES[kind_of]}")
         return value
 
     def target() -> int:
-        return _player(names, field("target", str), f"{where} 'target'")
+        return _player(names, field("target", str), f"{where} ({kind}) 'target'")
 
     def card() -> Policy:
         value = field("card", str)
@@ -280,11 +327,37 @@ def replay(record: Record) -> Replay:
 
 
 def error_message(record: Record, error: RuleError) -> str:
-    """A sentence for people: who did what, and the rule it breaks."""
+    """A sentence for people: who tried to do what, and the rule it breaks.
+
+    For example ``Bob cannot investigate Dee: No player may be investigated twice in the same game.``
+    """
     action = record.actions[error.index]
-    name = record.players[action.seat]
-    kind = action_to_json(record.players, action)["action"]
-    return f"{name} cannot {kind.replace('_', ' ')} now: {error.violation.rule}"
+    names = record.players
+    return f"{names[action.seat]} cannot {_doing(names, action)}: {error.violation.rule}"
+
+
+def _doing(names: Sequence[str], action: Action) -> str:
+    """What an action tries to do, as a verb phrase: ``nominate Cy as Chancellor``."""
+    match action:
+        case NominateChancellor(chancellor=target):
+            return f"nominate {names[target]} as Chancellor"
+        case CastVote(ja=ja):
+            return f"vote {'ja' if ja else 'nein'}"
+        case DiscardPolicy(policy=policy):
+            return f"discard {policy.value}"
+        case EnactPolicy(policy=policy):
+            return f"enact {policy.value}"
+        case ProposeVeto():
+            return "propose a veto"
+        case AnswerVeto(accept=accept):
+            return f"{'accept' if accept else 'refuse'} the veto"
+        case InvestigateLoyalty(target=target):
+            return f"investigate {names[target]}"
+        case CallSpecialElection(target=target):
+            return f"call a special election on {names[target]}"
+        case ExecutePlayer(target=target):
+            return f"execute {names[target]}"
+    raise AssertionError(action)
 
 
 def summary(result: Replay) -> dict[str, Any]:
@@ -395,5 +468,171 @@ def dumps(record_json: Mapping[str, Any]) -> str:
 
 
 def timeline(result: Replay) -> str:
-    """The game as a readable timeline for the table (placeholder until the full renderer lands)."""
-    return json.dumps(summary(result), ensure_ascii=False, indent=2)
+    """The game as a readable timeline for the table: the after-game truth, one event per line, by round.
+
+    Every event is told, private ones too (roles, hands, discards, investigation results, peeks, reshuffled
+    orders): this is for reading once the game is over. A vote's anonymous progress is folded into the line
+    of the vote it follows. If the replay stopped on a rejected action, the last line says which and why.
+    """
+    return "\n".join(_Timeline(result.record.players).lines(result))
+
+
+_WINS = {
+    (Party.LIBERAL, WinReason.POLICIES): "the liberals win: five liberal policies are enacted",
+    (Party.FASCIST, WinReason.POLICIES): "the fascists win: six fascist policies are enacted",
+    (Party.LIBERAL, WinReason.HITLER_EXECUTED): "the liberals win: Hitler was executed",
+    (Party.FASCIST, WinReason.HITLER_ELECTED): "the fascists win: Hitler was elected Chancellor",
+}
+_POLICY_NAMES = {Policy.LIBERAL: "liberal", Policy.FASCIST: "fascist"}
+
+
+def _cards_text(policies: Sequence[Policy]) -> str:
+    return ", ".join(p.value for p in policies)
+
+
+class _Timeline:
+    """Renders events into lines; remembers what a line needs that its event does not say."""
+
+    def __init__(self, names: Sequence[str]) -> None:
+        self.names = names
+        self.out: list[str] = []
+        self.round = 0
+        self.players = len(names)
+        self.roles: tuple[Role, ...] = ()
+        self.chancellor: Seat | None = None  # of the session under way
+        self.tracker = 0
+        self.veto_refused = False
+
+    def lines(self, result: Replay) -> list[str]:
+        for event in result.events:
+            self.event(event)
+        if result.error is not None:
+            self.out.append("")
+            self.out.append(
+                f"Action {result.error.index} rejected: {error_message(result.record, result.error)}"
+            )
+        return self.out
+
+    def say(self, line: str) -> None:
+        self.out.append(f"  {line}" if self.round else line)
+
+    def event(self, event: Event) -> None:  # noqa: C901 - one case per event kind
+        n = self.names
+        match event:
+            case GameStarted(players=players):
+                self.players = players
+                self.out.append(f"A game of Secret Hitler for {players} players. Seats and roles:")
+            case RoleDealt(seat=seat, role=role, known=known):
+                self.roles += (role,)
+                knows = ", ".join(f"{n[other]} ({r.value})" for other, r in known)
+                knowing = f"; knows {knows}" if knows else ""
+                self.out.append(f"  {seat + 1}. {n[seat]}: {role.value}{knowing}")
+            case PresidentialCandidateChosen(president=president, special_election=special):
+                self.round += 1
+                self.out.append("")
+                how = " (special election)" if special else ""
+                self.out.append(f"Round {self.round}: {n[president]} is the Presidential Candidate{how}.")
+            case ChancellorNominated(president=president, chancellor=chancellor):
+                self.say(f"{n[president]} nominates {n[chancellor]} as Chancellor.")
+            case VoteCast(seat=seat, ja=ja, changed=changed):
+                vote = "ja" if ja else "nein"
+                if changed:
+                    self.say(f"{n[seat]} changes their vote to {vote}.")
+                else:
+                    self.say(f"{n[seat]} votes {vote}.")
+            case VoteProgressed(votes_cast=cast, voters=voters):
+                if self.out and self.out[-1].endswith("."):
+                    self.out[-1] = f"{self.out[-1][:-1]} ({cast} of {voters} have voted)."
+                else:
+                    self.say(f"{cast} of {voters} have voted.")
+            case ElectionDecided(votes=votes, elected=elected):
+                ja = sum(1 for _, v in votes if v)
+                each = ", ".join(f"{n[seat]} {'ja' if v else 'nein'}" for seat, v in votes)
+                verdict = "elected" if elected else "rejected"
+                self.say(f"Votes: {each}. The government is {verdict} ({ja} ja, {len(votes) - ja} nein).")
+            case ElectionTrackerAdvanced(election_tracker=tracker):
+                self.tracker = tracker
+                chaos = ": the country is thrown into chaos" if tracker >= 3 else ""
+                self.say(f"The election tracker moves to {tracker}{chaos}.")
+            case ChancellorNotHitler(chancellor=chancellor):
+                self.say(f"{n[chancellor]} is not Hitler (three or more fascist policies are enacted).")
+            case TermLimitsCleared():
+                self.say("Term limits are forgotten until the next successful election.")
+            case LegislativeSessionStarted(president=president, chancellor=chancellor, veto_unlocked=veto):
+                self.chancellor = chancellor
+                self.veto_refused = False
+                unlocked = " (veto power unlocked)" if veto else ""
+                government = f"President {n[president]}, Chancellor {n[chancellor]}"
+                self.say(f"Legislative session: {government}{unlocked}.")
+            case PoliciesDrawn(president=president, policies=policies):
+                self.say(f"{n[president]} draws {_cards_text(policies)}.")
+            case PolicyDiscarded(seat=seat, policy=policy):
+                self.say(f"{n[seat]} discards {policy.value}.")
+            case PoliciesHandedOver(president=president, chancellor=chancellor):
+                self.say(f"{n[president]} hands two policies to {n[chancellor]}.")
+            case PoliciesReceived(chancellor=chancellor, policies=policies, veto_allowed=veto):
+                cards = _cards_text(policies)
+                if self.veto_refused:
+                    self.say(f"{n[chancellor]} keeps {cards} and must enact one.")
+                else:
+                    may = " and may propose a veto" if veto else ""
+                    self.say(f"{n[chancellor]} receives {cards}{may}.")
+            case VetoProposed(chancellor=chancellor):
+                self.say(f"{n[chancellor]} proposes to veto this agenda.")
+            case VetoAnswered(president=president, accepted=accepted):
+                if accepted:
+                    self.say(f"{n[president]} accepts the veto: both policies are discarded.")
+                else:
+                    self.veto_refused = True
+                    self.say(f"{n[president]} refuses the veto.")
+            case PolicyEnacted(
+                policy=policy, by_chaos=chaos, liberal_policies=liberal, fascist_policies=fascist
+            ):
+                track = f"(liberal {liberal}, fascist {fascist})"
+                reset = f"; the election tracker goes back from {self.tracker} to 0" if self.tracker else ""
+                self.tracker = 0
+                what = f"a {_POLICY_NAMES[policy]} policy"
+                if chaos:
+                    power = power_for(self.players, fascist) if policy is Policy.FASCIST else None
+                    ignored = f"; its power ({power.value.replace('_', ' ')}) is ignored" if power else ""
+                    self.say(f"Chaos: the top policy is enacted, {what} {track}{reset}{ignored}.")
+                else:
+                    who = n[self.chancellor] if self.chancellor is not None else "The government"
+                    self.say(f"{who} enacts {what} {track}{reset}.")
+                self.chancellor = None
+            case VetoUnlocked():
+                self.say("Veto power is unlocked for every later legislative session.")
+            case DeckReshuffled(draw_pile=size):
+                self.say(
+                    "Fewer than three policies left: the draw and discard piles are shuffled into a new draw "
+                    f"pile of {size}."
+                )
+            case DrawPileShuffled(order=order):
+                self.say(f"The new draw pile, top first: {''.join(p.value for p in order)}.")
+            case PresidentialPowerGranted(president=president, power=power):
+                self.say(f"{n[president]} gains a presidential power: {power.value.replace('_', ' ')}.")
+            case LoyaltyInvestigated(president=president, target=target):
+                self.say(f"{n[president]} investigates {n[target]}'s loyalty.")
+            case PartyMembershipSeen(president=president, target=target, party=party):
+                self.say(f"{n[president]} sees that {n[target]} is a member of the {party.value} party.")
+            case SpecialElectionCalled(president=president, target=target):
+                next_one = f"{n[target]} is the next Presidential Candidate"
+                self.say(f"{n[president]} calls a special election: {next_one}.")
+            case PolicyPeekUsed(president=president):
+                self.say(f"{n[president]} peeks at the top three policies.")
+            case TopPoliciesSeen(president=president, policies=policies):
+                self.say(f"{n[president]} sees {_cards_text(policies)} (top first).")
+            case PlayerExecuted(president=president, target=target):
+                role = self.roles[target] if target < len(self.roles) else None
+                if role is Role.HITLER:
+                    self.say(f"{n[president]} executes {n[target]}, who was Hitler.")
+                elif role is None:
+                    self.say(f"{n[president]} executes {n[target]}.")
+                else:
+                    self.say(f"{n[president]} executes {n[target]}, who was not Hitler ({role.value}).")
+            case GameEnded(winner=winner, reason=reason):
+                self.out.append("")
+                how = _WINS.get((winner, reason), f"the {winner.value}s win ({reason.value})")
+                self.out.append(f"Game over: {how}.")
+            case _:
+                self.say(f"{event.kind}.")
