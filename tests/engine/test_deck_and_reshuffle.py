@@ -13,7 +13,6 @@ from .scenario import (
     VETO_RESHUFFLE,
     F,
     L,
-    all_vote,
     answer_veto,
     card_count,
     reject,
@@ -195,3 +194,29 @@ def test_no_public_event_ever_names_a_card_except_the_enacted_one():
             assert isinstance(view.draw_pile, int) and isinstance(view.discard_pile, int)
             if state.phase is not Phase.GAME_OVER:
                 assert view.truth is None and view.roles is None
+
+
+def test_every_secret_event_goes_only_to_its_entitled_seat():
+    """Items 15, 6, 10, 77, 93 (B18 #19): in 204 random games each private event reaches exactly the seat the
+    rules entitle (its own role, ballot and discard; the President's draw, investigation and peek; the
+    Chancellor's two cards), and the secret deck order reaches nobody."""
+    entitled = {
+        ev.RoleDealt: lambda e, s: e.seat,
+        ev.VoteCast: lambda e, s: e.seat,
+        ev.PolicyDiscarded: lambda e, s: e.seat,
+        ev.PoliciesDrawn: lambda e, s: s.president,
+        ev.PartyMembershipSeen: lambda e, s: s.president,
+        ev.TopPoliciesSeen: lambda e, s: s.president,
+        ev.PoliciesReceived: lambda e, s: s.chancellor,
+    }
+    for game in random_games():
+        for before, _, events in game:
+            for event in events:
+                if event.audience.everyone:
+                    assert type(event) not in entitled and not isinstance(event, ev.DrawPileShuffled)
+                    continue
+                if isinstance(event, ev.DrawPileShuffled):
+                    assert event.audience.seats == frozenset()
+                    continue
+                seat = entitled[type(event)](event, before) if before is not None else event.seat
+                assert event.audience.seats == frozenset({seat}), event

@@ -12,7 +12,6 @@ from .scenario import (
     execute,
     govern,
     keep,
-    of_type,
     one,
     play,
     propose_veto,

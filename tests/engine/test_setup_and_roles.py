@@ -15,7 +15,7 @@ from moderator.engine import (
 )
 from moderator.engine.events import GameStarted, PresidentialCandidateChosen, RoleDealt
 
-from .scenario import DEFAULT_ROLES, all_vote, govern, nominate, play, reject, rigged, roles_of
+from .scenario import all_vote, govern, nominate, play, reject, rigged, roles_of
 
 ROLE_TABLE = {5: (3, 1), 6: (4, 1), 7: (4, 2), 8: (5, 2), 9: (5, 3), 10: (6, 3)}
 """Players -> (liberals, ordinary fascists), copied from the rulebook's table; plus one Hitler."""

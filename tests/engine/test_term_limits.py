@@ -102,7 +102,7 @@ def test_term_limits_bind_only_the_chancellorship_so_the_last_chancellor_preside
 
 
 def test_term_limits_with_five_players_limit_only_the_last_chancellor():
-    """Item 27a: in a 5-player game the last President may be nominated, the last Chancellor may not."""
+    """Item 27 (a): in a 5-player game the last President may be nominated, the last Chancellor may not."""
     state = rigged(5, deck="LFF")
     state, _ = play(state, govern(2, "L"))
     assert state.president == 1
@@ -113,7 +113,7 @@ def test_term_limits_with_five_players_limit_only_the_last_chancellor():
 
 
 def test_term_limits_with_five_players_left_of_seven_limit_only_the_last_chancellor():
-    """Item 27b: a 7-player game with 2 executed players (5 alive): the last President is eligible."""
+    """Item 27 (b): a 7-player game with 2 executed players (5 alive): the last President is eligible."""
     state = rigged(7, deck="LFF", dead=(4, 5), fascist=5)
     state, _ = play(state, govern(2, "L"))
     assert state.president == 1
@@ -121,7 +121,7 @@ def test_term_limits_with_five_players_left_of_seven_limit_only_the_last_chancel
 
 
 def test_term_limits_with_six_players_alive_limit_both():
-    """Item 27c: a 6-player game with no deaths: both the last President and the last Chancellor are limited."""
+    """Item 27 (c): a 6-player game with no deaths: both the last President and the last Chancellor are limited."""
     state = rigged(6, deck="LFF")
     state, _ = play(state, govern(2, "L"))
     assert state.president == 1

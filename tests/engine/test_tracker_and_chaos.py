@@ -20,7 +20,6 @@ from .scenario import (
     of_type,
     one,
     play,
-    policies,
     propose_veto,
     public,
     random_games,
