@@ -156,6 +156,7 @@ def apply(state: GameState, action: Action) -> tuple[GameState, tuple[Event, ...
     if not state.alive[seat]:
         raise ExecutedPlayersCannotAct(seat, state.phase)
     s = _copy(state)
+    s.step += 1
     events: list[Event] = []
     match action:
         case CastVote():
@@ -178,7 +179,6 @@ def apply(state: GameState, action: Action) -> tuple[GameState, tuple[Event, ...
             _execute(s, action, events)
         case _:
             assert_never(action)
-    s.step = state.step + 1
     return s, tuple(events)
 
 
@@ -389,10 +389,11 @@ def _discard(s: GameState, action: DiscardPolicy, events: list[Event]) -> None:
         raise OutOfTurn(action.seat, s.phase)
     if action.seat != s.president:
         raise NotThePresident(action.seat, s.phase)
-    hand, policy = s.hand, action.policy
-    if policy not in hand:
+    hand = s.hand
+    if action.policy not in hand:
         raise PolicyNotInHand(action.seat, s.phase)
-    i = hand.index(policy)
+    i = hand.index(action.policy)
+    policy = hand[i]  # the member itself, as in _enact
     # The Chancellor gets the two cards in a fixed order, so their order carries no signal.
     s.hand = tuple(sorted(hand[:i] + hand[i + 1 :]))
     s.discard_pile += (policy,)
@@ -411,9 +412,11 @@ def _enact(s: GameState, action: EnactPolicy, events: list[Event]) -> None:
         raise OutOfTurn(action.seat, s.phase)
     if action.seat != s.chancellor:
         raise NotTheChancellor(action.seat, s.phase)
-    hand, policy = s.hand, action.policy
-    if policy not in hand:
+    hand = s.hand
+    if action.policy not in hand:
         raise PolicyNotInHand(action.seat, s.phase)
+    # The card from the hand, not the one in the action: "F" equals Policy.FASCIST but is not the member.
+    policy = hand[hand.index(action.policy)]
     other = hand[1] if hand[0] is policy else hand[0]
     s.discard_pile += (other,)
     _end_session(s, enacted=policy)

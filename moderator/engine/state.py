@@ -157,6 +157,9 @@ class GameState:
         return self.roles.index(Role.HITLER)
 
 
+_NO_HISTORY = History()
+
+
 def known_roles(roles: Sequence[Role], seat: Seat) -> tuple[tuple[Seat, Role], ...]:
     """The other seats' roles this seat is told at the deal.
 
@@ -224,7 +227,8 @@ def new_game(
     liberals, fascists = ROLE_COUNTS[players]
     if roles is None:
         roles = shuffled([Role.LIBERAL] * liberals + [Role.FASCIST] * fascists + [Role.HITLER], seed, "roles")
-    roles = tuple(r if type(r) is Role else Role(r) for r in roles)
+    else:
+        roles = tuple(Role(r) for r in roles)
     counts = (roles.count(Role.LIBERAL), roles.count(Role.FASCIST), roles.count(Role.HITLER))
     if len(roles) != players or counts != (liberals, fascists, 1):
         raise InvalidSetup(f"{players} players need {liberals} liberals, {fascists} fascists and Hitler")
@@ -260,7 +264,7 @@ def new_game(
         hand=(),
         president_discard=None,
         veto_refused=False,
-        history=History(),
+        history=_NO_HISTORY,
         winner=None,
         win_reason=None,
         step=0,

@@ -158,3 +158,13 @@ def test_only_the_president_then_the_chancellor_act_in_the_session():
     with pytest.raises(OutOfTurn):
         apply(state, EnactPolicy(1, F))
     assert public(events)
+
+
+def test_a_card_named_by_its_letter_enacts_that_card() -> None:
+    """Item 55: the Chancellor enacts the card chosen, even when it is named by its record letter."""
+    state, _ = play(rigged(5, deck="FLF" + "F" * 9 + "L" * 5), elect(1))
+    state, _ = apply(state, DiscardPolicy(0, "F"))  # type: ignore[arg-type]
+    assert state.hand == (F, L)
+    state, _ = apply(state, EnactPolicy(1, "F"))  # type: ignore[arg-type]
+    assert (state.fascist_policies, state.liberal_policies) == (1, 0)
+    assert state.discard_pile.count(L) == 1
