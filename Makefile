@@ -12,7 +12,7 @@ $(BIN)/.installed: pyproject.toml
 	touch $@
 
 run: $(BIN)/.installed
-	$(BIN)/moderator simulate --players 7 --games 200
+	$(BIN)/moderator play
 
 test: $(BIN)/.installed
 	$(BIN)/python -m pytest

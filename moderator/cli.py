@@ -65,10 +65,42 @@ def _replay(args: argparse.Namespace) -> int:
     return 0
 
 
+def _play(args: argparse.Namespace) -> int:
+    from .transports import console
+
+    if not 5 <= args.players <= 10:
+        print("moderator play: --players must be 5 to 10", file=sys.stderr)
+        return 2
+    if not args.watch and not sys.stdin.isatty():
+        print("moderator play: needs a terminal to play in (or --watch to let computer players play)", file=sys.stderr)
+        return 2
+    try:
+        return console.play(
+            players=args.players,
+            name=args.name,
+            theme=args.theme,
+            language=args.lang,
+            seed=args.seed,
+            watch=args.watch,
+        )
+    except KeyboardInterrupt:
+        print(file=sys.stderr)
+        return 130
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``moderator`` command."""
     parser = argparse.ArgumentParser(prog="moderator", description="Runs Secret Hitler for a table.")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    play = commands.add_parser("play", help="play at the console: you and computer players, no network")
+    play.add_argument("--players", type=int, default=7, help="players at the table, 5 to 10 (default 7)")
+    play.add_argument("--name", default="You", help="your name at the table (default: You)")
+    play.add_argument("--theme", default="classic", help="classic or corporate (default classic)")
+    play.add_argument("--lang", default="en", help="language: en or de (default en)")
+    play.add_argument("--seed", type=int, help="seed for a repeatable game")
+    play.add_argument("--watch", action="store_true", help="computer players take every seat; print the story")
+    play.set_defaults(run=_play)
 
     sim = commands.add_parser("simulate", help="play complete games between random computer players")
     sim.add_argument("--players", type=int, default=7, help="players per game, 5 to 10 (default 7)")

@@ -290,6 +290,11 @@ def _action(names: tuple[str, ...], index: int, data: Any) -> Action:
     raise AssertionError(kind)
 
 
+def parse_action(names: Sequence[str], data: Any) -> Action:
+    """One record action entry as an engine action; raises ``RecordError`` if it is malformed."""
+    return _action(tuple(names), 0, data)
+
+
 def _player(names: tuple[str, ...], value: Any, what: str) -> int:
     if not isinstance(value, str):
         raise RecordError(f"{what} must be a player name")

@@ -1,0 +1,184 @@
+"""What a person can ask of the moderator, whatever channel it came through. Transports parse into these."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class Query(StrEnum):
+    """Questions anyone may ask at any time; answers go privately to the asker."""
+
+    BOARD = "board"
+    WHOAMI = "whoami"
+    WAITING = "waiting"
+    HELP = "help"
+    RULES = "rules"
+
+
+class HostCommand(StrEnum):
+    """What only the host may do."""
+
+    PAUSE = "pause"
+    RESUME = "resume"
+    NUDGE = "nudge"
+    END = "end"
+    REMATCH = "rematch"
+
+
+@dataclass(frozen=True, slots=True)
+class OpenTable:
+    """Open a new table; the sender becomes its host and takes the first seat (``name``)."""
+
+    name: str
+    theme: str | None = None
+    public: bool = False
+    """True when sent from a group chat: the group becomes the table's public channel."""
+    physical_voting: bool = False
+    seat: bool = True
+    """False: the host runs the table without playing (a moderator, or a screen watching computer players)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Join:
+    """Take a seat at the table with this join code (or reclaim one with a seat's move code)."""
+
+    code: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class AddComputers:
+    """The host fills empty seats with computer players (``count``; None fills up to five players)."""
+
+    count: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Seating:
+    """The host puts the seats in the real seating order (every name, clockwise)."""
+
+    names: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class MoveSeat:
+    """The host moves one seat to a new place in the order (1-based)."""
+
+    name: str
+    position: int
+
+
+@dataclass(frozen=True, slots=True)
+class RemoveSeat:
+    """The host removes a seat from the lobby."""
+
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class Start:
+    """The host starts the game with the seats as they are."""
+
+
+@dataclass(frozen=True, slots=True)
+class Decide:
+    """A game decision typed with words: a record action kind and its argument (a name, a card, ja/nein).
+
+    ``kind`` is one of the game-record action kinds (``nominate``, ``vote``, ``discard``, ``enact``, ``veto``,
+    ``veto_reply``, ``investigate``, ``special_election``, ``execute``).
+    """
+
+    kind: str
+    argument: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Choose:
+    """A pressed button or a numbered option of the current prompt.
+
+    ``token`` is a button's action token (see ``service.action_token``) or the option's number as text;
+    ``decision`` is the decision the prompt was made for: a press on an older prompt changes nothing.
+    """
+
+    token: str
+    decision: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RecordVotes:
+    """With physical voting, the President records who voted Ja (everyone else living voted Nein)."""
+
+    ja: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Ask:
+    """A question: the board, what I know, who the table waits for, help, the rules."""
+
+    query: Query
+
+
+@dataclass(frozen=True, slots=True)
+class Host:
+    """A host control."""
+
+    command: HostCommand
+
+
+@dataclass(frozen=True, slots=True)
+class MovePhone:
+    """The host gives a seat a one-time code so the player can take it over from a new phone."""
+
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class SetLanguage:
+    """The sender's language for private messages."""
+
+    language: str
+
+
+@dataclass(frozen=True, slots=True)
+class SetTheme:
+    """The host sets the table's theme."""
+
+    theme: str
+
+
+Command = (
+    OpenTable
+    | Join
+    | AddComputers
+    | Seating
+    | MoveSeat
+    | RemoveSeat
+    | Start
+    | Decide
+    | Choose
+    | RecordVotes
+    | Ask
+    | Host
+    | MovePhone
+    | SetLanguage
+    | SetTheme
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Inbound:
+    """One input from a person: who (channel and private address), what, and the channel's message id.
+
+    ``external_id`` makes delivery idempotent: a repeated id is acknowledged and ignored. ``chat`` is the
+    group the input was typed in, if any (the private address is always the person's own).
+    """
+
+    channel: str
+    address: str
+    command: Command
+    external_id: str | None = None
+    language: str | None = None
+    chat: str | None = None
+    raw: str = ""
+    """The text as typed, quoted back when it cannot be understood."""

@@ -1,0 +1,1049 @@
+"""The table service: one inbound action -> one SQLite transaction (state, events, outbox), then delivery.
+
+Persist first, send second. ``Service.handle`` records the input's id (dedupe), loads the table, applies the
+engine, appends the action and its events, renders every event for every recipient entitled to it, and puts
+those messages in the outbox, all in one transaction. A ``Sender`` delivers the outbox afterwards, with
+retries. A game is its record: after a restart the service rebuilds each table by replaying its actions.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import secrets
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Final, Protocol
+
+from . import record as records
+from . import render
+from .bots import ComputerPlayer, Memory
+from .catalog import DEFAULT_LANGUAGE, DEFAULT_THEME, Catalog, UnknownCatalog
+from .commands import (
+    AddComputers,
+    Ask,
+    Choose,
+    Command,
+    Decide,
+    Host,
+    HostCommand,
+    Inbound,
+    Join,
+    MovePhone,
+    MoveSeat,
+    OpenTable,
+    Query,
+    RecordVotes,
+    RemoveSeat,
+    Seating,
+    SetLanguage,
+    SetTheme,
+    Start,
+)
+from .engine import (
+    Action,
+    AnswerVeto,
+    CallSpecialElection,
+    CastVote,
+    DiscardPolicy,
+    EnactPolicy,
+    Event,
+    ExecutePlayer,
+    GameState,
+    InvestigateLoyalty,
+    NominateChancellor,
+    Phase,
+    Policy,
+    ProposeVeto,
+    RuleViolation,
+    apply,
+    awaiting,
+    new_game,
+    new_seed,
+    opening_events,
+    public_view,
+    view_for,
+)
+from .engine.types import MAX_PLAYERS, MIN_PLAYERS
+from .render import InputProblem, Message, TableInfo
+from .store import SeatRow, Store, TableRow
+
+log = logging.getLogger(__name__)
+
+CODE_ALPHABET: Final = "ACDEFHJKMNPRTUVWXY3479"
+"""Join-code characters: no look-alikes (0/O, 1/I/L, 2/Z, 5/S, 6/G, 8/B) and no vowels that spell words."""
+CODE_LENGTH: Final = 5
+NAME_LIMIT: Final = 20
+"""Display names are cut to this many characters."""
+COMPUTER_CHANNEL: Final = "computer"
+"""The channel of computer players: nothing is ever sent to it."""
+SMS_CHANNELS: Final = frozenset({"sms"})
+"""Channels whose messages must fit one SMS."""
+
+LOBBY_MESSAGES: Final = (
+    "table-opened",
+    "table-joined",
+    "seat-taken",
+    "seats-list",
+    "seat-removed",
+    "computers-added",
+    "game-starting",
+    "not-host",
+    "not-at-table",
+    "no-such-table",
+    "lobby-closed",
+    "table-full",
+    "already-seated",
+    "seating-mismatch",
+    "player-count",
+    "game-paused",
+    "game-resumed",
+    "game-is-paused",
+    "game-ended-by-host",
+    "nudge",
+    "nothing-to-nudge",
+    "rematch",
+    "language-set",
+    "theme-set",
+    "unknown-language",
+    "unknown-theme",
+    "move-code",
+    "phone-moved",
+    "help",
+    "rules-summary",
+    "physical-vote-prompt",
+    "game-not-started",
+)
+"""Message ids the service renders itself (everything else comes from ``render``); a test checks the catalogs."""
+
+
+class Channel(Protocol):
+    """Delivers rendered messages to one kind of address (a Telegram chat, a phone number, a terminal)."""
+
+    def send(self, address: str, body: dict[str, Any]) -> None:
+        """Deliver one message; raise ``TemporaryFailure`` to retry later or ``PermanentFailure`` to give up."""
+
+
+class TemporaryFailure(Exception):
+    """The channel could not deliver now (rate limit, network); try again later."""
+
+    def __init__(self, reason: str, retry_after: float | None = None) -> None:
+        super().__init__(reason)
+        self.retry_after = retry_after
+
+
+class PermanentFailure(Exception):
+    """The channel will never deliver this (blocked, opted out, unknown address)."""
+
+
+# --- action tokens: what a button carries -----------------------------------------------------------------
+
+
+def action_token(action: Action) -> str:
+    """A short token for a button's callback data: ``n3`` nominate seat 3, ``vj`` vote Ja, ``dF`` discard F…"""
+    match action:
+        case NominateChancellor(chancellor=target):
+            return f"n{target}"
+        case CastVote(ja=ja):
+            return "vj" if ja else "vn"
+        case DiscardPolicy(policy=policy):
+            return f"d{policy.value}"
+        case EnactPolicy(policy=policy):
+            return f"e{policy.value}"
+        case ProposeVeto():
+            return "pv"
+        case AnswerVeto(accept=accept):
+            return "ay" if accept else "an"
+        case InvestigateLoyalty(target=target):
+            return f"i{target}"
+        case CallSpecialElection(target=target):
+            return f"s{target}"
+        case ExecutePlayer(target=target):
+            return f"x{target}"
+    raise AssertionError(action)
+
+
+def parse_token(seat: int, token: str) -> Action | None:
+    """The action a button token stands for when pressed by ``seat``; None if it is not a token."""
+    if len(token) < 2:
+        return None
+    head, rest = token[0], token[1:]
+    if head in "nisx" and rest.isdigit():
+        target = int(rest)
+        return {
+            "n": NominateChancellor(seat, target),
+            "i": InvestigateLoyalty(seat, target),
+            "s": CallSpecialElection(seat, target),
+            "x": ExecutePlayer(seat, target),
+        }[head]
+    if head in "de" and rest in ("L", "F"):
+        return DiscardPolicy(seat, Policy(rest)) if head == "d" else EnactPolicy(seat, Policy(rest))
+    return {
+        "vj": CastVote(seat, True),
+        "vn": CastVote(seat, False),
+        "pv": ProposeVeto(seat),
+        "ay": AnswerVeto(seat, True),
+        "an": AnswerVeto(seat, False),
+    }.get(token)
+
+
+# --- the outbox, as built inside one transaction ----------------------------------------------------------
+
+
+@dataclass
+class Outgoing:
+    """Messages collected while handling one input; they enter the outbox in the same transaction."""
+
+    table_id: str | None
+    rows: list[tuple[str | None, str, str, str, dict[str, Any]]] = field(default_factory=list)
+
+    def add(self, channel: str, address: str, message: Message, **extra: Any) -> None:
+        """Queue one rendered message for an address (never for a computer player)."""
+        if channel == COMPUTER_CHANNEL:
+            return
+        body: dict[str, Any] = {
+            "text": message.text,
+            "secret": message.secret,
+            "choices": [{"label": c.label, "token": action_token(c.action)} for c in message.choices],
+        }
+        body.update(extra)
+        self.rows.append((self.table_id, channel, address, message.message_id, body))
+
+
+# --- a running table, kept in memory ------------------------------------------------------------------------
+
+
+@dataclass
+class Table:
+    """A table as the service keeps it in memory: its row, seats, and the game under way (if any)."""
+
+    row: TableRow
+    seats: list[SeatRow]
+    state: GameState | None = None
+    actions: list[dict[str, Any]] = field(default_factory=list)
+    log: list[Event] = field(default_factory=list)
+    """Every event of the game so far, secrets included (for computer players' memories and the truth timeline)."""
+    memories: dict[int, Memory] = field(default_factory=dict)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Player names in seat order."""
+        return tuple(s.name for s in self.seats)
+
+    def info(self) -> TableInfo:
+        """What rendering needs to know about this table."""
+        return TableInfo(self.names, self.row.theme)
+
+    def seat_of(self, channel: str, address: str) -> int | None:
+        """The seat this address sits in, if any."""
+        for seat in self.seats:
+            if seat.channel == channel and seat.address == address:
+                return seat.position
+        return None
+
+    def is_host(self, channel: str, address: str) -> bool:
+        """True if this address is the table's host."""
+        return self.row.host_channel == channel and self.row.host_address == address
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """Where a private reply to the sender goes, and in which language."""
+
+    channel: str
+    address: str
+    language: str
+
+
+class Service:
+    """Runs every table: takes inputs, applies the rules, and fills the outbox. One input at a time."""
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        clock: Callable[[], float] = time.time,
+        seed: Callable[[], int] = new_seed,
+        computer: ComputerPlayer | None = None,
+        drive_computers: bool = True,
+    ) -> None:
+        self.store = store
+        self.clock = clock
+        self.seed = seed
+        self.computer = computer or ComputerPlayer()
+        self.drive_computers = drive_computers
+        self._tables: dict[str, Table] = {}
+
+    # --- the entry point -------------------------------------------------------------------------------
+
+    def handle(self, inbound: Inbound) -> None:
+        """Handle one input in one transaction (dropped if its id was seen), then let computer players move."""
+        now = self.clock()
+        touched: set[str] = set()
+        try:
+            with self.store.transaction():
+                if inbound.external_id is not None and self.store.seen(inbound.channel, inbound.external_id, now):
+                    return
+                out = Outgoing(None)
+                self._dispatch(inbound, out, now, touched)
+                self.store.enqueue(out.rows, now)
+        except BaseException:
+            # The transaction rolled back: forget what the cache learned inside it, reload from the database.
+            for table_id in touched:
+                self._tables.pop(table_id, None)
+            raise
+        for table_id in touched:
+            self.run_computers(table_id)
+
+    def table(self, table_id: str) -> Table | None:
+        """A table, loaded from the database (and its game rebuilt by replay) on first use."""
+        cached = self._tables.get(table_id)
+        if cached is not None:
+            return cached
+        row = self.store.table(table_id)
+        if row is None:
+            return None
+        table = Table(row, self.store.seats(table_id))
+        if row.setup is not None and row.status != "lobby":
+            actions = self.store.actions(table_id, row.game)
+            result = records.replay(records.parse({**row.setup, "actions": actions}))
+            if result.error is not None:
+                raise RuntimeError(f"table {table_id}: stored action {result.error.index} no longer applies")
+            table.state, table.actions, table.log = result.state, actions, list(result.events)
+            table.memories = {
+                s.position: _remember(Memory(s.position), table.log) for s in table.seats if s.computer
+            }
+        self._tables[table_id] = table
+        return table
+
+    def resume_all(self) -> list[str]:
+        """Load every table with a game under way (after a restart) and let computer players move."""
+        ids = self.store.open_tables()
+        for table_id in ids:
+            self.table(table_id)
+            self.run_computers(table_id)
+        return ids
+
+    # --- dispatch ---------------------------------------------------------------------------------------
+
+    def _dispatch(self, inbound: Inbound, out: Outgoing, now: float, touched: set[str]) -> None:
+        command: Command = inbound.command
+        language = inbound.language or DEFAULT_LANGUAGE
+        reply = Reply(inbound.channel, inbound.address, language)
+        match command:
+            case OpenTable():
+                self._open(inbound, command, out, now, touched)
+                return
+            case Join():
+                self._join(inbound, command, out, now, touched)
+                return
+            case _:
+                pass
+        table = self._table_for(inbound)
+        if table is None:
+            if isinstance(command, Ask) and command.query in (Query.HELP, Query.RULES):
+                self._say(out, reply, DEFAULT_THEME, "help" if command.query is Query.HELP else "rules-summary")
+            else:
+                self._say(out, reply, DEFAULT_THEME, "not-at-table")
+            return
+        out.table_id = table.row.id
+        touched.add(table.row.id)
+        seat = table.seat_of(inbound.channel, inbound.address)
+        if seat is not None:
+            reply = Reply(inbound.channel, inbound.address, table.seats[seat].language)
+        host = table.is_host(inbound.channel, inbound.address)
+        match command:
+            case AddComputers() | Seating() | MoveSeat() | RemoveSeat() | Start() | Host() | MovePhone() | SetTheme():
+                if not host:
+                    self._say(out, reply, table.row.theme, "not-host")
+                    return
+        match command:
+            case AddComputers(count=count):
+                self._add_computers(table, count, reply, out, now)
+            case Seating(names=names):
+                self._reseat(table, names, reply, out, now)
+            case MoveSeat(name=name, position=position):
+                self._move_seat(table, name, position, reply, out, now)
+            case RemoveSeat(name=name):
+                self._remove_seat(table, name, reply, out, now)
+            case Start():
+                self._start(table, reply, out, now)
+            case Decide() | Choose() | RecordVotes():
+                self._decide(table, seat, command, inbound.raw, reply, out, now)
+            case Ask(query=query):
+                self._ask(table, seat, query, reply, out)
+            case Host(command=host_command):
+                self._host(table, host_command, reply, out, now)
+            case MovePhone(name=name):
+                self._move_phone(table, name, reply, out, now)
+            case SetLanguage(language=lang):
+                self._set_language(table, seat, lang, reply, out, now)
+            case SetTheme(theme=theme):
+                self._set_theme(table, theme, reply, out, now)
+            case OpenTable() | Join():
+                raise AssertionError("handled above")
+
+    def _table_for(self, inbound: Inbound) -> Table | None:
+        """The table an input is about: the group it was typed in, else the sender's newest table."""
+        if inbound.chat is not None:
+            for row in self.store.tables_of(inbound.channel, inbound.chat):
+                if row.public_address == inbound.chat:
+                    return self.table(row.id)
+        rows = self.store.tables_of(inbound.channel, inbound.address)
+        return self.table(rows[0].id) if rows else None
+
+    # --- words -------------------------------------------------------------------------------------------
+
+    @staticmethod
+    def _catalog(theme: str, language: str) -> Catalog:
+        try:
+            return Catalog.load(theme, language)
+        except UnknownCatalog:
+            return Catalog.load(theme, DEFAULT_LANGUAGE)
+
+    def _say(self, out: Outgoing, to: Reply, theme: str, message_id: str, **params: Any) -> None:
+        """A private reply from the service's own messages (lobby, host controls)."""
+        sms = to.channel in SMS_CHANNELS
+        text = self._catalog(theme, to.language).text(message_id, sms=sms, **params)
+        out.add(to.channel, to.address, Message(message_id, text, False))
+
+    def _tell(self, table: Table, out: Outgoing, message_id: str, **params: Any) -> None:
+        """A public announcement from the service: to the group, or to every seat if there is none."""
+        for channel, address, language in self._public_recipients(table):
+            self._say(out, Reply(channel, address, language), table.row.theme, message_id, **params)
+
+    def _public_recipients(self, table: Table) -> Iterator[tuple[str, str, str]]:
+        if table.row.public_channel is not None and table.row.public_address is not None:
+            yield table.row.public_channel, table.row.public_address, DEFAULT_LANGUAGE
+            return
+        for seat in table.seats:
+            if not seat.computer:
+                yield seat.channel, seat.address, seat.language
+
+    # --- the lobby ---------------------------------------------------------------------------------------
+
+    def _open(self, inbound: Inbound, command: OpenTable, out: Outgoing, now: float, touched: set[str]) -> None:
+        theme = command.theme or DEFAULT_THEME
+        language = inbound.language or DEFAULT_LANGUAGE
+        reply = Reply(inbound.channel, inbound.address, language)
+        try:
+            Catalog.load(theme, language)
+        except UnknownCatalog:
+            self._say(out, reply, DEFAULT_THEME, "unknown-theme", theme=theme)
+            return
+        table_id = secrets.token_urlsafe(9)
+        code = self._new_code()
+        public = command.public and inbound.chat is not None
+        row = TableRow(
+            id=table_id,
+            code=code,
+            status="lobby",
+            theme=theme,
+            host_channel=inbound.channel,
+            host_address=inbound.address,
+            public_channel=inbound.channel if public else None,
+            public_address=inbound.chat if public else None,
+            options={"physical_voting": command.physical_voting},
+            game=0,
+            setup=None,
+            decision_step=0,
+        )
+        self.store.insert_table(row, now)
+        seats = []
+        if command.seat:
+            seats.append(SeatRow(0, _clean_name(command.name) or "1", inbound.channel, inbound.address, language, False))
+        self.store.replace_seats(table_id, seats)
+        table = Table(row, seats)
+        self._tables[table_id] = table
+        touched.add(table_id)
+        out.table_id = table_id
+        self._say(out, reply, theme, "table-opened", code=code)
+        out.rows[-1][4].update({"join_code": code, "table": table_id})
+
+    def _new_code(self) -> str:
+        while True:
+            code = "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
+            if self.store.table_by_code(code) is None:
+                return code
+
+    def _join(self, inbound: Inbound, command: Join, out: Outgoing, now: float, touched: set[str]) -> None:
+        language = inbound.language or DEFAULT_LANGUAGE
+        reply = Reply(inbound.channel, inbound.address, language)
+        code = command.code.strip().upper()
+        row = self.store.table_by_code(code)
+        if row is None:
+            if self._reclaim(inbound, code, out, now, touched):
+                return
+            self._say(out, reply, DEFAULT_THEME, "no-such-table", code=code)
+            return
+        table = self.table(row.id)
+        assert table is not None
+        touched.add(row.id)
+        out.table_id = row.id
+        if row.status != "lobby":
+            self._say(out, reply, row.theme, "lobby-closed")
+            return
+        if table.seat_of(inbound.channel, inbound.address) is not None:
+            self._say(out, reply, row.theme, "already-seated")
+            return
+        if len(table.seats) >= MAX_PLAYERS:
+            self._say(out, reply, row.theme, "table-full", most=MAX_PLAYERS)
+            return
+        name = _unique_name(_clean_name(command.name) or str(len(table.seats) + 1), table.names)
+        seat = SeatRow(len(table.seats), name, inbound.channel, inbound.address, language, False)
+        table.seats.append(seat)
+        self.store.replace_seats(row.id, table.seats)
+        self._say(out, reply, row.theme, "table-joined", name=name, players=len(table.seats))
+        self._announce_seats(table, out, "seat-taken", name=name)
+
+    def _announce_seats(self, table: Table, out: Outgoing, message_id: str, **params: Any) -> None:
+        seating = ", ".join(f"{i + 1}. {s.name}" for i, s in enumerate(table.seats))
+        self._tell(table, out, message_id, players=len(table.seats), seating=seating, **params)
+
+    def _add_computers(self, table: Table, count: int | None, reply: Reply, out: Outgoing, now: float) -> None:
+        if table.row.status != "lobby":
+            self._say(out, reply, table.row.theme, "lobby-closed")
+            return
+        free = MAX_PLAYERS - len(table.seats)
+        wanted = max(MIN_PLAYERS - len(table.seats), 0) if count is None else count
+        wanted = max(0, min(wanted, free))
+        catalog = self._catalog(table.row.theme, reply.language)
+        for _ in range(wanted):
+            n = sum(1 for s in table.seats if s.computer) + 1
+            name = _unique_name(catalog.text("computer-name", n=n), table.names)
+            address = f"{table.row.id}/{len(table.seats)}"
+            table.seats.append(SeatRow(len(table.seats), name, COMPUTER_CHANNEL, address, DEFAULT_LANGUAGE, True))
+        self.store.replace_seats(table.row.id, table.seats)
+        self._announce_seats(table, out, "computers-added", added=wanted)
+
+    def _reseat(self, table: Table, names: Sequence[str], reply: Reply, out: Outgoing, now: float) -> None:
+        if table.row.status != "lobby":
+            self._say(out, reply, table.row.theme, "lobby-closed")
+            return
+        picked = [_match_name(n, table.names) for n in names]
+        if None in picked or len(set(picked)) != len(table.seats) or len(picked) != len(table.seats):
+            self._say(out, reply, table.row.theme, "seating-mismatch", seating=", ".join(table.names))
+            return
+        by_name = {s.name: s for s in table.seats}
+        table.seats = [replace(by_name[n], position=i) for i, n in enumerate(p for p in picked if p)]
+        self.store.replace_seats(table.row.id, table.seats)
+        self._announce_seats(table, out, "seats-list")
+
+    def _move_seat(self, table: Table, name: str, position: int, reply: Reply, out: Outgoing, now: float) -> None:
+        if table.row.status != "lobby":
+            self._say(out, reply, table.row.theme, "lobby-closed")
+            return
+        found = _match_name(name, table.names)
+        if found is None or not 1 <= position <= len(table.seats):
+            self._say(out, reply, table.row.theme, "seating-mismatch", seating=", ".join(table.names))
+            return
+        order = [s for s in table.seats if s.name != found]
+        order.insert(position - 1, next(s for s in table.seats if s.name == found))
+        table.seats = [replace(s, position=i) for i, s in enumerate(order)]
+        self.store.replace_seats(table.row.id, table.seats)
+        self._announce_seats(table, out, "seats-list")
+
+    def _remove_seat(self, table: Table, name: str, reply: Reply, out: Outgoing, now: float) -> None:
+        if table.row.status != "lobby":
+            self._say(out, reply, table.row.theme, "lobby-closed")
+            return
+        found = _match_name(name, table.names)
+        if found is None:
+            self._say(out, reply, table.row.theme, "seating-mismatch", seating=", ".join(table.names))
+            return
+        gone = next(s for s in table.seats if s.name == found)
+        table.seats = [replace(s, position=i) for i, s in enumerate(s for s in table.seats if s is not gone)]
+        self.store.replace_seats(table.row.id, table.seats)
+        self._say(out, Reply(gone.channel, gone.address, gone.language), table.row.theme, "seat-removed", name=found)
+        self._announce_seats(table, out, "seats-list")
+
+    # --- starting a game ---------------------------------------------------------------------------------
+
+    def _start(self, table: Table, reply: Reply, out: Outgoing, now: float) -> None:
+        if table.row.status not in ("lobby", "over"):
+            self._say(out, reply, table.row.theme, "lobby-closed")
+            return
+        players = len(table.seats)
+        if not MIN_PLAYERS <= players <= MAX_PLAYERS:
+            self._say(out, reply, table.row.theme, "player-count", players=players, least=MIN_PLAYERS,
+                      most=MAX_PLAYERS)
+            return
+        state = new_game(players, seed=self.seed())
+        setup = records.to_json(table.names, state, [])
+        del setup["actions"]
+        game = table.row.game + 1
+        # The join code stops taking players; the table keeps its own id for everything after.
+        self.store.update_table(table.row.id, now, status="playing", code=None, setup=setup, game=game,
+                                decision_step=0)
+        table.row = replace(table.row, status="playing", code=None, setup=setup, game=game, decision_step=0)
+        table.state, table.actions, table.log = state, [], []
+        table.memories = {s.position: Memory(s.position) for s in table.seats if s.computer}
+        self._announce_seats(table, out, "game-starting")
+        self._publish(table, opening_events(state), out, now, new_decision=True)
+
+    # --- decisions ---------------------------------------------------------------------------------------
+
+    def _decide(
+        self, table: Table, seat: int | None, command: Decide | Choose | RecordVotes, raw: str, reply: Reply,
+        out: Outgoing, now: float,
+    ) -> None:
+        theme = table.row.theme
+        state = table.state
+        if seat is None:
+            self._say(out, reply, theme, "not-at-table")
+            return
+        if state is None or table.row.status == "lobby":
+            self._say(out, reply, theme, "game-not-started")
+            return
+        if table.row.status == "paused":
+            self._say(out, reply, theme, "game-is-paused")
+            return
+        actions: list[Action]
+        match command:
+            case Choose(token=token, decision=decision):
+                if decision is not None and decision != table.row.decision_step:
+                    self._problem(table, reply, out, InputProblem.STALE, raw)
+                    return
+                action = self._chosen(table, state, seat, token)
+                if action is None:
+                    self._problem(table, reply, out, InputProblem.UNPARSEABLE, raw)
+                    return
+                actions = [action]
+            case Decide(kind=kind, argument=argument):
+                decided = self._typed(table, seat, kind, argument, reply, out, raw)
+                if decided is None:
+                    return
+                actions = [decided]
+            case RecordVotes(ja=ja_names):
+                recorded = self._recorded_votes(table, state, seat, ja_names, reply, out, raw)
+                if recorded is None:
+                    return
+                actions = recorded
+        try:
+            self._play(table, actions, out, now)
+        except RuleViolation as violation:
+            catalog = self._catalog(theme, reply.language)
+            message = render.violation_message(violation, table.info(), catalog, sms=reply.channel in SMS_CHANNELS)
+            out.add(reply.channel, reply.address, message)
+
+    def _chosen(self, table: Table, state: GameState, seat: int, token: str) -> Action | None:
+        token = token.strip()
+        if token.isdigit():
+            # A numbered option of the current prompt (SMS, console): the same order as the prompt's choices.
+            legal = view_for(state, seat).legal_actions
+            index = int(token) - 1
+            return legal[index] if 0 <= index < len(legal) else None
+        return parse_token(seat, token)
+
+    def _typed(
+        self, table: Table, seat: int, kind: str, argument: str | None, reply: Reply, out: Outgoing, raw: str
+    ) -> Action | None:
+        entry: dict[str, Any] = {"player": table.names[seat], "action": kind}
+        arg = (argument or "").strip()
+        match kind:
+            case "nominate" | "investigate" | "special_election" | "execute":
+                candidates = _name_candidates(arg, table.names)
+                if len(candidates) != 1:
+                    problem = InputProblem.AMBIGUOUS if candidates else InputProblem.UNPARSEABLE
+                    self._problem(table, reply, out, problem, raw, candidates)
+                    return None
+                entry["target"] = candidates[0]
+            case "vote":
+                entry["vote"] = {"ja": "ja", "yes": "ja", "j": "ja", "nein": "nein", "no": "nein", "n": "nein"}.get(
+                    arg.lower(), arg.lower()
+                )
+            case "discard" | "enact":
+                entry["card"] = arg.upper()[:1]
+            case "veto_reply":
+                entry["accept"] = arg.lower() in ("yes", "ja", "accept", "y", "j", "1", "true")
+        try:
+            return records.parse_action(table.names, entry)
+        except records.RecordError:
+            self._problem(table, reply, out, InputProblem.UNPARSEABLE, raw)
+            return None
+
+    def _recorded_votes(
+        self, table: Table, state: GameState, seat: int, ja_names: Sequence[str], reply: Reply, out: Outgoing,
+        raw: str,
+    ) -> list[Action] | None:
+        if not table.row.options.get("physical_voting") or state.phase is not Phase.ELECTION:
+            self._problem(table, reply, out, InputProblem.NOTHING_OWED, raw)
+            return None
+        if seat != state.president:
+            self._problem(table, reply, out, InputProblem.NOTHING_OWED, raw)
+            return None
+        ja: set[int] = set()
+        for name in ja_names:
+            found = _match_name(name, table.names)
+            if found is None:
+                self._problem(table, reply, out, InputProblem.UNPARSEABLE, raw)
+                return None
+            ja.add(table.names.index(found))
+        return [CastVote(s, s in ja) for s in range(state.players) if state.alive[s]]
+
+    def _problem(
+        self, table: Table, reply: Reply, out: Outgoing, problem: InputProblem, raw: str,
+        options: Sequence[str] = (),
+    ) -> None:
+        catalog = self._catalog(table.row.theme, reply.language)
+        message = render.input_message(
+            problem, table.info(), catalog, sms=reply.channel in SMS_CHANNELS, text=raw, options=options
+        )
+        out.add(reply.channel, reply.address, message)
+
+    def _play(self, table: Table, actions: Sequence[Action], out: Outgoing, now: float) -> None:
+        """Apply actions in order (all or none), log them, and publish what happened."""
+        state = table.state
+        assert state is not None
+        events: list[Event] = []
+        before = state.phase
+        for action in actions:
+            state, new = apply(state, action)  # a RuleViolation here leaves everything as it was
+            events.extend(new)
+        n = len(table.actions)
+        for i, action in enumerate(actions):
+            entry = records.action_to_json(table.names, action)
+            self.store.append_action(table.row.id, table.row.game, n + i, entry, now)
+            table.actions.append(entry)
+        table.state = state
+        # Only a vote keeps the phase; every other action starts a new decision, and old buttons go stale.
+        new_decision = state.phase is not before or any(not isinstance(a, CastVote) for a in actions)
+        self._publish(table, events, out, now, new_decision=new_decision)
+
+    def _publish(self, table: Table, events: Sequence[Event], out: Outgoing, now: float, *, new_decision: bool) -> None:
+        """Log events, render them for every entitled recipient, and prompt whoever owes a new decision."""
+        state = table.state
+        assert state is not None
+        first = len(table.log)
+        self.store.append_events(
+            table.row.id, table.row.game, first,
+            [(state.step, e.kind, _payload(e)) for e in events],
+        )
+        table.log.extend(events)
+        for seat, memory in table.memories.items():
+            table.memories[seat] = _remember(memory, events)
+        if new_decision:
+            table.row = replace(table.row, decision_step=state.step)
+            self.store.update_table(table.row.id, now, decision_step=state.step)
+        over = state.phase is Phase.GAME_OVER
+        if over:
+            table.row = replace(table.row, status="over")
+            self.store.update_table(table.row.id, now, status="over")
+        board = public_view(state)
+        info = table.info()
+        decision = table.row.decision_step
+        group = table.row.public_channel is not None and table.row.public_address is not None
+        if group:
+            assert table.row.public_channel is not None and table.row.public_address is not None
+            channel, address = table.row.public_channel, table.row.public_address
+            catalog = self._catalog(table.row.theme, DEFAULT_LANGUAGE)
+            for message in render.batch_messages(events, None, info, catalog, board=board,
+                                                 sms=channel in SMS_CHANNELS):
+                out.add(channel, address, message)
+        waiting = set(awaiting(state)) if new_decision else set()
+        physical = bool(table.row.options.get("physical_voting")) and state.phase is Phase.ELECTION
+        for seat in table.seats:
+            if seat.computer:
+                continue
+            sms = seat.channel in SMS_CHANNELS
+            catalog = self._catalog(table.row.theme, seat.language)
+            mine = [e for e in events if e.audience.includes(seat.position) and not (group and e.audience.everyone)]
+            for message in render.batch_messages(mine, seat.position, info, catalog, board=board, sms=sms):
+                out.add(seat.channel, seat.address, message, decision=decision)
+            if seat.position in waiting and not physical:
+                prompt = render.prompt(view_for(state, seat.position), info, catalog, sms=sms)
+                if prompt is not None:
+                    out.add(seat.channel, seat.address, prompt, decision=decision, table=table.row.id)
+            if physical and new_decision and seat.position == state.president:
+                self._say(out, Reply(seat.channel, seat.address, seat.language), table.row.theme,
+                          "physical-vote-prompt")
+        if over:
+            self._finish(table, out)
+
+    def _finish(self, table: Table, out: Outgoing) -> None:
+        """At the end: the truth timeline to the table (roles were revealed by the last event)."""
+        info = table.info()
+        for channel, address, language in self._public_recipients(table):
+            catalog = self._catalog(table.row.theme, language)
+            for message in render.truth_timeline(table.log, info, catalog, sms=channel in SMS_CHANNELS):
+                out.add(channel, address, message)
+
+    # --- computer players ----------------------------------------------------------------------------------
+
+    def run_computers(self, table_id: str, limit: int = 10_000) -> int:
+        """Let computer players make every decision they owe, one transaction each; returns how many."""
+        if not self.drive_computers:
+            return 0
+        table = self.table(table_id)
+        moves = 0
+        while table is not None and table.state is not None and table.row.status == "playing" and moves < limit:
+            state = table.state
+            owing = [s for s in awaiting(state) if table.seats[s].computer]
+            if not owing:
+                break
+            seat = owing[0]
+            rng = random.Random(f"{state.setup.seed}/computer/{seat}/{state.step}")
+            action = self.computer.choose(view_for(state, seat), table.memories[seat], rng)
+            now = self.clock()
+            try:
+                with self.store.transaction():
+                    out = Outgoing(table_id)
+                    self._play(table, [action], out, now)
+                    self.store.enqueue(out.rows, now)
+            except BaseException:
+                self._tables.pop(table_id, None)
+                raise
+            moves += 1
+        return moves
+
+    # --- questions and host controls ---------------------------------------------------------------------
+
+    def _ask(self, table: Table, seat: int | None, query: Query, reply: Reply, out: Outgoing) -> None:
+        theme = table.row.theme
+        catalog = self._catalog(theme, reply.language)
+        sms = reply.channel in SMS_CHANNELS
+        state = table.state
+        match query:
+            case Query.HELP:
+                self._say(out, reply, theme, "help")
+            case Query.RULES:
+                self._say(out, reply, theme, "rules-summary")
+            case Query.BOARD | Query.WAITING:
+                if state is None:
+                    self._announce_to(out, reply, table)
+                    return
+                for message in render.board_messages(public_view(state), table.info(), catalog, sms=sms):
+                    out.add(reply.channel, reply.address, message)
+            case Query.WHOAMI:
+                if seat is None or state is None:
+                    self._say(out, reply, theme, "not-at-table" if seat is None else "game-not-started")
+                    return
+                for message in render.knowledge_messages(view_for(state, seat), table.info(), catalog, sms=sms):
+                    out.add(reply.channel, reply.address, message)
+
+    def _announce_to(self, out: Outgoing, reply: Reply, table: Table) -> None:
+        seating = ", ".join(f"{i + 1}. {s.name}" for i, s in enumerate(table.seats))
+        self._say(out, reply, table.row.theme, "seats-list", players=len(table.seats), seating=seating)
+
+    def _host(self, table: Table, command: HostCommand, reply: Reply, out: Outgoing, now: float) -> None:
+        theme = table.row.theme
+        status = table.row.status
+        match command:
+            case HostCommand.PAUSE:
+                if status != "playing":
+                    self._say(out, reply, theme, "game-not-started")
+                    return
+                self._set_status(table, "paused", now)
+                self._tell(table, out, "game-paused")
+            case HostCommand.RESUME:
+                if status != "paused":
+                    self._say(out, reply, theme, "game-not-started")
+                    return
+                self._set_status(table, "playing", now)
+                self._tell(table, out, "game-resumed")
+                self._nudge(table, out, reply)
+            case HostCommand.NUDGE:
+                self._nudge(table, out, reply)
+            case HostCommand.END:
+                if status not in ("playing", "paused"):
+                    self._say(out, reply, theme, "game-not-started")
+                    return
+                self._set_status(table, "over", now)
+                self._tell(table, out, "game-ended-by-host")
+            case HostCommand.REMATCH:
+                if status != "over":
+                    self._say(out, reply, theme, "game-not-started")
+                    return
+                self._tell(table, out, "rematch")
+                self._start(table, reply, out, now)
+
+    def _set_status(self, table: Table, status: str, now: float) -> None:
+        table.row = replace(table.row, status=status)
+        self.store.update_table(table.row.id, now, status=status)
+
+    def _nudge(self, table: Table, out: Outgoing, reply: Reply) -> None:
+        """Prompt again everyone who owes a decision (never a random action on their behalf)."""
+        state = table.state
+        if state is None or table.row.status != "playing":
+            self._say(out, reply, table.row.theme, "nothing-to-nudge")
+            return
+        info = table.info()
+        names = []
+        for seat in awaiting(state):
+            row = table.seats[seat]
+            names.append(row.name)
+            if row.computer:
+                continue
+            catalog = self._catalog(table.row.theme, row.language)
+            prompt = render.prompt(view_for(state, seat), info, catalog, sms=row.channel in SMS_CHANNELS)
+            if prompt is not None:
+                out.add(row.channel, row.address, prompt, decision=table.row.decision_step, table=table.row.id)
+        self._say(out, reply, table.row.theme, "nudge", names=", ".join(names))
+
+    def _move_phone(self, table: Table, name: str, reply: Reply, out: Outgoing, now: float) -> None:
+        found = _match_name(name, table.names)
+        if found is None:
+            self._say(out, reply, table.row.theme, "seating-mismatch", seating=", ".join(table.names))
+            return
+        code = "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH + 2))
+        moves = dict(table.row.options.get("move_codes", {}))
+        moves[code] = table.names.index(found)
+        options = {**table.row.options, "move_codes": moves}
+        table.row = replace(table.row, options=options)
+        self.store.update_table(table.row.id, now, options=options)
+        self._say(out, reply, table.row.theme, "move-code", name=found, code=code)
+
+    def _reclaim(self, inbound: Inbound, code: str, out: Outgoing, now: float, touched: set[str]) -> bool:
+        """A seat's move code, sent from a new phone: the seat moves there. False if no table has that code."""
+        for table_id in self.store.open_tables():
+            table = self.table(table_id)
+            if table is None or code not in table.row.options.get("move_codes", {}):
+                continue
+            position = table.row.options["move_codes"][code]
+            moves = {k: v for k, v in table.row.options["move_codes"].items() if k != code}
+            options = {**table.row.options, "move_codes": moves}
+            old = table.seats[position]
+            language = inbound.language or old.language
+            table.seats[position] = replace(old, channel=inbound.channel, address=inbound.address, language=language)
+            self.store.replace_seats(table_id, table.seats)
+            table.row = replace(table.row, options=options)
+            self.store.update_table(table_id, now, options=options)
+            touched.add(table_id)
+            out.table_id = table_id
+            reply = Reply(inbound.channel, inbound.address, language)
+            self._say(out, reply, table.row.theme, "phone-moved", name=old.name)
+            if table.state is not None:
+                self._ask(table, position, Query.WHOAMI, reply, out)
+                if position in awaiting(table.state):
+                    catalog = self._catalog(table.row.theme, language)
+                    prompt = render.prompt(view_for(table.state, position), table.info(), catalog,
+                                           sms=inbound.channel in SMS_CHANNELS)
+                    if prompt is not None:
+                        out.add(inbound.channel, inbound.address, prompt, decision=table.row.decision_step)
+            return True
+        return False
+
+    def _set_language(self, table: Table, seat: int | None, lang: str, reply: Reply, out: Outgoing,
+                      now: float) -> None:
+        try:
+            Catalog.load(table.row.theme, lang)
+        except UnknownCatalog:
+            self._say(out, reply, table.row.theme, "unknown-language", language=lang)
+            return
+        if seat is not None:
+            table.seats[seat] = replace(table.seats[seat], language=lang)
+            self.store.replace_seats(table.row.id, table.seats)
+        self._say(out, Reply(reply.channel, reply.address, lang), table.row.theme, "language-set", language=lang)
+
+    def _set_theme(self, table: Table, theme: str, reply: Reply, out: Outgoing, now: float) -> None:
+        try:
+            Catalog.load(theme, DEFAULT_LANGUAGE)
+        except UnknownCatalog:
+            self._say(out, reply, table.row.theme, "unknown-theme", theme=theme)
+            return
+        table.row = replace(table.row, theme=theme)
+        self.store.update_table(table.row.id, now, theme=theme)
+        self._tell(table, out, "theme-set", theme=theme)
+
+    # --- reminders -----------------------------------------------------------------------------------------
+
+    def export(self, table_id: str) -> dict[str, Any] | None:
+        """The game record of a table's current or last game (it holds every secret: share it after the game)."""
+        table = self.table(table_id)
+        if table is None or table.state is None or table.row.setup is None:
+            return None
+        return {**table.row.setup, "actions": list(table.actions)}
+
+
+# --- helpers ----------------------------------------------------------------------------------------------
+
+
+def _remember(memory: Memory, events: Sequence[Event]) -> Memory:
+    for event in events:
+        if event.audience.includes(memory.seat):
+            memory = memory.observe(event)
+    return memory
+
+
+def _payload(event: Event) -> str:
+    """An event as JSON for the log (enums as their values)."""
+    import json
+    from dataclasses import fields
+
+    def value(v: Any) -> Any:
+        if isinstance(v, tuple):
+            return [value(x) for x in v]
+        return v.value if hasattr(v, "value") else v
+
+    return json.dumps({f.name: value(getattr(event, f.name)) for f in fields(event)})
+
+
+def _clean_name(name: str) -> str:
+    """A display name: printable, single-spaced, at most ``NAME_LIMIT`` characters."""
+    cleaned = " ".join("".join(c for c in name if c.isprintable()).split())
+    return cleaned[:NAME_LIMIT].strip()
+
+
+def _unique_name(name: str, taken: Sequence[str]) -> str:
+    """``name``, or ``name 2``, ``name 3``… if it is taken (case-insensitively)."""
+    lowered = {t.casefold() for t in taken}
+    if name.casefold() not in lowered:
+        return name
+    n = 2
+    while True:
+        suffix = f" {n}"
+        candidate = name[: NAME_LIMIT - len(suffix)] + suffix
+        if candidate.casefold() not in lowered:
+            return candidate
+        n += 1
+
+
+def _name_candidates(text: str, names: Sequence[str]) -> list[str]:
+    """Names matching typed text: an exact (case-insensitive) match, else every name it starts."""
+    wanted = text.strip().lstrip("@").casefold()
+    if not wanted:
+        return []
+    exact = [n for n in names if n.casefold() == wanted]
+    if exact:
+        return exact
+    return [n for n in names if n.casefold().startswith(wanted)]
+
+
+def _match_name(text: str, names: Sequence[str]) -> str | None:
+    """The one name typed text means, or None."""
+    found = _name_candidates(text, names)
+    return found[0] if len(found) == 1 else None
+
+
+class Sender:
+    """Delivers the outbox through the channels, oldest first, with retries and back-off."""
+
+    def __init__(self, store: Store, channels: dict[str, Channel], *, clock: Callable[[], float] = time.time,
+                 max_attempts: int = 8) -> None:
+        self.store = store
+        self.channels = channels
+        self.clock = clock
+        self.max_attempts = max_attempts
+
+    def deliver_due(self, limit: int = 100) -> int:
+        """Try every message that is due on a channel we have; returns how many were delivered."""
+        now = self.clock()
+        delivered = 0
+        for row in self.store.due(now, limit, channels=list(self.channels)):
+            channel = self.channels[row.channel]
+            try:
+                channel.send(row.address, {**row.body, "message_id": row.message_id})
+            except TemporaryFailure as exc:
+                if row.attempts + 1 >= self.max_attempts:
+                    self.store.mark_failed(row.id, str(exc))
+                else:
+                    backoff = exc.retry_after if exc.retry_after is not None else min(2.0**row.attempts, 300.0)
+                    self.store.mark_retry(row.id, now + backoff, str(exc))
+                continue
+            except PermanentFailure as exc:
+                self.store.mark_failed(row.id, str(exc))
+                continue
+            self.store.mark_sent(row.id, self.clock())
+            delivered += 1
+        return delivered

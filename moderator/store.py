@@ -1,0 +1,417 @@
+"""SQLite persistence (sqlite-utils): tables, seats, actions and events (append-only), outbox, dedupe, deadlines.
+
+One file in WAL mode with ``synchronous=FULL``: a committed action survives a power cut. The schema is built
+by numbered migrations, so a newer version opens an older file. Only this module writes SQL.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sqlite_utils import Database
+from sqlite_utils.migrations import Migrations
+
+migrations = Migrations("moderator")
+
+
+@migrations()
+def m001_initial(db: Database) -> None:
+    """Tables, seats, the append-only action and event logs, the outbox and the dedupe table."""
+    db.executescript(
+        """
+        CREATE TABLE game_tables (
+            id TEXT PRIMARY KEY,
+            code TEXT,
+            status TEXT NOT NULL,
+            theme TEXT NOT NULL,
+            host_channel TEXT NOT NULL,
+            host_address TEXT NOT NULL,
+            public_channel TEXT,
+            public_address TEXT,
+            options TEXT NOT NULL DEFAULT '{}',
+            game INTEGER NOT NULL DEFAULT 0,
+            setup TEXT,
+            decision_step INTEGER NOT NULL DEFAULT 0,
+            created REAL NOT NULL,
+            updated REAL NOT NULL
+        ) STRICT;
+        CREATE UNIQUE INDEX game_tables_code ON game_tables(code) WHERE code IS NOT NULL;
+
+        CREATE TABLE seats (
+            table_id TEXT NOT NULL REFERENCES game_tables(id),
+            position INTEGER NOT NULL,
+            name TEXT NOT NULL,
+            channel TEXT NOT NULL,
+            address TEXT NOT NULL,
+            language TEXT NOT NULL,
+            computer INTEGER NOT NULL DEFAULT 0,
+            PRIMARY KEY (table_id, position)
+        ) STRICT;
+        CREATE INDEX seats_address ON seats(channel, address);
+
+        CREATE TABLE actions (
+            table_id TEXT NOT NULL,
+            game INTEGER NOT NULL,
+            n INTEGER NOT NULL,
+            action TEXT NOT NULL,
+            created REAL NOT NULL,
+            PRIMARY KEY (table_id, game, n)
+        ) STRICT;
+
+        CREATE TABLE events (
+            table_id TEXT NOT NULL,
+            game INTEGER NOT NULL,
+            n INTEGER NOT NULL,
+            step INTEGER NOT NULL,
+            kind TEXT NOT NULL,
+            payload TEXT NOT NULL,
+            PRIMARY KEY (table_id, game, n)
+        ) STRICT;
+
+        CREATE TABLE outbox (
+            id INTEGER PRIMARY KEY,
+            table_id TEXT,
+            channel TEXT NOT NULL,
+            address TEXT NOT NULL,
+            message_id TEXT NOT NULL,
+            body TEXT NOT NULL,
+            status TEXT NOT NULL DEFAULT 'pending',
+            attempts INTEGER NOT NULL DEFAULT 0,
+            not_before REAL NOT NULL DEFAULT 0,
+            created REAL NOT NULL,
+            sent REAL,
+            last_error TEXT
+        ) STRICT;
+        CREATE INDEX outbox_pending ON outbox(status, not_before);
+
+        CREATE TABLE inbound (
+            channel TEXT NOT NULL,
+            external_id TEXT NOT NULL,
+            received REAL NOT NULL,
+            PRIMARY KEY (channel, external_id)
+        ) STRICT;
+
+        CREATE TABLE deadlines (
+            table_id TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            due REAL NOT NULL,
+            PRIMARY KEY (table_id, kind)
+        ) STRICT;
+
+        -- The logs are append-only: a game is its actions, so rewriting one would rewrite history.
+        CREATE TRIGGER actions_append_only_update BEFORE UPDATE ON actions
+            BEGIN SELECT RAISE(ABORT, 'actions are append-only'); END;
+        CREATE TRIGGER actions_append_only_delete BEFORE DELETE ON actions
+            BEGIN SELECT RAISE(ABORT, 'actions are append-only'); END;
+        CREATE TRIGGER events_append_only_update BEFORE UPDATE ON events
+            BEGIN SELECT RAISE(ABORT, 'events are append-only'); END;
+        CREATE TRIGGER events_append_only_delete BEFORE DELETE ON events
+            BEGIN SELECT RAISE(ABORT, 'events are append-only'); END;
+        """
+    )
+
+
+def default_path() -> Path:
+    """``$MODERATOR_DB``, else ``moderator.db`` under the user's data directory (XDG on Linux)."""
+    if env := os.environ.get("MODERATOR_DB"):
+        return Path(env).expanduser()
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "moderator" / "moderator.db"
+
+
+@dataclass(frozen=True, slots=True)
+class SeatRow:
+    """A seat at a table: who sits there and how to reach them."""
+
+    position: int
+    name: str
+    channel: str
+    address: str
+    language: str
+    computer: bool
+
+
+@dataclass(frozen=True, slots=True)
+class TableRow:
+    """A table as stored."""
+
+    id: str
+    code: str | None
+    status: str
+    theme: str
+    host_channel: str
+    host_address: str
+    public_channel: str | None
+    public_address: str | None
+    options: dict[str, Any]
+    game: int
+    setup: dict[str, Any] | None
+    decision_step: int
+
+
+@dataclass(frozen=True, slots=True)
+class OutboxRow:
+    """One message waiting to be delivered."""
+
+    id: int
+    table_id: str | None
+    channel: str
+    address: str
+    message_id: str
+    body: dict[str, Any]
+    attempts: int
+
+
+class Store:
+    """The moderator's database. Not thread-safe: use one Store per thread (asyncio code uses one)."""
+
+    def __init__(self, path: str | Path | None = None, *, memory: bool = False) -> None:
+        if memory:
+            self.db = Database(memory=True)
+        else:
+            target = Path(path) if path is not None else default_path()
+            target.parent.mkdir(parents=True, exist_ok=True)
+            self.db = Database(sqlite3.connect(str(target), isolation_level=None))
+            self.db.enable_wal()
+            # FULL: a committed action survives a power cut, not just a crash of this process.
+            self.db.execute("PRAGMA synchronous=FULL")
+            self.db.execute("PRAGMA busy_timeout=5000")
+        self.db.execute("PRAGMA foreign_keys=ON")
+        migrations.apply(self.db)
+
+    def close(self) -> None:
+        """Close the connection."""
+        self.db.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """All writes inside commit together or not at all."""
+        with self.db.atomic():
+            yield
+
+    def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> sqlite3.Cursor:
+        """Run one statement (inside a ``transaction`` for writes)."""
+        return self.db.execute(sql, params)
+
+    # --- inbound dedupe ---------------------------------------------------------------------------------
+
+    def seen(self, channel: str, external_id: str, now: float) -> bool:
+        """Record an inbound message id; True if it was already processed (then nothing else is done)."""
+        cursor = self.execute(
+            "INSERT OR IGNORE INTO inbound (channel, external_id, received) VALUES (?, ?, ?)",
+            (channel, external_id, now),
+        )
+        return cursor.rowcount == 0
+
+    # --- tables and seats -------------------------------------------------------------------------------
+
+    def insert_table(self, row: TableRow, now: float) -> None:
+        """Create a table."""
+        self.execute(
+            "INSERT INTO game_tables (id, code, status, theme, host_channel, host_address, public_channel,"
+            " public_address, options, game, setup, decision_step, created, updated)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                row.id,
+                row.code,
+                row.status,
+                row.theme,
+                row.host_channel,
+                row.host_address,
+                row.public_channel,
+                row.public_address,
+                json.dumps(row.options),
+                row.game,
+                None if row.setup is None else json.dumps(row.setup),
+                row.decision_step,
+                now,
+                now,
+            ),
+        )
+
+    def update_table(self, table_id: str, now: float, **fields: Any) -> None:
+        """Change some columns of a table."""
+        columns = []
+        values: list[Any] = []
+        for key, value in fields.items():
+            columns.append(f"{key} = ?")
+            values.append(json.dumps(value) if key in ("options", "setup") and value is not None else value)
+        self.execute(
+            f"UPDATE game_tables SET {', '.join(columns)}, updated = ? WHERE id = ?", (*values, now, table_id)
+        )
+
+    def table(self, table_id: str) -> TableRow | None:
+        """A table by id."""
+        row = self.execute("SELECT * FROM game_tables WHERE id = ?", (table_id,)).fetchone()
+        return None if row is None else _table(row)
+
+    def table_by_code(self, code: str) -> TableRow | None:
+        """The table whose lobby takes this join code."""
+        row = self.execute("SELECT * FROM game_tables WHERE code = ?", (code,)).fetchone()
+        return None if row is None else _table(row)
+
+    def tables_of(self, channel: str, address: str) -> list[TableRow]:
+        """Unfinished tables this address sits at, hosts, or is the public channel of, newest first."""
+        rows = self.execute(
+            "SELECT DISTINCT t.* FROM game_tables t LEFT JOIN seats s ON s.table_id = t.id"
+            " WHERE t.status != 'closed' AND ((s.channel = ? AND s.address = ?)"
+            " OR (t.host_channel = ? AND t.host_address = ?)"
+            " OR (t.public_channel = ? AND t.public_address = ?))"
+            " ORDER BY t.updated DESC",
+            (channel, address, channel, address, channel, address),
+        ).fetchall()
+        return [_table(r) for r in rows]
+
+    def open_tables(self) -> list[str]:
+        """Ids of every table whose game is under way (to resume after a restart)."""
+        rows = self.execute("SELECT id FROM game_tables WHERE status IN ('playing', 'paused')").fetchall()
+        return [r[0] for r in rows]
+
+    def seats(self, table_id: str) -> list[SeatRow]:
+        """The seats of a table in seating order."""
+        rows = self.execute(
+            "SELECT position, name, channel, address, language, computer FROM seats"
+            " WHERE table_id = ? ORDER BY position",
+            (table_id,),
+        ).fetchall()
+        return [SeatRow(r[0], r[1], r[2], r[3], r[4], bool(r[5])) for r in rows]
+
+    def replace_seats(self, table_id: str, seats: Sequence[SeatRow]) -> None:
+        """Store the seats of a table, in this order."""
+        self.execute("DELETE FROM seats WHERE table_id = ?", (table_id,))
+        self.db.conn.executemany(
+            "INSERT INTO seats (table_id, position, name, channel, address, language, computer)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [
+                (table_id, i, s.name, s.channel, s.address, s.language, int(s.computer))
+                for i, s in enumerate(seats)
+            ],
+        )
+
+    # --- the logs ---------------------------------------------------------------------------------------
+
+    def append_action(self, table_id: str, game: int, n: int, action: dict[str, Any], now: float) -> None:
+        """Append the n-th action of a game (append-only)."""
+        self.execute(
+            "INSERT INTO actions (table_id, game, n, action, created) VALUES (?, ?, ?, ?, ?)",
+            (table_id, game, n, json.dumps(action), now),
+        )
+
+    def actions(self, table_id: str, game: int) -> list[dict[str, Any]]:
+        """Every action of a game, in order."""
+        rows = self.execute(
+            "SELECT action FROM actions WHERE table_id = ? AND game = ? ORDER BY n", (table_id, game)
+        ).fetchall()
+        return [json.loads(r[0]) for r in rows]
+
+    def append_events(self, table_id: str, game: int, first: int, rows: Sequence[tuple[int, str, str]]) -> None:
+        """Append (step, kind, payload) events numbered from ``first`` (append-only)."""
+        self.db.conn.executemany(
+            "INSERT INTO events (table_id, game, n, step, kind, payload) VALUES (?, ?, ?, ?, ?, ?)",
+            [(table_id, game, first + i, step, kind, payload) for i, (step, kind, payload) in enumerate(rows)],
+        )
+
+    def event_count(self, table_id: str, game: int) -> int:
+        """How many events a game has logged."""
+        row = self.execute(
+            "SELECT count(*) FROM events WHERE table_id = ? AND game = ?", (table_id, game)
+        ).fetchone()
+        return int(row[0])
+
+    # --- the outbox -------------------------------------------------------------------------------------
+
+    def enqueue(self, rows: Sequence[tuple[str | None, str, str, str, dict[str, Any]]], now: float) -> None:
+        """Queue (table_id, channel, address, message_id, body) messages for delivery."""
+        self.db.conn.executemany(
+            "INSERT INTO outbox (table_id, channel, address, message_id, body, created) VALUES (?, ?, ?, ?, ?, ?)",
+            [(t, c, a, m, json.dumps(b, ensure_ascii=False), now) for t, c, a, m, b in rows],
+        )
+
+    def due(self, now: float, limit: int = 100, channels: Sequence[str] | None = None) -> list[OutboxRow]:
+        """Pending messages whose time has come, oldest first."""
+        sql = "SELECT id, table_id, channel, address, message_id, body, attempts FROM outbox"
+        sql += " WHERE status = 'pending' AND not_before <= ?"
+        params: list[Any] = [now]
+        if channels is not None:
+            sql += f" AND channel IN ({', '.join('?' for _ in channels)})"
+            params.extend(channels)
+        sql += " ORDER BY id LIMIT ?"
+        params.append(limit)
+        rows = self.execute(sql, params).fetchall()
+        return [OutboxRow(r[0], r[1], r[2], r[3], r[4], json.loads(r[5]), r[6]) for r in rows]
+
+    def mark_sent(self, outbox_id: int, now: float) -> None:
+        """The channel accepted this message."""
+        with self.transaction():
+            self.execute("UPDATE outbox SET status = 'sent', sent = ? WHERE id = ?", (now, outbox_id))
+
+    def mark_retry(self, outbox_id: int, not_before: float, error: str) -> None:
+        """Delivery failed for now; try again after ``not_before``."""
+        with self.transaction():
+            self.execute(
+                "UPDATE outbox SET attempts = attempts + 1, not_before = ?, last_error = ? WHERE id = ?",
+                (not_before, error, outbox_id),
+            )
+
+    def mark_failed(self, outbox_id: int, error: str) -> None:
+        """Delivery failed for good (the recipient blocked the bot, opted out, …)."""
+        with self.transaction():
+            self.execute(
+                "UPDATE outbox SET status = 'failed', attempts = attempts + 1, last_error = ? WHERE id = ?",
+                (error, outbox_id),
+            )
+
+    def drop_pending(self, channel: str, address: str) -> int:
+        """Cancel every pending message to an address (it opted out); returns how many."""
+        with self.transaction():
+            cursor = self.execute(
+                "UPDATE outbox SET status = 'cancelled' WHERE status = 'pending' AND channel = ? AND address = ?",
+                (channel, address),
+            )
+        return cursor.rowcount
+
+    def backlog(self) -> int:
+        """How many messages wait for delivery."""
+        return int(self.execute("SELECT count(*) FROM outbox WHERE status = 'pending'").fetchone()[0])
+
+    # --- deadlines --------------------------------------------------------------------------------------
+
+    def set_deadline(self, table_id: str, kind: str, due: float | None) -> None:
+        """Set (or clear, with None) a table's deadline of this kind."""
+        if due is None:
+            self.execute("DELETE FROM deadlines WHERE table_id = ? AND kind = ?", (table_id, kind))
+        else:
+            self.execute(
+                "INSERT INTO deadlines (table_id, kind, due) VALUES (?, ?, ?)"
+                " ON CONFLICT (table_id, kind) DO UPDATE SET due = excluded.due",
+                (table_id, kind, due),
+            )
+
+    def deadlines_due(self, now: float) -> list[tuple[str, str]]:
+        """(table_id, kind) of every deadline that has passed."""
+        rows = self.execute("SELECT table_id, kind FROM deadlines WHERE due <= ?", (now,)).fetchall()
+        return [(r[0], r[1]) for r in rows]
+
+
+def _table(row: Sequence[Any]) -> TableRow:
+    return TableRow(
+        id=row[0],
+        code=row[1],
+        status=row[2],
+        theme=row[3],
+        host_channel=row[4],
+        host_address=row[5],
+        public_channel=row[6],
+        public_address=row[7],
+        options=json.loads(row[8]),
+        game=row[9],
+        setup=None if row[10] is None else json.loads(row[10]),
+        decision_step=row[11],
+    )
