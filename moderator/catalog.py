@@ -1,0 +1,212 @@
+"""Message catalogs: every word a player reads, per theme and language, from ``messages/<theme>/<lang>.toml``.
+
+A catalog file has ``[terms]`` (the game's vocabulary: President, policy, Hitler, ...), ``[messages]`` (one
+template per message id) and ``[sms]`` (short variants of messages that must fit one SMS). Templates use
+``{name}``-style parameters and ``{term.president}``-style terms; the format spec ``:cap`` capitalises the first
+letter (``{term.hitler:cap}`` gives "The Rat" in the corporate theme).
+
+Lookups fall back key by key: ``<theme>/<lang>``, then ``classic/<lang>``, then ``classic/en``. A theme file
+therefore holds its terms and only the sentences its grammar needs to override.
+"""
+
+from __future__ import annotations
+
+import os
+import string
+import tomllib
+import unicodedata
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from types import MappingProxyType
+from typing import Final
+
+DEFAULT_THEME: Final = "classic"
+DEFAULT_LANGUAGE: Final = "en"
+ENV_VAR: Final = "MODERATOR_MESSAGES"
+"""Environment variable naming another messages folder (tests, translators trying a draft)."""
+
+SMS_LIMIT: Final = 160
+"""Characters in one GSM-7 SMS segment."""
+
+# GSM 03.38 basic character set (without the escape to the extension table): the characters that cost one
+# septet each. Anything else makes a phone send the whole SMS as UCS-2, at 70 characters per segment.
+GSM7_BASIC: Final = frozenset(
+    "@£$¥èéùìòÇ\nØø\rÅåΔ_ΦΓΛΩΠΨΣΘΞÆæßÉ !\"#¤%&'()*+,-./0123456789:;<=>?"
+    "¡ABCDEFGHIJKLMNOPQRSTUVWXYZÄÖÑÜ§¿abcdefghijklmnopqrstuvwxyzäöñüà"
+)
+
+
+def is_gsm7(text: str) -> bool:
+    """True if every character of ``text`` is in the GSM-7 basic set (one septet each)."""
+    return all(c in GSM7_BASIC for c in text)
+
+
+def to_gsm7(text: str) -> str:
+    """``text`` with every character outside GSM-7 replaced by its unaccented letter, or dropped."""
+    out: list[str] = []
+    for c in text:
+        if c in GSM7_BASIC:
+            out.append(c)
+            continue
+        # NFKD splits "ë" into "e" and a combining diaeresis; keep what GSM-7 can carry.
+        out.extend(d for d in unicodedata.normalize("NFKD", c) if d in GSM7_BASIC and d not in "\r\n")
+    return "".join(out)
+
+
+def messages_dir() -> Path:
+    """The folder holding ``<theme>/<lang>.toml``: ``$MODERATOR_MESSAGES``, else ``messages/`` beside the package."""
+    override = os.environ.get(ENV_VAR)
+    if override:
+        return Path(override)
+    return Path(__file__).resolve().parent.parent / "messages"
+
+
+def themes() -> tuple[str, ...]:
+    """Every theme that has at least one catalog file, sorted."""
+    root = messages_dir()
+    if not root.is_dir():
+        return ()
+    return tuple(sorted(p.name for p in root.iterdir() if p.is_dir() and any(p.glob("*.toml"))))
+
+
+def languages(theme: str = DEFAULT_THEME) -> tuple[str, ...]:
+    """Every language a theme has its own file for, sorted (other languages fall back to classic)."""
+    folder = messages_dir() / theme
+    return tuple(sorted(p.stem for p in folder.glob("*.toml"))) if folder.is_dir() else ()
+
+
+class UnknownCatalog(ValueError):
+    """No catalog exists for this theme or language (a configuration error, not a player's)."""
+
+
+@dataclass(frozen=True, slots=True)
+class CatalogFile:
+    """One parsed catalog file: its terms, messages and SMS variants, as stored."""
+
+    path: Path
+    terms: Mapping[str, str]
+    messages: Mapping[str, str]
+    sms: Mapping[str, str]
+
+
+def read_file(path: Path) -> CatalogFile:
+    """Parse one catalog file; raises ``ValueError`` naming the file if a table holds anything but strings."""
+    with path.open("rb") as f:
+        data = tomllib.load(f)
+    tables: dict[str, Mapping[str, str]] = {}
+    for table in ("terms", "messages", "sms"):
+        raw = data.get(table, {})
+        if not isinstance(raw, dict) or not all(isinstance(v, str) for v in raw.values()):
+            raise ValueError(f"{path}: [{table}] must map keys to strings")
+        tables[table] = MappingProxyType(dict(raw))
+    unknown = set(data) - set(tables)
+    if unknown:
+        raise ValueError(f"{path}: unknown tables {sorted(unknown)}")
+    return CatalogFile(path, tables["terms"], tables["messages"], tables["sms"])
+
+
+class _Text(str):
+    """A string that understands the ``cap`` format spec (first letter upper case)."""
+
+    __slots__ = ()
+
+    def __format__(self, spec: str) -> str:
+        if spec == "cap":
+            return self[:1].upper() + self[1:]
+        return str.__format__(str(self), spec)
+
+
+class _Terms:
+    """Attribute access to terms, so templates can say ``{term.president}``."""
+
+    __slots__ = ("_terms",)
+
+    def __init__(self, terms: Mapping[str, str]) -> None:
+        self._terms = terms
+
+    def __getattr__(self, key: str) -> _Text:
+        try:
+            return _Text(self._terms[key])
+        except KeyError:
+            raise KeyError(f"term.{key}") from None
+
+
+def placeholders(template: str) -> frozenset[str]:
+    """The field names a template uses, terms included (``name``, ``term.president``)."""
+    return frozenset(field for _, field, _, _ in string.Formatter().parse(template) if field is not None)
+
+
+@dataclass(frozen=True, slots=True)
+class Catalog:
+    """The words of one theme in one language, with key-by-key fallback to classic and to English."""
+
+    theme: str
+    lang: str
+    files: tuple[CatalogFile, ...]
+    """Most specific first: ``<theme>/<lang>``, ``classic/<lang>``, ``classic/en`` (those that exist)."""
+    terms: Mapping[str, str]
+    """Every term, after fallback."""
+
+    @classmethod
+    def load(cls, theme: str = DEFAULT_THEME, lang: str = DEFAULT_LANGUAGE) -> Catalog:
+        """The catalog for a theme and language, read once and cached; raises ``UnknownCatalog``."""
+        return _load(theme, lang, str(messages_dir()))
+
+    def term(self, key: str) -> str:
+        """One term, e.g. ``term("president")``; raises ``KeyError`` for an unknown key."""
+        return self.terms[key]
+
+    def message_ids(self) -> frozenset[str]:
+        """Every message id this catalog can render."""
+        return frozenset(k for f in self.files for k in f.messages)
+
+    def has(self, message_id: str) -> bool:
+        """True if ``message_id`` exists (in this file or a fallback)."""
+        return any(message_id in f.messages for f in self.files)
+
+    def template(self, message_id: str, *, sms: bool = False) -> str:
+        """The raw template that ``text`` would fill in; raises ``KeyError`` for an unknown id."""
+        for f in self.files:
+            # The most specific file that says anything about this id wins; within it an SMS variant is
+            # preferred, so a theme that overrides a sentence must override its SMS variant too (tested).
+            if sms and message_id in f.sms:
+                return f.sms[message_id]
+            if message_id in f.messages:
+                return f.messages[message_id]
+        raise KeyError(message_id)
+
+    def text(self, message_id: str, *, sms: bool = False, **params: object) -> str:
+        """The message filled in with ``params`` and terms; ``KeyError`` for an unknown id or a missing param."""
+        template = self.template(message_id, sms=sms)
+        # Every string becomes a _Text so that ":cap" works on params as on terms; str.format_map does the rest.
+        values: dict[str, object] = {k: _Text(v) if isinstance(v, str) else v for k, v in params.items()}
+        values["term"] = _Terms(self.terms)
+        return template.format_map(values)
+
+
+@lru_cache(maxsize=64)
+def _load(theme: str, lang: str, root: str) -> Catalog:
+    # Keyed by the folder too, so pointing MODERATOR_MESSAGES elsewhere never returns a stale catalog.
+    folder = Path(root)
+    chain = [(theme, lang), (DEFAULT_THEME, lang), (DEFAULT_THEME, DEFAULT_LANGUAGE)]
+    seen: list[Path] = []
+    for t, lg in chain:
+        path = folder / t / f"{lg}.toml"
+        if path.is_file() and path not in seen:
+            seen.append(path)
+    if not (folder / theme).is_dir():
+        raise UnknownCatalog(f"no theme {theme!r} in {folder}")
+    if not any(p.stem == lang for p in seen):
+        raise UnknownCatalog(f"no language {lang!r} for theme {theme!r} in {folder}")
+    files = tuple(read_file(p) for p in seen)
+    terms: dict[str, str] = {}
+    for f in reversed(files):
+        terms.update(f.terms)
+    return Catalog(theme, lang, files, MappingProxyType(terms))
+
+
+def clear_cache() -> None:
+    """Forget every loaded catalog (after editing files, or in tests that change ``MODERATOR_MESSAGES``)."""
+    _load.cache_clear()
