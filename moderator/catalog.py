@@ -2,8 +2,8 @@
 
 A catalog file has ``[terms]`` (the game's vocabulary: President, policy, Hitler, ...), ``[messages]`` (one
 template per message id) and ``[sms]`` (short variants of messages that must fit one SMS). Templates use
-``{name}``-style parameters and ``{term.president}``-style terms; the format spec ``:cap`` capitalises the first
-letter (``{term.hitler:cap}`` gives "The Rat" in the corporate theme).
+``{name}``-style parameters and ``{term.president}``-style terms; the format spec ``:cap`` capitalises the
+first letter (``{term.hitler:cap}`` gives "The Rat" in the corporate theme).
 
 Lookups fall back key by key: ``<theme>/<lang>``, then ``classic/<lang>``, then ``classic/en``. A theme file
 therefore holds its terms and only the sentences its grammar needs to override.
@@ -56,7 +56,7 @@ def to_gsm7(text: str) -> str:
 
 
 def messages_dir() -> Path:
-    """The folder holding ``<theme>/<lang>.toml``: ``$MODERATOR_MESSAGES``, else ``messages/`` beside the package."""
+    """The folder of ``<theme>/<lang>.toml``: ``$MODERATOR_MESSAGES``, else ``messages/`` next to the code."""
     override = os.environ.get(ENV_VAR)
     if override:
         return Path(override)
@@ -178,9 +178,9 @@ class Catalog:
         raise KeyError(message_id)
 
     def text(self, message_id: str, *, sms: bool = False, **params: object) -> str:
-        """The message filled in with ``params`` and terms; ``KeyError`` for an unknown id or a missing param."""
+        """The message filled in with ``params`` and terms; ``KeyError`` on an unknown id or missing param."""
         template = self.template(message_id, sms=sms)
-        # Every string becomes a _Text so that ":cap" works on params as on terms; str.format_map does the rest.
+        # Strings become _Text so that ":cap" works on params as on terms; str.format_map does the rest.
         values: dict[str, object] = {k: _Text(v) if isinstance(v, str) else v for k, v in params.items()}
         values["term"] = _Terms(self.terms)
         return template.format_map(values)
