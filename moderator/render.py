@@ -1,0 +1,884 @@
+"""The only place the game becomes words: events, prompts, views and errors into catalog messages.
+
+Who gets what (the service delivers, transports only format):
+
+* A **public event** renders to the same messages for the public channel (``recipient=None``) and for every
+  seat, so a table without a shared screen misses nothing; the service may skip seats that also watch a
+  public channel.
+* A **private event** renders only for the seat in its audience (asserted); for the public channel it renders
+  to nothing. Events shown to nobody (``DrawPileShuffled``) render to nothing.
+* **Events narrate, prompts ask.** ``PoliciesDrawn`` and ``PoliciesReceived`` render to nothing because the
+  seat's next ``prompt`` shows the same cards together with the choices: one message per hand.
+* Every message that carries a secret (a role, a card, an investigation or peek result, a vote before the
+  reveal) has ``secret=True`` and starts with the neutral ``private-header`` line.
+* ``sms=True`` picks the catalog's short variants, shortens names to ``SMS_NAME_LENGTH`` GSM-7 characters and
+  writes a prompt's numbered options into its text (SMS has no buttons); every such message fits one SMS.
+
+The deal: every seat's ``RoleDealt`` renders to exactly one message with the same first line, the same number
+of lines and the same length, whatever the role. The body is padded with a closing line of dashes up to
+``deal_length``, a bound computed from public facts only (the names at the table and the player count).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from functools import cached_property
+from typing import Final
+
+from .catalog import DEFAULT_THEME, SMS_LIMIT, Catalog, to_gsm7
+from .engine import (
+    Action,
+    AnswerVeto,
+    CallSpecialElection,
+    CastVote,
+    DiscardPolicy,
+    EnactPolicy,
+    Event,
+    ExecutePlayer,
+    InvestigateLoyalty,
+    NominateChancellor,
+    Party,
+    Phase,
+    PlayerView,
+    Policy,
+    ProposeVeto,
+    PublicView,
+    Role,
+    RuleViolation,
+    Seat,
+    WinReason,
+)
+from .engine.events import (
+    ChancellorNominated,
+    ChancellorNotHitler,
+    DeckReshuffled,
+    DrawPileShuffled,
+    ElectionDecided,
+    ElectionTrackerAdvanced,
+    GameEnded,
+    GameStarted,
+    LegislativeSessionStarted,
+    LoyaltyInvestigated,
+    PartyMembershipSeen,
+    PlayerExecuted,
+    PoliciesDrawn,
+    PoliciesHandedOver,
+    PoliciesReceived,
+    PolicyDiscarded,
+    PolicyEnacted,
+    PolicyPeekUsed,
+    PresidentialCandidateChosen,
+    PresidentialPowerGranted,
+    RoleDealt,
+    SpecialElectionCalled,
+    TermLimitsCleared,
+    TopPoliciesSeen,
+    VetoAnswered,
+    VetoProposed,
+    VetoUnlocked,
+    VoteCast,
+    VoteProgressed,
+)
+from .engine.types import CHAOS_AT, FEW_ALIVE, ROLE_COUNTS
+
+SMS_NAME_LENGTH: Final = 10
+"""SMS shows at most this many characters of a name, so that lists of ten names fit one SMS."""
+
+DEAL_PAD: Final = "-"
+"""The character that fills every deal message up to the common length."""
+DEAL_MIN_PAD: Final = 3
+"""The closing line of every deal message has at least this many pad characters, so it always exists."""
+
+_LIST_SEPARATOR: Final = ", "
+
+
+@dataclass(frozen=True, slots=True)
+class Choice:
+    """One option of a prompt: what the button or numbered option says, and the action it takes."""
+
+    label: str
+    action: Action
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """Text for one recipient: its catalog id, the words, whether it holds a secret, and its options."""
+
+    message_id: str
+    text: str
+    secret: bool
+    choices: tuple[Choice, ...] = ()
+
+
+@dataclass(frozen=True)
+class TableInfo:
+    """What rendering needs to know about a table: the players' names by seat, and its theme."""
+
+    names: tuple[str, ...]
+    theme: str = DEFAULT_THEME
+
+    @cached_property
+    def sms_names(self) -> tuple[str, ...]:
+        """Names as an SMS shows them: GSM-7 only, at most ``SMS_NAME_LENGTH`` characters, still distinct."""
+        short = [to_gsm7(n).strip()[:SMS_NAME_LENGTH] for n in self.names]
+        out: list[str] = []
+        for seat, name in enumerate(short):
+            if not name or short.count(name) > 1:
+                # Cut names that collide (or vanish) get their seat number, so lists stay unambiguous.
+                tag = f"#{seat + 1}"
+                name = name[: SMS_NAME_LENGTH - len(tag)] + tag
+            out.append(name)
+        return tuple(out)
+
+    def name(self, seat: Seat, *, sms: bool = False) -> str:
+        """A seat's name as shown on this channel."""
+        return self.sms_names[seat] if sms else self.names[seat]
+
+
+class InputProblem(StrEnum):
+    """Why the service could not use a player's input; the values are catalog message ids."""
+
+    UNPARSEABLE = "input-unparseable"
+    AMBIGUOUS = "input-ambiguous"
+    STALE = "input-stale"
+    NOTHING_OWED = "input-nothing-owed"
+
+
+# --- words for the engine's values ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Words:
+    """A catalog, a table and a channel: turns seats, cards and roles into the right words."""
+
+    table: TableInfo
+    catalog: Catalog
+    sms: bool
+
+    def t(self, message_id: str, **params: object) -> str:
+        """One catalog text, in this channel's variant."""
+        return self.catalog.text(message_id, sms=self.sms, **params)
+
+    def name(self, seat: Seat) -> str:
+        return self.table.name(seat, sms=self.sms)
+
+    def names(self, seats: Iterable[Seat]) -> str:
+        """A list of names, or the catalog's word for nobody."""
+        listed = [self.name(s) for s in seats]
+        return _LIST_SEPARATOR.join(listed) if listed else self.t("list-nobody")
+
+    def card(self, policy: Policy) -> str:
+        return self.catalog.term("liberal_card" if policy is Policy.LIBERAL else "fascist_card")
+
+    def cards(self, policies: Iterable[Policy]) -> str:
+        """Cards in the order given (a hand, a peek): the order is the rules' information, keep it."""
+        return _LIST_SEPARATOR.join(self.card(p) for p in policies)
+
+    def policy(self, policy: Policy) -> str:
+        return self.catalog.term("liberal_policy" if policy is Policy.LIBERAL else "fascist_policy")
+
+    def role(self, role: Role) -> str:
+        return self.catalog.term(role.value)
+
+    def party(self, party: Party) -> str:
+        return self.catalog.term("liberal_party" if party is Party.LIBERAL else "fascist_party")
+
+    def team(self, party: Party) -> str:
+        return self.catalog.term("liberals" if party is Party.LIBERAL else "fascists")
+
+    def vote(self, ja: bool) -> str:
+        return self.catalog.term("ja" if ja else "nein")
+
+    def phase(self, phase: Phase | None) -> str:
+        return self.t("phase-unknown" if phase is None else "phase-" + phase.value.replace("_", "-"))
+
+    def join(self, parts: Sequence[str]) -> str:
+        return "\n".join(parts)
+
+    def message(
+        self, message_id: str, parts: Sequence[str], *, secret: bool = False, choices: tuple[Choice, ...] = ()
+    ) -> Message:
+        """Parts as lines; a secret message gets the neutral header line first."""
+        body = self.join(parts)
+        if secret:
+            body = self.t("private-header") + "\n" + body
+        return Message(message_id, body, secret, choices)
+
+    def packed(self, message_id: str, lines: Sequence[str], *, secret: bool) -> list[Message]:
+        """One message in long form; in SMS, as few one-segment messages as the lines allow."""
+        if not self.sms:
+            return [self.message(message_id, lines, secret=secret)]
+        header = self.t("private-header") + "\n" if secret else ""
+        chunks: list[list[str]] = [[]]
+        for line in lines:
+            candidate = header + self.join(chunks[-1] + [line])
+            if chunks[-1] and len(candidate) > SMS_LIMIT:
+                chunks.append([])
+            chunks[-1].append(line)
+        return [self.message(message_id, chunk, secret=secret) for chunk in chunks]
+
+
+# --- events ---------------------------------------------------------------------------------------------
+
+_Renderer = Callable[[Event, _Words, "PublicView | None"], list[Message]]
+_RENDERERS: dict[type[Event], _Renderer] = {}
+
+
+def _renders(cls: type[Event]) -> Callable[[_Renderer], _Renderer]:
+    def register(fn: _Renderer) -> _Renderer:
+        _RENDERERS[cls] = fn
+        return fn
+
+    return register
+
+
+def event_messages(
+    event: Event,
+    recipient: Seat | None,
+    table: TableInfo,
+    catalog: Catalog,
+    *,
+    sms: bool = False,
+    board: PublicView | None = None,
+) -> list[Message]:
+    """What ``recipient`` (a seat, or None for the public channel) is told about ``event``.
+
+    ``board`` is the public view after the batch the event belongs to; with it, an execution also says "X was
+    not Hitler" when the game goes on, and announces the five-alive term limit when it starts to apply.
+    """
+    audience = event.audience
+    if recipient is None:
+        if not audience.everyone:
+            return []
+    else:
+        assert audience.includes(recipient), f"seat {recipient} may not see {event.kind}"
+    renderer = _RENDERERS[type(event)]
+    return renderer(event, _Words(table, catalog, sms), board)
+
+
+def batch_messages(
+    events: Iterable[Event],
+    recipient: Seat | None,
+    table: TableInfo,
+    catalog: Catalog,
+    *,
+    board: PublicView,
+    sms: bool = False,
+) -> list[Message]:
+    """Everything ``recipient`` is told about one batch of events (as ``apply`` returns them), in order."""
+    out: list[Message] = []
+    for event in events:
+        if recipient is None or event.audience.includes(recipient):
+            out.extend(event_messages(event, recipient, table, catalog, sms=sms, board=board))
+    return out
+
+
+def covered_events() -> frozenset[type[Event]]:
+    """Every event class ``event_messages`` knows how to render (a test checks it is every event)."""
+    return frozenset(_RENDERERS)
+
+
+@_renders(GameStarted)
+def _game_started(e: Event, w: _Words, board: PublicView | None) -> list[Message]:
+    assert isinstance(e, GameStarted)
+    parts = [w.t("game-started", players=e.players, seating=w.names(range(e.players)))]
+    if not w.sms:
+        parts.append(w.t(_knowledge_rule_id(e.players)))
+    out = [w.message("game-started", parts)]
+    if e.players <= FEW_ALIVE:
+        out.append(w.message("note-five-alive", [w.t("note-five-alive")]))
+    return out
+
+
+@_renders(RoleDealt)
+def _role_dealt(e: Event, w: _Words, board: PublicView | None) -> list[Message]:
+    assert isinstance(e, RoleDealt)
+    return [_deal_message(w, e.role, e.known, len(w.table.names))]
+
+
+@_renders(PresidentialCandidateChosen)
+def _candidate(e: Event, w: _Words, board: PublicView | None) -> list[Message]:
+    assert isinstance(e, PresidentialCandidateChosen)
+    mid = "presidential-candidate-special" if e.special_election else "presidential-candidate"
+    return [w.message(mid, [w.t(mid, president=w.name(e.president))])]
+
+
+@_renders(ChancellorNominated)
+def _nominated(e: Event, w: _Words, board: PublicView | None) -> list[Message]:
+    assert isinstance(e, ChancellorNominated)
+    text = w.t("chancellor-nominated", president=w.name(e.president), chancellor=w.name(e.chancellor))
+    return [w.message("chancellor-nominated", [text])]
+
+
+@_renders(VoteCast)
+def _vote_cast(e: Event, w: _Words, board: PublicView | None) -> list[Message]:
+    assert isinstance(e, VoteCast)
+    mid = "vote-changed" if e.changed else "vote-recorded"
+    # A vote is secret until the last one is in: keep it off the lock screen.
+    return [w.message(mid, [w.t(mid, vote=w.vote(e.ja))], secret=True)]
+
+
+@_renders(VoteProgressed)
+def _vote_progress(e: Event, w: _Words, board: PublicView | None) -> list[Message]:
+    assert isinstance(e, VoteProgressed)
+    return [w.message("vote-progress", [w.t("vote-progress", cast=e.votes_cast, voters=e.voters)])]
+
+
+@_renders(ElectionDecided)
+def _election(e: Event, w: _Words, board: PublicView | None) -> list[Message]:
+    assert isinstance(e, ElectionDecided)
+    mid = "election-elected" if e.elected else "election-rejected"
+    ja = [seat for seat, vote in e.votes if vote]
+    nein = [seat for seat, vote in e.votes if not vote]
+    text = w.t(
+        mid,
+        president=w.name(e.president),
+        chancellor=w.name(e.chancellor),
+        ja=len(ja),
+        nein=len(nein),
+        votes=_LIST_SEPARATOR.join(f"{w.name(seat)}: {w.vote(vote)}" for seat, vote in e.votes),
+        ja_voters=w.names(ja),
+        nein_voters=w.names(nein),
+    )
+    return [w.message(mid, [text])]
+
+
+@_renders(ElectionTrackerAdvanced)
+def _tracker(e: Event, w: _Words, board: PublicView | None) -> list[Message]:
+    assert isinstance(e, ElectionTrackerAdvanced)
+    if e.election_tracker >= CHAOS_AT:
+        return [w.message("election-tracker-chaos", [w.t("election-tracker-chaos")])]
+    text = w.t("election-tracker-advanced", count=e.election_tracker)
+    return [w.message("election-tracker-advanced", [text])]
+
+
+@_renders(ChancellorNotHitler)
+def _not_hitler(e: Event, w: _Words, board: PublicView | None) -> list[Message]:
+    assert isinstance(e, ChancellorNotHitler)
+    return [
+        w.message("chancellor-not-hitler", [w.t("chancellor-not-hitler", chancellor=w.name(e.chancellor))])
+    ]
+
+
+@_renders(TermLimitsCleared)
+def _limits_cleared(e: Event, w: _Words, board: PublicView | None) -> list[Message]:
+    return [w.message("term-limits-cleared", [w.t("term-limits-cleared")])]
+
+
+@_renders(LegislativeSessionStarted)
+def _session(e: Event, w: _Words, board: PublicView | None) -> list[Message]:
+    assert isinstance(e, LegislativeSessionStarted)
+    mid = "session-started-veto" if e.veto_unlocked else "session-started"
+    return [w.message(mid, [w.t(mid, president=w.name(e.president), chancellor=w.name(e.chancellor))])]
+
+
+@_renders(PoliciesDrawn)
+@_renders(PoliciesReceived)
+def _shown_by_prompt(e: Event, w: _Words, board: PublicView | None) -> list[Message]:
+    # The seat's prompt shows these cards with the choices, in one message; saying it twice buzzes twice.
+    return []
+
+
+@_renders(PolicyDiscarded)
+def _discarded(e: Event, w: _Words, board: PublicView | None) -> list[Message]:
+    assert isinstance(e, PolicyDiscarded)
+    return [w.message("policy-discarded", [w.t("policy-discarded", card=w.card(e.policy))], secret=True)]
+
+
+@_renders(PoliciesHandedOver)
+def _handed_over(e: Event, w: _Words, board: PublicView | None) -> list[Message]:
+    assert isinstance(e, PoliciesHandedOver)
+    text = w.t("policies-handed-over", president=w.name(e.president), chancellor=w.name(e.chancellor))
+    return [w.message("policies-handed-over", [text])]
+
+
+@_renders(VetoProposed)
+def _veto_proposed(e: Event, w: _Words, board: PublicView | None) -> list[Message]:
+    assert isinstance(e, VetoProposed)
+    return [w.message("veto-proposed", [w.t("veto-proposed", chancellor=w.name(e.chancellor))])]
+
+
+@_renders(VetoAnswered)
+def _veto_answered(e: Event, w: _Words, board: PublicView | None) -> list[Message]:
+    assert isinstance(e, VetoAnswered)
+    mid = "veto-accepted" if e.accepted else "veto-refused"
+    return [w.message(mid, [w.t(mid, president=w.name(e.president))])]
+
+
+@_renders(PolicyEnacted)
+def _enacted(e: Event, w: _Words, board: PublicView | None) -> list[Message]:
+    assert isinstance(e, PolicyEnacted)
+    mid = "policy-enacted-chaos" if e.by_chaos else "policy-enacted"
+    text = w.t(mid, policy=w.policy(e.policy), liberal=e.liberal_policies, fascist=e.fascist_policies)
+    return [w.message(mid, [text])]
+
+
+@_renders(VetoUnlocked)
+def _veto_unlocked(e: Event, w: _Words, board: PublicView | None) -> list[Message]:
+    return [w.message("veto-unlocked", [w.t("veto-unlocked")])]
+
+
+@_renders(DeckReshuffled)
+def _reshuffled(e: Event, w: _Words, board: PublicView | None) -> list[Message]:
+    assert isinstance(e, DeckReshuffled)
+    return [w.message("deck-reshuffled", [w.t("deck-reshuffled", count=e.draw_pile)])]
+
+
+@_renders(DrawPileShuffled)
+def _shuffled(e: Event, w: _Words, board: PublicView | None) -> list[Message]:
+    # The audience is nobody: event_messages never gets here for a seat, and the public channel is not told.
+    return []
+
+
+@_renders(PresidentialPowerGranted)
+def _power(e: Event, w: _Words, board: PublicView | None) -> list[Message]:
+    assert isinstance(e, PresidentialPowerGranted)
+    mid = "power-" + e.power.value.replace("_", "-")
+    return [w.message(mid, [w.t(mid, president=w.name(e.president))])]
+
+
+@_renders(LoyaltyInvestigated)
+def _investigated(e: Event, w: _Words, board: PublicView | None) -> list[Message]:
+    assert isinstance(e, LoyaltyInvestigated)
+    text = w.t("loyalty-investigated", president=w.name(e.president), target=w.name(e.target))
+    return [w.message("loyalty-investigated", [text])]
+
+
+@_renders(PartyMembershipSeen)
+def _membership(e: Event, w: _Words, board: PublicView | None) -> list[Message]:
+    assert isinstance(e, PartyMembershipSeen)
+    text = w.t("party-membership-seen", target=w.name(e.target), party=w.party(e.party))
+    return [w.message("party-membership-seen", [text], secret=True)]
+
+
+@_renders(SpecialElectionCalled)
+def _special(e: Event, w: _Words, board: PublicView | None) -> list[Message]:
+    assert isinstance(e, SpecialElectionCalled)
+    text = w.t("special-election-called", president=w.name(e.president), target=w.name(e.target))
+    return [w.message("special-election-called", [text])]
+
+
+@_renders(PolicyPeekUsed)
+def _peek_used(e: Event, w: _Words, board: PublicView | None) -> list[Message]:
+    assert isinstance(e, PolicyPeekUsed)
+    return [w.message("policy-peek-used", [w.t("policy-peek-used", president=w.name(e.president))])]
+
+
+@_renders(TopPoliciesSeen)
+def _top_seen(e: Event, w: _Words, board: PublicView | None) -> list[Message]:
+    assert isinstance(e, TopPoliciesSeen)
+    return [
+        w.message("top-policies-seen", [w.t("top-policies-seen", cards=w.cards(e.policies))], secret=True)
+    ]
+
+
+@_renders(PlayerExecuted)
+def _executed(e: Event, w: _Words, board: PublicView | None) -> list[Message]:
+    assert isinstance(e, PlayerExecuted)
+    target = w.name(e.target)
+    out = [
+        w.message("player-executed", [w.t("player-executed", president=w.name(e.president), target=target)])
+    ]
+    if board is not None and board.phase is not Phase.GAME_OVER:
+        # The game goes on, so the rules make it public that the executed player was not Hitler.
+        out.append(
+            w.message("player-executed-not-hitler", [w.t("player-executed-not-hitler", target=target)])
+        )
+        if board.alive.count(True) == FEW_ALIVE and board.players > FEW_ALIVE:
+            out.append(w.message("note-five-alive", [w.t("note-five-alive")]))
+    return out
+
+
+_GAME_ENDED_IDS: Final = {
+    (Party.LIBERAL, WinReason.POLICIES): "game-ended-liberal-policies",
+    (Party.FASCIST, WinReason.POLICIES): "game-ended-fascist-policies",
+    (Party.LIBERAL, WinReason.HITLER_EXECUTED): "game-ended-hitler-executed",
+    (Party.FASCIST, WinReason.HITLER_ELECTED): "game-ended-hitler-elected",
+}
+
+
+@_renders(GameEnded)
+def _ended(e: Event, w: _Words, board: PublicView | None) -> list[Message]:
+    assert isinstance(e, GameEnded)
+    mid = _GAME_ENDED_IDS[e.winner, e.reason]
+    return [w.message(mid, [w.t(mid), _roles_line(w, e.roles)])]
+
+
+def _roles_line(w: _Words, roles: Sequence[Role]) -> str:
+    return w.t(
+        "roles-revealed",
+        roles=_LIST_SEPARATOR.join(f"{w.name(seat)}: {w.role(role)}" for seat, role in enumerate(roles)),
+        hitler=w.names(s for s, r in enumerate(roles) if r is Role.HITLER),
+        fascists=w.names(s for s, r in enumerate(roles) if r is Role.FASCIST),
+    )
+
+
+# --- the deal -------------------------------------------------------------------------------------------
+
+
+def _knowledge_rule_id(players: int) -> str:
+    return "rule-knowledge-small" if players <= 6 else "rule-knowledge-large"
+
+
+def _knows_line(w: _Words, role: Role, known: Sequence[tuple[Seat, Role]]) -> str:
+    hitler = [seat for seat, r in known if r is Role.HITLER]
+    fascists = [seat for seat, r in known if r is Role.FASCIST]
+    if role is Role.LIBERAL:
+        return w.t("deal-knows-nobody")
+    if role is Role.HITLER:
+        # 5-6 players: Hitler knows the fascist; 7-10: nobody (engine.known_roles decides, not us).
+        return (
+            w.t("deal-knows-fascist", fascist=w.names(fascists))
+            if fascists
+            else w.t("deal-knows-nobody-hitler")
+        )
+    if fascists:
+        return w.t("deal-knows-team", hitler=w.names(hitler), fascists=w.names(fascists))
+    return w.t("deal-knows-hitler", hitler=w.names(hitler))
+
+
+def _deal_lines(w: _Words, role: Role, known: Sequence[tuple[Seat, Role]], players: int) -> list[str]:
+    lines = [
+        w.t("private-header"),
+        w.t("deal-role", role=w.role(role), party=w.party(role.party)),
+        _knows_line(w, role, known),
+    ]
+    if not w.sms:
+        # The same for every role: only the lines above differ, which keeps the padding short.
+        lines += [w.t("deal-goal"), w.t(_knowledge_rule_id(players)), w.t("deal-footer")]
+    return lines
+
+
+def deal_length(table: TableInfo, catalog: Catalog, *, sms: bool = False) -> int:
+    """The length every deal message at this table has: the longest any role could need, plus the pad line.
+
+    Computed from public facts only (names, player count, catalog), so the length itself reveals nothing.
+    """
+    w = _Words(table, catalog, sms)
+    players = len(table.names)
+    _, fascists = ROLE_COUNTS[players]
+    # Text length grows with the names in it, so the longest names bound every real deal at this table.
+    longest = sorted(range(players), key=lambda s: len(w.name(s)), reverse=True)
+    hitler_knows = tuple((s, Role.FASCIST) for s in longest[:fascists]) if players <= 6 else ()
+    cases: list[tuple[Role, tuple[tuple[Seat, Role], ...]]] = [
+        (Role.LIBERAL, ()),
+        (Role.HITLER, hitler_knows),
+        (Role.FASCIST, ((longest[0], Role.HITLER),) + tuple((s, Role.FASCIST) for s in longest[1:fascists])),
+    ]
+    body = max(len(w.join(_deal_lines(w, role, known, players))) for role, known in cases)
+    return body + 1 + DEAL_MIN_PAD
+
+
+def _deal_message(w: _Words, role: Role, known: Sequence[tuple[Seat, Role]], players: int) -> Message:
+    body = w.join(_deal_lines(w, role, known, players))
+    pad = deal_length(w.table, w.catalog, sms=w.sms) - len(body) - 1
+    assert pad >= DEAL_MIN_PAD, "deal_length bounds every deal"
+    return Message("deal-role", body + "\n" + DEAL_PAD * pad, True)
+
+
+# --- prompts --------------------------------------------------------------------------------------------
+
+
+def _label(w: _Words, action: Action) -> str:
+    match action:
+        case (
+            NominateChancellor(chancellor=target)
+            | InvestigateLoyalty(target=target)
+            | CallSpecialElection(target=target)
+            | ExecutePlayer(target=target)
+        ):
+            return w.name(target)
+        case CastVote(ja=ja):
+            return w.vote(ja)
+        case DiscardPolicy(policy=policy) | EnactPolicy(policy=policy):
+            return w.card(policy)
+        case ProposeVeto():
+            return w.t("choice-propose-veto")
+        case AnswerVeto(accept=accept):
+            return w.t("choice-veto-accept" if accept else "choice-veto-refuse")
+    raise AssertionError(action)
+
+
+def prompt(view: PlayerView, table: TableInfo, catalog: Catalog, *, sms: bool = False) -> Message | None:
+    """What this seat must decide now, one ``Choice`` per legal action; None if it has nothing to decide.
+
+    A voter who has voted may still change it, so they get the change prompt (secret: it shows the vote).
+    """
+    actions = view.legal_actions
+    if not actions:
+        return None
+    w = _Words(table, catalog, sms)
+    public = view.public
+    choices = tuple(Choice(_label(w, a), a) for a in actions)
+    options = _LIST_SEPARATOR.join(f"{i} {c.label}" for i, c in enumerate(choices, 1))
+    secret = False
+    notes: list[str] = []
+    params: dict[str, object] = {"options": options}
+    match public.phase:
+        case Phase.NOMINATION:
+            mid = "prompt-nominate"
+            if public.alive.count(True) <= FEW_ALIVE and len(public.term_limited) == 1 and not sms:
+                notes.append(w.t("note-five-alive"))
+        case Phase.ELECTION:
+            assert public.president is not None and public.chancellor is not None
+            params |= {"president": w.name(public.president), "chancellor": w.name(public.chancellor)}
+            mid = "prompt-vote"
+            if view.vote is not None:
+                mid, secret = "prompt-vote-change", True
+                params["vote"] = w.vote(view.vote)
+        case Phase.LEGISLATIVE_PRESIDENT:
+            mid, secret = "prompt-discard", True
+            params["cards"] = w.cards(view.hand)
+        case Phase.LEGISLATIVE_CHANCELLOR:
+            mid, secret = ("prompt-enact-veto" if view.may_veto else "prompt-enact"), True
+            params["cards"] = w.cards(view.hand)
+        case Phase.VETO:
+            assert public.chancellor is not None
+            mid = "prompt-veto"
+            params["chancellor"] = w.name(public.chancellor)
+        case Phase.INVESTIGATE:
+            mid = "prompt-investigate"
+        case Phase.SPECIAL_ELECTION:
+            mid = "prompt-special-election"
+        case Phase.EXECUTION:
+            mid = "prompt-execute"
+        case _:
+            raise AssertionError(public.phase)
+    return w.message(mid, [w.t(mid, **params), *notes], secret=secret, choices=choices)
+
+
+# --- replies to bad input -------------------------------------------------------------------------------
+
+
+def violation_message(
+    error: RuleViolation, table: TableInfo, catalog: Catalog, *, sms: bool = False
+) -> Message:
+    """A private reply to a move the rules reject: which rule, and that nothing changed. Never a secret."""
+    w = _Words(table, catalog, sms)
+    mid = "violation-" + error.code
+    return w.message(mid, [w.t(mid, phase=w.phase(error.phase)), w.t("nothing-changed")])
+
+
+_QUOTE_LIMIT: Final = 20
+"""Characters of a player's own input quoted back in a reply (SMS has no room for more)."""
+
+
+def input_message(
+    problem: InputProblem,
+    table: TableInfo,
+    catalog: Catalog,
+    *,
+    sms: bool = False,
+    text: str = "",
+    options: Sequence[str] = (),
+) -> Message:
+    """A private reply to input the service could not use (``text``: as sent; ``options``: candidates)."""
+    w = _Words(table, catalog, sms)
+    quoted = " ".join(text.split())
+    if len(quoted) > _QUOTE_LIMIT:
+        quoted = quoted[: _QUOTE_LIMIT - 3] + "..."
+    if sms:
+        quoted = to_gsm7(quoted)
+    line = w.t(problem.value, text=quoted, options=_LIST_SEPARATOR.join(options))
+    return w.message(problem.value, [line, w.t("nothing-changed")])
+
+
+# --- what a seat knows, and the board -------------------------------------------------------------------
+
+
+def knowledge_messages(
+    view: PlayerView, table: TableInfo, catalog: Catalog, *, sms: bool = False
+) -> list[Message]:
+    """Everything this seat knows: role, team, hand, vote, its governments' cards, investigations and peeks.
+
+    One secret message; in SMS as many one-segment secret messages as it takes.
+    """
+    w = _Words(table, catalog, sms)
+    lines = [
+        w.t("knowledge-title"),
+        w.t("deal-role", role=w.role(view.role), party=w.party(view.party)),
+        _knows_line(w, view.role, view.known_roles),
+    ]
+    if view.hand:
+        lines.append(w.t("know-hand", cards=w.cards(view.hand)))
+    if view.passed:
+        lines.append(w.t("know-passed", cards=w.cards(view.passed)))
+    if view.vote is not None:
+        lines.append(w.t("know-vote", vote=w.vote(view.vote)))
+    for s in view.sessions:
+        vetoed = s.enacted is None
+        enacted = "" if s.enacted is None else w.policy(s.enacted)
+        if s.president == view.seat:
+            assert s.drawn is not None and s.discarded is not None
+            mid = "know-session-president-vetoed" if vetoed else "know-session-president"
+            lines.append(
+                w.t(
+                    mid,
+                    chancellor=w.name(s.chancellor),
+                    drawn=w.cards(s.drawn),
+                    discarded=w.card(s.discarded),
+                    received=w.cards(s.received),
+                    enacted=enacted,
+                )
+            )
+        else:
+            mid = "know-session-chancellor-vetoed" if vetoed else "know-session-chancellor"
+            lines.append(
+                w.t(mid, president=w.name(s.president), received=w.cards(s.received), enacted=enacted)
+            )
+    for target, party in view.investigations:
+        lines.append(w.t("know-investigation", target=w.name(target), party=w.party(party)))
+    for top in view.peeks:
+        lines.append(w.t("know-peek", cards=w.cards(top)))
+    return w.packed("knowledge-title", lines, secret=True)
+
+
+def board_messages(
+    public: PublicView, table: TableInfo, catalog: Catalog, *, sms: bool = False
+) -> list[Message]:
+    """The public board: tracks, piles, offices, term limits, executions, and who the table waits for."""
+    w = _Words(table, catalog, sms)
+    over = public.phase is Phase.GAME_OVER
+    lines = [
+        w.t("board-title"),
+        w.t(
+            "board-track",
+            liberal=public.liberal_policies,
+            fascist=public.fascist_policies,
+            tracker=public.election_tracker,
+            draw=public.draw_pile,
+            discard=public.discard_pile,
+        ),
+    ]
+    if public.veto_unlocked and not over:
+        lines.append(w.t("board-veto"))
+    if not sms:
+        lines.append(w.t("board-seating", seating=w.names(range(public.players))))
+    president, chancellor = public.president, public.chancellor
+    if president is not None:
+        match public.phase:
+            case Phase.NOMINATION:
+                lines.append(w.t("board-candidate", president=w.name(president)))
+            case Phase.ELECTION:
+                assert chancellor is not None
+                lines.append(
+                    w.t("board-nominated", president=w.name(president), chancellor=w.name(chancellor))
+                )
+            case Phase.LEGISLATIVE_PRESIDENT | Phase.LEGISLATIVE_CHANCELLOR | Phase.VETO:
+                assert chancellor is not None
+                lines.append(
+                    w.t("board-government", president=w.name(president), chancellor=w.name(chancellor))
+                )
+            case _:
+                lines.append(w.t("board-president", president=w.name(president)))
+    if public.term_limited and not over:
+        lines.append(w.t("board-term-limited", names=w.names(public.term_limited)))
+        if public.alive.count(True) <= FEW_ALIVE and len(public.term_limited) == 1 and not sms:
+            lines.append(w.t("note-five-alive"))
+    executed = [seat for seat, alive in enumerate(public.alive) if not alive]
+    if executed:
+        lines.append(w.t("board-executed", names=w.names(executed)))
+    if public.not_hitler and not over:
+        lines.append(w.t("board-not-hitler", names=w.names(public.not_hitler)))
+    if public.investigations and not over:
+        lines.append(w.t("board-investigated", names=w.names(t for _, t in public.investigations)))
+    if over:
+        assert public.winner is not None and public.roles is not None
+        lines.append(w.t("board-game-over", winner=w.team(public.winner)))
+        lines.append(_roles_line(w, public.roles))
+    elif public.phase is Phase.ELECTION:
+        lines.append(w.t("board-waiting-votes", cast=public.votes_cast, voters=public.alive.count(True)))
+    else:
+        lines.append(w.t("board-waiting", names=w.names(public.awaiting), phase=w.phase(public.phase)))
+    return w.packed("board-title", lines, secret=False)
+
+
+# --- the end --------------------------------------------------------------------------------------------
+
+
+def truth_timeline(
+    log: Sequence[Event], table: TableInfo, catalog: Catalog, *, sms: bool = False
+) -> list[Message]:
+    """What really happened, from a finished game's complete event log (every audience): every government's
+    real hand, discard and enactment, every chaos policy, investigation result, peek and execution.
+
+    Raises ``ValueError`` if the log does not end the game: before the end these are secrets.
+    """
+    ended = [e for e in log if isinstance(e, GameEnded)]
+    if not ended:
+        raise ValueError("the truth timeline exists only for a finished game")
+    roles = ended[-1].roles
+    w = _Words(table, catalog, sms)
+    lines = [w.t("truth-title")]
+    number = 0
+    drawn: tuple[Policy, ...] | None = None
+    president: Seat | None = None
+    discarded: Policy | None = None
+    chancellor: Seat | None = None
+    received: tuple[Policy, ...] | None = None
+    veto = False
+
+    def session(mid: str, enacted: Policy | None) -> str:
+        assert drawn is not None and discarded is not None and received is not None
+        assert president is not None and chancellor is not None
+        return w.t(
+            mid,
+            number=number,
+            president=w.name(president),
+            chancellor=w.name(chancellor),
+            drawn=w.cards(drawn),
+            discarded=w.card(discarded),
+            received=w.cards(received),
+            enacted="" if enacted is None else w.card(enacted),
+        )
+
+    for e in log:
+        match e:
+            case PoliciesDrawn():
+                president, drawn, discarded, chancellor, received, veto = (
+                    e.president,
+                    e.policies,
+                    None,
+                    None,
+                    None,
+                    False,
+                )
+            case PolicyDiscarded() if drawn is not None and e.seat == president and discarded is None:
+                discarded = e.policy
+            case PoliciesReceived() if drawn is not None and received is None:
+                chancellor, received = e.chancellor, e.policies
+            case VetoProposed():
+                veto = True
+            case VetoAnswered(accepted=True) if drawn is not None:
+                number += 1
+                lines.append(session("truth-session-veto", None))
+                drawn = None
+            case PolicyEnacted(by_chaos=False) if drawn is not None:
+                number += 1
+                lines.append(session("truth-session-veto-refused" if veto else "truth-session", e.policy))
+                drawn = None
+            case PolicyEnacted(by_chaos=True):
+                lines.append(w.t("truth-chaos", policy=w.card(e.policy)))
+            case PartyMembershipSeen():
+                lines.append(
+                    w.t(
+                        "truth-investigation",
+                        president=w.name(e.president),
+                        target=w.name(e.target),
+                        party=w.party(e.party),
+                    )
+                )
+            case TopPoliciesSeen():
+                lines.append(w.t("truth-peek", president=w.name(e.president), cards=w.cards(e.policies)))
+            case PlayerExecuted():
+                lines.append(
+                    w.t(
+                        "truth-execution",
+                        president=w.name(e.president),
+                        target=w.name(e.target),
+                        role=w.role(roles[e.target]),
+                    )
+                )
+    return w.packed("truth-title", lines, secret=False)

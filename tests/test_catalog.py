@@ -1,0 +1,477 @@
+"""Catalogs: every theme and language complete, with the same placeholders, fit for SMS; and the code holds no
+player-facing prose (every word a player reads comes from messages/)."""
+
+from __future__ import annotations
+
+import ast
+import re
+import tomllib
+from pathlib import Path
+
+import pytest
+
+import moderator
+from moderator.catalog import (
+    SMS_LIMIT,
+    Catalog,
+    UnknownCatalog,
+    clear_cache,
+    is_gsm7,
+    languages,
+    messages_dir,
+    placeholders,
+    read_file,
+    themes,
+)
+from moderator.engine import Event, Phase, Power, RuleViolation, errors
+from moderator.engine import events as ev
+from moderator.render import InputProblem, TableInfo, covered_events
+from moderator.service import LOBBY_MESSAGES
+from tests.test_render import CATALOGS, corpus, recording, worst_names
+
+SERVICE_IDS = frozenset(LOBBY_MESSAGES) | {"computer-name"}
+"""Ids moderator/service.py renders itself (it names computer players with "computer-name" directly)."""
+SERVICE = Path(moderator.__file__).resolve().parent / "service.py"
+
+ROOT = messages_dir()
+REFERENCE = read_file(ROOT / "classic" / "en.toml")
+FILES = sorted(ROOT.glob("*/*.toml"))
+
+
+def _params(template: str) -> frozenset[str]:
+    """The placeholders a template fills from params (terms excluded: a theme may phrase them differently)."""
+    return frozenset(p for p in placeholders(template) if not p.startswith("term."))
+
+
+def _label(path: Path) -> str:
+    return f"{path.parent.name}/{path.name}"
+
+
+# --- the files ------------------------------------------------------------------------------------------
+
+
+def test_themes_and_languages_exist() -> None:
+    assert themes() == ("classic", "corporate")
+    assert {"en", "de"} <= set(languages("classic"))
+    assert {"en", "de"} <= set(languages("corporate"))
+    assert set(languages("corporate")) <= set(
+        languages("classic")
+    )  # a theme's language falls back to classic
+
+
+@pytest.mark.parametrize("path", FILES, ids=_label)
+def test_every_file_has_every_term(path: Path) -> None:
+    # A theme remaps the whole vocabulary; a language translates it. Either way no term may fall back.
+    assert set(read_file(path).terms) == set(REFERENCE.terms)
+
+
+@pytest.mark.parametrize("path", [p for p in FILES if p.parent.name == "classic"], ids=_label)
+def test_every_language_has_every_message(path: Path) -> None:
+    f = read_file(path)
+    assert set(f.messages) == set(REFERENCE.messages)
+    assert set(f.sms) == set(REFERENCE.sms)
+
+
+@pytest.mark.parametrize("path", [p for p in FILES if p.parent.name != "classic"], ids=_label)
+def test_a_theme_overrides_only_known_messages_and_their_sms_variants(path: Path) -> None:
+    f = read_file(path)
+    assert set(f.messages) <= set(REFERENCE.messages)
+    assert set(f.sms) <= set(REFERENCE.sms)
+    # Catalog.template takes the most specific file that knows an id: overriding only the long sentence
+    # would send that long sentence by SMS.
+    assert {m for m in f.messages if m in REFERENCE.sms} <= set(f.sms)
+
+
+@pytest.mark.parametrize("path", FILES, ids=_label)
+def test_placeholders_match_the_reference(path: Path) -> None:
+    f = read_file(path)
+    for table, ref in (("messages", REFERENCE.messages), ("sms", REFERENCE.sms)):
+        for message_id, template in getattr(f, table).items():
+            assert _params(template) == _params(ref[message_id]), f"{_label(path)} [{table}] {message_id}"
+            for p in placeholders(template):
+                if p.startswith("term."):
+                    assert p.removeprefix("term.") in REFERENCE.terms, f"{message_id}: unknown {p}"
+            assert "{" + "}" not in template and "{term}" not in template
+
+
+@pytest.mark.parametrize("path", FILES, ids=_label)
+def test_every_text_is_gsm7(path: Path) -> None:
+    f = read_file(path)
+    for table in ("terms", "messages", "sms"):
+        for key, text in getattr(f, table).items():
+            literal = re.sub(r"\{[^{}]*\}", "", text)  # placeholders are replaced, their braces never sent
+            bad = sorted({c for c in literal if not is_gsm7(c)})
+            assert not bad, f"{_label(path)} [{table}] {key}: {bad}"
+
+
+@pytest.mark.parametrize("lang", ["en", "de"])
+def test_corporate_remaps_every_term(lang: str) -> None:
+    classic = read_file(ROOT / "classic" / f"{lang}.toml").terms
+    corporate = read_file(ROOT / "corporate" / f"{lang}.toml").terms
+    same = {k for k in classic if classic[k].casefold() == corporate[k].casefold()}
+    assert not same
+
+
+def test_theme_words_stay_out_of_the_classic_theme() -> None:
+    corporate_words = {"CEO", "blueprint", "Rat", "Bauplan", "Ratte", "Saboteur"}
+    for path in (ROOT / "classic").glob("*.toml"):
+        f = read_file(path)
+        text = "\n".join([*f.terms.values(), *f.messages.values(), *f.sms.values()])
+        assert not [w for w in corporate_words if re.search(r"\b" + w + r"\b", text)], path
+
+
+# --- what the renderer emits ----------------------------------------------------------------------------
+
+
+def test_render_covers_every_event_violation_phase_and_power() -> None:
+    event_classes = {
+        c for c in vars(ev).values() if isinstance(c, type) and issubclass(c, Event) and c is not Event
+    }
+    assert covered_events() == event_classes
+    violations = {
+        c
+        for c in vars(errors).values()
+        if isinstance(c, type) and issubclass(c, RuleViolation) and c is not RuleViolation
+    }
+    ids = set(REFERENCE.messages)
+    assert {"violation-" + c(0).code for c in violations} <= ids
+    assert {"phase-" + p.value.replace("_", "-") for p in Phase} <= ids
+    assert {"power-" + p.value.replace("_", "-") for p in Power} <= ids
+    assert {p.value for p in InputProblem} <= ids
+
+
+def test_every_message_id_is_used_and_every_used_id_exists() -> None:
+    used: set[str] = set()
+    for theme, lang in CATALOGS:
+        for sms in (False, True):
+            catalog = recording(theme, lang)
+            table = TableInfo(worst_names(), theme)
+            corpus(table, catalog, sms=sms)  # a missing id or param raises KeyError here
+            used |= {mid for mid, _ in catalog.log}  # type: ignore[attr-defined]
+    used |= SERVICE_IDS
+    assert used == set(REFERENCE.messages), (
+        f"unused: {sorted(set(REFERENCE.messages) - used)}; unknown: {sorted(used - set(REFERENCE.messages))}"
+    )
+
+
+def _service_calls() -> list[tuple[str, frozenset[str], int]]:
+    """(message id, params passed, line) for every literal message id the service renders itself."""
+    calls = []
+    for node in ast.walk(ast.parse(SERVICE.read_text(encoding="utf-8"))):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        if name not in ("_say", "_tell", "_announce_seats", "text"):
+            continue
+        ids = [a.value for a in node.args if isinstance(a, ast.Constant) and a.value in SERVICE_IDS]
+        if not ids or any(k.arg is None for k in node.keywords):
+            continue
+        passed = {k.arg for k in node.keywords if k.arg} - {"sms"}
+        if name == "_announce_seats":
+            passed |= {"players", "seating"}  # _announce_seats adds these
+        calls.append((ids[0], frozenset(passed), node.lineno))
+    return calls
+
+
+def test_the_service_passes_every_param_its_messages_use() -> None:
+    calls = _service_calls()
+    assert {mid for mid, _, _ in calls} == SERVICE_IDS  # every service id is rendered somewhere
+    for path in FILES:
+        f = read_file(path)
+        for mid, passed, line in calls:
+            for table in (f.messages, f.sms):
+                if mid in table:
+                    missing = _params(table[mid]) - passed
+                    assert not missing, (
+                        f"service.py:{line} renders {mid} without {sorted(missing)} ({_label(path)})"
+                    )
+
+
+@pytest.mark.parametrize("theme,lang", CATALOGS)
+def test_service_messages_fit_one_sms(theme: str, lang: str) -> None:
+    catalog = Catalog.load(theme, lang)
+    names = TableInfo(worst_names()).sms_names
+    worst = {
+        "name": "N" * 20,
+        "code": "ACDEFHJ",
+        "players": 10,
+        "most": 10,
+        "least": 5,
+        "added": 9,
+        "names": ", ".join(names),
+        "seating": ", ".join(f"{i + 1}. {n}" for i, n in enumerate(names)),
+        "language": "x" * 10,
+        "theme": "x" * 20,
+        "n": 10,
+    }
+    # The host's own replies go to the host's channel (Telegram or the console in practice); a seating order
+    # of ten names cannot fit one SMS with instructions around it.
+    for mid in SERVICE_IDS - {"seating-mismatch"}:
+        text = catalog.text(mid, sms=True, **worst)
+        assert len(text) <= SMS_LIMIT and is_gsm7(text), (mid, len(text), text)
+
+
+@pytest.mark.parametrize("theme,lang", CATALOGS)
+def test_sms_messages_fit_one_segment_with_the_longest_names(theme: str, lang: str) -> None:
+    catalog = Catalog.load(theme, lang)
+    table = TableInfo(worst_names(), theme)
+    for message in corpus(table, catalog, sms=True):
+        assert len(message.text) <= SMS_LIMIT, (len(message.text), message.text)
+        assert is_gsm7(message.text), message.text
+        if message.secret:
+            assert message.text.startswith(catalog.text("private-header", sms=True) + "\n")
+
+
+@pytest.mark.parametrize("theme,lang", CATALOGS)
+def test_long_messages_render_in_every_catalog(theme: str, lang: str) -> None:
+    catalog = Catalog.load(theme, lang)
+    table = TableInfo(worst_names(), theme)
+    for message in corpus(table, catalog, sms=False):
+        assert message.text.strip() and is_gsm7(message.text), message.text
+        assert "{" not in message.text and "}" not in message.text
+        if message.secret:
+            assert message.text.startswith(catalog.text("private-header") + "\n")
+
+
+# --- the loader -----------------------------------------------------------------------------------------
+
+
+def _write(root: Path, theme: str, lang: str, text: str) -> None:
+    (root / theme).mkdir(parents=True, exist_ok=True)
+    (root / theme / f"{lang}.toml").write_text(text, encoding="utf-8")
+
+
+def test_loading_falls_back_key_by_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _write(
+        tmp_path,
+        "classic",
+        "en",
+        """
+[terms]
+president = "President"
+hitler = "Hitler"
+[messages]
+a = "A {term.president} {name}"
+b = "B {term.hitler:cap}"
+c = "C {name:cap}"
+[sms]
+a = "a {name}"
+""",
+    )
+    _write(
+        tmp_path,
+        "classic",
+        "de",
+        """
+[terms]
+president = "Präsident"
+[messages]
+a = "DE-A {term.president} {name}"
+""",
+    )
+    _write(
+        tmp_path,
+        "odd",
+        "de",
+        """
+[terms]
+hitler = "die Ratte"
+[messages]
+b = "ODD-B {term.hitler:cap} {term.president}"
+""",
+    )
+    monkeypatch.setenv("MODERATOR_MESSAGES", str(tmp_path))
+    clear_cache()
+    try:
+        assert themes() == ("classic", "odd") and languages() == ("de", "en")
+        odd = Catalog.load("odd", "de")
+        assert odd is Catalog.load("odd", "de")  # cached
+        assert odd.text("a", name="x") == "DE-A Präsident x"  # from classic/de
+        assert odd.text("b") == "ODD-B Die Ratte Präsident"  # the theme's own, with ":cap"
+        assert odd.text("c", name="zoe") == "C Zoe"  # from classic/en
+        assert (
+            odd.text("a", sms=True, name="x") == "DE-A Präsident x"
+        )  # classic/de says a, without an SMS variant
+        assert Catalog.load("classic", "en").text("a", sms=True, name="x") == "a x"
+        assert Catalog.load("classic", "en").text("b", sms=True) == "B Hitler"  # no SMS variant: the long one
+        assert odd.term("hitler") == "die Ratte" and odd.term("president") == "Präsident"
+        with pytest.raises(KeyError):
+            odd.text("no-such-id")
+        with pytest.raises(KeyError):
+            odd.text("a")  # a missing param is a bug
+        with pytest.raises(KeyError):
+            odd.term("nope")
+        with pytest.raises(UnknownCatalog):
+            Catalog.load("nope", "en")
+        with pytest.raises(UnknownCatalog):
+            Catalog.load("classic", "fr")
+    finally:
+        monkeypatch.delenv("MODERATOR_MESSAGES")
+        clear_cache()
+    assert Catalog.load().term("president") == "President"  # the real folder again
+
+
+def test_a_malformed_file_is_rejected(tmp_path: Path) -> None:
+    path = tmp_path / "bad.toml"
+    path.write_text("[messages]\na = 3\n", encoding="utf-8")
+    with pytest.raises(ValueError):
+        read_file(path)
+    path.write_text("[mesages]\na = 'x'\n", encoding="utf-8")
+    with pytest.raises(ValueError):
+        read_file(path)
+    with pytest.raises(tomllib.TOMLDecodeError):
+        path.write_text("a = ", encoding="utf-8")
+        read_file(path)
+
+
+# --- no player-facing prose in code ---------------------------------------------------------------------
+
+PACKAGE = Path(moderator.__file__).resolve().parent
+
+# Output for an operator's or developer's terminal, in English by design and never shown to a player:
+# (file, scope), where scope is the enclosing function or class, or the module-level constant.
+# `moderator replay` prints record.py's timeline and error messages for people reading game records (bug
+# reports, tests); players get render.py's truth_timeline, from the catalogs.
+ALLOWED: frozenset[tuple[str, str]] = frozenset(
+    {
+        ("cli.py", "_simulate"),
+        ("simulate.py", "Tally.report"),
+        ("record.py", "_TYPE_NAMES"),
+        ("record.py", "_doing"),
+        ("record.py", "_WINS"),
+        ("record.py", "_Timeline.event"),
+    }
+)
+_LOGGING = {"debug", "info", "warning", "warn", "error", "exception", "critical", "log"}
+_ARGPARSE = {
+    "ArgumentParser",
+    "add_argument",
+    "add_parser",
+    "add_subparsers",
+    "add_argument_group",
+    "add_mutually_exclusive_group",
+}
+_SQL = frozenset(
+    {
+        "SELECT",
+        "FROM",
+        "WHERE",
+        "AND",
+        "OR",
+        "NOT",
+        "IN",
+        "ORDER",
+        "GROUP",
+        "BY",
+        "LIMIT",
+        "INSERT",
+        "INTO",
+        "VALUES",
+        "UPDATE",
+        "SET",
+        "DELETE",
+        "CREATE",
+        "TABLE",
+        "INDEX",
+        "JOIN",
+        "ON",
+        "NULL",
+        "PRAGMA",
+        "BEGIN",
+        "COMMIT",
+        "DROP",
+        "ALTER",
+        "PRIMARY",
+        "KEY",
+    }
+)
+_WORD = re.compile(r"[A-Za-zÄÖÜäöüß]{2,}(?:'[a-z]+)?[.,:;!?]?")
+
+
+def looks_like_prose(text: str) -> bool:
+    """Three or more words of letters separated by spaces: a sentence, not an identifier, path or format."""
+    if sum(token in _SQL for token in re.findall(r"\b[A-Z]+\b", text)) >= 2:
+        return False  # SQL, whole or in fragments
+    words = [t for t in re.sub(r"\{[^}]*\}", " ", text).split() if _WORD.fullmatch(t)]
+    return len(words) >= 3
+
+
+def _is_exempt_call(node: ast.Call) -> bool:
+    func = node.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    receiver = ast.unparse(func.value) if isinstance(func, ast.Attribute) else ""
+    if name in _LOGGING and ("log" in receiver.lower() or receiver == "warnings"):
+        return True  # logs are for developers
+    if name in _ARGPARSE:
+        return True  # command-line help is for the operator
+    if name.endswith(("Error", "Exception", "Violation", "Warning")):
+        return True  # exception messages are for developers
+    # Command-line diagnostics go to stderr.
+    return name == "print" and any(
+        k.arg == "file" and ast.unparse(k.value) == "sys.stderr" for k in node.keywords
+    )
+
+
+def prose_in(path: Path) -> list[tuple[int, str, str]]:
+    """(line, enclosing function, text) of every string literal in ``path`` that reads like a sentence."""
+    found: list[tuple[int, str, str]] = []
+
+    def visit(node: ast.AST, scope: tuple[str, ...]) -> None:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            scope = scope + (node.name,)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)) and not scope:
+            # A module-level constant is named by its target, so the allowlist can name it.
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            scope = tuple(t.id for t in targets if isinstance(t, ast.Name))[:1]
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+            return  # docstrings and attribute docstrings are never shown
+        if isinstance(node, (ast.Raise, ast.Assert)):
+            return
+        if isinstance(node, ast.Call) and _is_exempt_call(node):
+            return
+        if isinstance(node, ast.JoinedStr):
+            text = "".join(v.value if isinstance(v, ast.Constant) else "{}" for v in node.values)
+            if looks_like_prose(text):
+                found.append((node.lineno, ".".join(scope), text))
+            return
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if looks_like_prose(node.value):
+                found.append((node.lineno, ".".join(scope), node.value))
+            return
+        for child in ast.iter_child_nodes(node):
+            visit(child, scope)
+
+    visit(ast.parse(path.read_text(encoding="utf-8"), str(path)), ())
+    return found
+
+
+def test_the_prose_detector() -> None:
+    for sentence in (
+        "You are the President.",
+        "Du bist der Präsident.",
+        "{name} is not Hitler, sorry",
+        "Waiting for the vote",
+    ):
+        assert looks_like_prose(sentence), sentence
+    for code in (
+        "moderator.game-record/1",
+        "liberal_policy",
+        "{president} nominates {chancellor}",
+        "prompt-enact-veto",
+        "<GameState players={} step={}>",
+        "SELECT id FROM games WHERE x = ?",
+        "def _copy(s):\n    c = _new(GameState)\n",
+        "%(asctime)s %(levelname)s %(message)s",
+    ):
+        assert not looks_like_prose(code), code
+
+
+def test_no_player_facing_prose_in_code() -> None:
+    offenders = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        relative = path.relative_to(PACKAGE).as_posix()
+        for line, scope, text in prose_in(path):
+            if (relative, scope) not in ALLOWED:
+                offenders.append(f"moderator/{relative}:{line} ({scope}): {text!r}")
+    assert not offenders, "player-facing words belong in messages/:\n" + "\n".join(offenders)

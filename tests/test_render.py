@@ -1,0 +1,756 @@
+"""Rendering: nothing reaches a recipient that the rules keep from them; the deal looks the same for every
+role; prompts offer exactly the legal actions. Also home of the rendering corpus test_catalog.py reuses."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from moderator.catalog import SMS_LIMIT, Catalog, is_gsm7
+from moderator.engine import (
+    AnswerVeto,
+    CallSpecialElection,
+    CastVote,
+    DiscardPolicy,
+    EnactPolicy,
+    Event,
+    ExecutePlayer,
+    GameState,
+    InvestigateLoyalty,
+    KnownSession,
+    NominateChancellor,
+    Party,
+    Phase,
+    PlayerView,
+    Policy,
+    Power,
+    ProposeVeto,
+    PublicView,
+    Role,
+    RuleViolation,
+    WinReason,
+    apply,
+    awaiting,
+    errors,
+    known_roles,
+    legal_actions,
+    new_game,
+    opening_events,
+    public_view,
+    view_for,
+)
+from moderator.engine import events as ev
+from moderator.engine.types import ROLE_COUNTS
+from moderator.render import (
+    DEAL_MIN_PAD,
+    DEAL_PAD,
+    InputProblem,
+    Message,
+    TableInfo,
+    batch_messages,
+    board_messages,
+    deal_length,
+    event_messages,
+    input_message,
+    knowledge_messages,
+    prompt,
+    truth_timeline,
+    violation_message,
+)
+
+CATALOGS = [("classic", "en"), ("classic", "de"), ("corporate", "en"), ("corporate", "de")]
+F, L = Policy.FASCIST, Policy.LIBERAL
+
+
+# --- helpers --------------------------------------------------------------------------------------------
+
+
+class Recording(Catalog):
+    """A catalog that notes every message id and the params it was filled in with."""
+
+    def text(self, message_id: str, *, sms: bool = False, **params: object) -> str:
+        self.log.append((message_id, params))  # type: ignore[attr-defined]
+        return super().text(message_id, sms=sms, **params)
+
+
+def recording(theme: str, lang: str) -> Recording:
+    """A fresh recording copy of a loaded catalog."""
+    base = Catalog.load(theme, lang)
+    rec = Recording(base.theme, base.lang, base.files, base.terms)
+    object.__setattr__(rec, "log", [])
+    return rec
+
+
+def worst_names(players: int = 10) -> tuple[str, ...]:
+    """Twenty-character names; the first ten characters of two collide, so SMS needs its seat tags."""
+    names = [
+        f"{chr(65 + i)}{'abcdefghijklmnopqrstuvwxyz'[i : i + 9]}Worstcase{i:0>1}"[:20].ljust(20, "x")
+        for i in range(players)
+    ]
+    names[1] = names[0][:10] + "Collision1"
+    return tuple(names)
+
+
+def token_names(players: int, rng: random.Random, longest: int = 10) -> tuple[str, ...]:
+    """Distinct names that occur in no catalog text, none inside another, so a name in a text is unambiguous.
+
+    At most ten characters by default, so that SMS shows them whole."""
+    out: list[str] = []
+    while len(out) < players:
+        name = "Q" + "".join(rng.choice("zqxjkvw") for _ in range(rng.randint(3, longest - 1)))
+        if all(name not in o and o not in name for o in out):
+            out.append(name)
+    return tuple(out)
+
+
+def play(players: int, seed: int) -> Iterator[tuple[GameState, GameState, tuple[Event, ...]]]:
+    """A random game: (state before, state after, events) for the deal and for every action."""
+    rng = random.Random(seed)
+    state = new_game(players, seed=seed)
+    yield state, state, opening_events(state)
+    while state.phase is not Phase.GAME_OVER:
+        owed = awaiting(state)
+        if state.phase is Phase.ELECTION and rng.random() < 0.15:
+            # Sometimes a voter changes an earlier vote.
+            owed = tuple(s for s in range(players) if legal_actions(state, s))
+        seat = rng.choice(owed)
+        action = rng.choice(legal_actions(state, seat))
+        before = state
+        state, events = apply(state, action)
+        yield before, state, events
+
+
+# --- a corpus: every message kind, at its longest --------------------------------------------------------
+
+
+def _base_view(players: int = 10) -> PlayerView:
+    return view_for(new_game(players, seed=7, first_president=0), 0)
+
+
+def corpus_views() -> list[PlayerView]:
+    """A view for every kind of prompt, with the longest lists and card names the rules allow."""
+    v = _base_view()
+    p = v.public
+    targets = tuple(range(1, 10))
+
+    def at(phase: Phase, actions: tuple[Any, ...], **changes: Any) -> PlayerView:
+        public = dataclasses.replace(
+            p, phase=phase, president=0, chancellor=changes.pop("chancellor", 1), **changes.pop("public", {})
+        )
+        return dataclasses.replace(v, public=public, legal_actions=actions, **changes)
+
+    five_alive = {"alive": (True,) * 5 + (False,) * 5, "term_limited": (3,)}
+    return [
+        v,
+        at(
+            Phase.NOMINATION,
+            tuple(NominateChancellor(0, t) for t in (1, 2, 4)),
+            chancellor=None,
+            public=five_alive,
+        ),
+        at(Phase.ELECTION, (CastVote(0, True), CastVote(0, False))),
+        at(Phase.ELECTION, (CastVote(0, True), CastVote(0, False)), vote=False),
+        at(Phase.LEGISLATIVE_PRESIDENT, (DiscardPolicy(0, F), DiscardPolicy(0, L)), hand=(F, F, L)),
+        at(Phase.LEGISLATIVE_PRESIDENT, (DiscardPolicy(0, F),), hand=(F, F, F)),
+        at(
+            Phase.LEGISLATIVE_CHANCELLOR,
+            (EnactPolicy(0, F), EnactPolicy(0, L), ProposeVeto(0)),
+            hand=(F, L),
+            may_veto=True,
+            chancellor=0,
+        ),
+        at(Phase.LEGISLATIVE_CHANCELLOR, (EnactPolicy(0, F), EnactPolicy(0, L)), hand=(F, L), chancellor=0),
+        at(Phase.VETO, (AnswerVeto(0, True), AnswerVeto(0, False))),
+        at(Phase.INVESTIGATE, tuple(InvestigateLoyalty(0, t) for t in targets)),
+        at(Phase.SPECIAL_ELECTION, tuple(CallSpecialElection(0, t) for t in targets)),
+        at(Phase.EXECUTION, tuple(ExecutePlayer(0, t) for t in targets)),
+    ]
+
+
+def corpus_knowledge() -> list[PlayerView]:
+    """Views whose 'what do I know' is long: many governments, investigations and peeks, a hand and a vote."""
+    v = _base_view()
+    sessions = (
+        KnownSession(0, 1, (F, F, F), F, (F, F), F, False),
+        KnownSession(0, 2, (F, F, L), L, (F, F), None, True),
+        KnownSession(3, 0, None, None, (F, L), L, False),
+        KnownSession(4, 0, None, None, (F, F), None, True),
+        KnownSession(0, 5, (F, F, F), F, (F, F), F, True),
+    )
+    rich = dataclasses.replace(
+        v,
+        role=Role.FASCIST,
+        party=Party.FASCIST,
+        known_roles=((1, Role.HITLER), (2, Role.FASCIST), (3, Role.FASCIST)),
+        hand=(F, F, F),
+        passed=(F, F),
+        vote=True,
+        sessions=sessions,
+        investigations=((6, Party.LIBERAL), (7, Party.FASCIST)),
+        peeks=((F, F, F), (L, F, F)),
+    )
+    return [
+        v,
+        rich,
+        dataclasses.replace(rich, role=Role.HITLER, known_roles=()),
+        dataclasses.replace(rich, role=Role.LIBERAL, party=Party.LIBERAL, known_roles=()),
+    ]
+
+
+def corpus_boards() -> list[PublicView]:
+    """Public views in every phase, with long lists (term limits, executions, not-Hitler, investigations)."""
+    p = _base_view().public
+    busy = dataclasses.replace(
+        p,
+        alive=(True,) * 8 + (False,) * 2,
+        term_limited=(3, 4),
+        not_hitler=(1, 2, 3, 4, 5, 6),
+        investigations=((0, 5), (1, 6)),
+        veto_unlocked=True,
+        liberal_policies=4,
+        fascist_policies=5,
+        election_tracker=2,
+        draw_pile=12,
+        discard_pile=10,
+        votes_cast=9,
+    )
+    out = [p]
+    for phase in Phase:
+        if phase is Phase.GAME_OVER:
+            continue
+        awaiting_ = () if phase is Phase.ELECTION else (0,)
+        out.append(
+            dataclasses.replace(
+                busy,
+                phase=phase,
+                president=0,
+                chancellor=None if phase is Phase.NOMINATION else 1,
+                awaiting=awaiting_,
+            )
+        )
+    out.append(
+        dataclasses.replace(
+            busy,
+            phase=Phase.NOMINATION,
+            president=0,
+            chancellor=None,
+            awaiting=(0,),
+            alive=(True,) * 5 + (False,) * 5,
+            term_limited=(3,),
+        )
+    )
+    roles = (Role.HITLER,) + (Role.FASCIST,) * 3 + (Role.LIBERAL,) * 6
+    out.append(
+        dataclasses.replace(
+            busy,
+            phase=Phase.GAME_OVER,
+            president=None,
+            chancellor=None,
+            awaiting=(),
+            winner=Party.FASCIST,
+            win_reason=WinReason.HITLER_ELECTED,
+            roles=roles,
+        )
+    )
+    return out
+
+
+def corpus_events() -> list[Event]:
+    """Every event class with every variant that changes its words, at ten players."""
+    votes_6_4 = tuple((s, s < 6) for s in range(10))
+    votes_5_5 = tuple((s, s % 2 == 0) for s in range(10))
+    roles = (Role.HITLER,) + (Role.FASCIST,) * 3 + (Role.LIBERAL,) * 6
+    out: list[Event] = [
+        ev.GameStarted(10),
+        ev.RoleDealt(0, Role.LIBERAL, ()),
+        ev.RoleDealt(0, Role.HITLER, ()),
+        ev.RoleDealt(0, Role.FASCIST, ((1, Role.HITLER), (2, Role.FASCIST), (3, Role.FASCIST))),
+        ev.RoleDealt(0, Role.HITLER, ((1, Role.FASCIST),)),  # 5-6 players
+        ev.RoleDealt(0, Role.FASCIST, ((1, Role.HITLER),)),
+        ev.PresidentialCandidateChosen(0, False),
+        ev.PresidentialCandidateChosen(0, True),
+        ev.ChancellorNominated(0, 1),
+        ev.VoteCast(0, True, False),
+        ev.VoteCast(0, False, True),
+        ev.VoteProgressed(9, 10),
+        ev.ElectionDecided(0, 1, votes_6_4, True),
+        ev.ElectionDecided(0, 1, votes_5_5, False),
+        ev.ElectionDecided(0, 1, tuple((s, True) for s in range(10)), True),
+        ev.ElectionDecided(0, 1, tuple((s, False) for s in range(10)), False),
+        ev.ElectionTrackerAdvanced(2),
+        ev.ElectionTrackerAdvanced(3),
+        ev.ChancellorNotHitler(1),
+        ev.TermLimitsCleared(),
+        ev.LegislativeSessionStarted(0, 1, False),
+        ev.LegislativeSessionStarted(0, 1, True),
+        ev.PoliciesDrawn(0, (F, F, F)),
+        ev.PolicyDiscarded(0, F),
+        ev.PolicyDiscarded(0, L),
+        ev.PoliciesHandedOver(0, 1),
+        ev.PoliciesReceived(1, (F, F), True),
+        ev.VetoProposed(1),
+        ev.VetoAnswered(0, True),
+        ev.VetoAnswered(0, False),
+        ev.PolicyEnacted(F, False, 4, 5),
+        ev.PolicyEnacted(L, True, 4, 5),
+        ev.VetoUnlocked(),
+        ev.DeckReshuffled(12),
+        ev.DrawPileShuffled((F, L, F)),
+        *(ev.PresidentialPowerGranted(0, power) for power in Power),
+        ev.LoyaltyInvestigated(0, 1),
+        ev.PartyMembershipSeen(0, 1, Party.FASCIST),
+        ev.PartyMembershipSeen(0, 1, Party.LIBERAL),
+        ev.SpecialElectionCalled(0, 1),
+        ev.PolicyPeekUsed(0),
+        ev.TopPoliciesSeen(0, (F, F, F)),
+        ev.PlayerExecuted(0, 1),
+        ev.GameEnded(Party.LIBERAL, WinReason.POLICIES, roles),
+        ev.GameEnded(Party.FASCIST, WinReason.POLICIES, roles),
+        ev.GameEnded(Party.LIBERAL, WinReason.HITLER_EXECUTED, roles),
+        ev.GameEnded(Party.FASCIST, WinReason.HITLER_ELECTED, roles),
+    ]
+    return out
+
+
+def corpus_log() -> list[Event]:
+    """A finished game's log with every kind of line the truth timeline writes."""
+    roles = (Role.HITLER,) + (Role.FASCIST,) * 3 + (Role.LIBERAL,) * 6
+    return [
+        ev.PoliciesDrawn(0, (F, F, L)),
+        ev.PolicyDiscarded(0, L),
+        ev.PoliciesReceived(1, (F, F), False),
+        ev.PolicyDiscarded(1, F),
+        ev.PolicyEnacted(F, False, 0, 1),
+        ev.PolicyEnacted(F, True, 0, 2),
+        ev.PoliciesDrawn(2, (F, F, F)),
+        ev.PolicyDiscarded(2, F),
+        ev.PoliciesReceived(3, (F, F), True),
+        ev.VetoProposed(3),
+        ev.VetoAnswered(2, True),
+        ev.PoliciesDrawn(4, (F, F, L)),
+        ev.PolicyDiscarded(4, F),
+        ev.PoliciesReceived(5, (F, L), True),
+        ev.VetoProposed(5),
+        ev.VetoAnswered(4, False),
+        ev.PoliciesReceived(5, (F, L), False),
+        ev.PolicyDiscarded(5, L),
+        ev.PolicyEnacted(F, False, 0, 3),
+        ev.PartyMembershipSeen(6, 7, Party.FASCIST),
+        ev.TopPoliciesSeen(8, (F, L, F)),
+        ev.PlayerExecuted(9, 0),
+        ev.GameEnded(Party.LIBERAL, WinReason.HITLER_EXECUTED, roles),
+    ]
+
+
+def corpus_violations() -> list[RuleViolation]:
+    """One instance of every rule violation, in a phase it can happen in."""
+    kinds = [
+        c
+        for c in vars(errors).values()
+        if isinstance(c, type) and issubclass(c, RuleViolation) and c is not RuleViolation
+    ]
+    out: list[RuleViolation] = []
+    for cls in kinds:
+        out.append(cls(0, Phase.LEGISLATIVE_CHANCELLOR))
+    out.append(errors.OutOfTurn(0, None))
+    out.extend(errors.OutOfTurn(0, phase) for phase in Phase)
+    return out
+
+
+def corpus(table: TableInfo, catalog: Catalog, *, sms: bool) -> list[Message]:
+    """Every message kind the renderer produces, each at its longest for ``table``."""
+    out: list[Message] = []
+    board_goes_on = dataclasses.replace(_base_view().public, alive=(True,) * 5 + (False,) * 5)
+    for event in corpus_events():
+        out += event_messages(event, None, table, catalog, sms=sms, board=board_goes_on)
+        for seat in event.audience.seats:
+            out += event_messages(event, seat, table, catalog, sms=sms, board=board_goes_on)
+    out += event_messages(ev.GameStarted(5), None, TableInfo(table.names[:5], table.theme), catalog, sms=sms)
+    for view in corpus_views():
+        message = prompt(view, table, catalog, sms=sms)
+        assert message is not None
+        out.append(message)
+    for view in corpus_knowledge():
+        out += knowledge_messages(view, table, catalog, sms=sms)
+    for public in corpus_boards():
+        out += board_messages(public, table, catalog, sms=sms)
+    out += truth_timeline(corpus_log(), table, catalog, sms=sms)
+    out += [violation_message(e, table, catalog, sms=sms) for e in corpus_violations()]
+    options = [table.name(s, sms=sms) for s in range(3)]
+    out += [input_message(p, table, catalog, sms=sms, text="x" * 300, options=options) for p in InputProblem]
+    return out
+
+
+# --- the deal -------------------------------------------------------------------------------------------
+
+
+def _deals(
+    players: int, seed: int, table: TableInfo, catalog: Catalog, sms: bool
+) -> dict[int, list[Message]]:
+    state = new_game(players, seed=seed)
+    return {
+        e.seat: event_messages(e, e.seat, table, catalog, sms=sms)
+        for e in opening_events(state)
+        if isinstance(e, ev.RoleDealt)
+    }
+
+
+@pytest.mark.parametrize("theme,lang", CATALOGS)
+@pytest.mark.parametrize("sms", [False, True])
+def test_every_deal_has_the_same_shape(theme: str, lang: str, sms: bool) -> None:
+    catalog = Catalog.load(theme, lang)
+    rng = random.Random(f"{theme}{lang}{sms}")
+    for players in range(5, 11):
+        for names in (
+            worst_names(players),
+            token_names(players, rng, 20),
+            tuple(f"P{i}" for i in range(players)),
+        ):
+            table = TableInfo(names, theme)
+            expected = deal_length(table, catalog, sms=sms)
+            roles_seen: set[Role] = set()
+            shapes: set[tuple[int, str, int, int]] = set()
+            for seed in range(
+                4
+            ):  # several deals at the same table: the length must not depend on who is what
+                state = new_game(players, seed=seed)
+                roles_seen.update(state.roles)
+                for messages in _deals(players, seed, table, catalog, sms).values():
+                    assert len(messages) == 1
+                    (m,) = messages
+                    lines = m.text.split("\n")
+                    assert m.secret and m.message_id == "deal-role" and not m.choices
+                    assert lines[-1] == DEAL_PAD * len(lines[-1]) and len(lines[-1]) >= DEAL_MIN_PAD
+                    shapes.add((len(messages), lines[0], len(lines), len(m.text)))
+            assert roles_seen == set(Role)
+            assert len(shapes) == 1, (players, shapes)
+            assert shapes.pop()[3] == expected
+            if sms:
+                assert expected <= SMS_LIMIT
+
+
+@pytest.mark.parametrize("players", range(5, 11))
+def test_the_deal_names_exactly_the_known_roles(players: int) -> None:
+    """Rules B1 items 4-6: who knows whom, for every role at every table size."""
+    names = token_names(players, random.Random(players))
+    table = TableInfo(names)
+    for theme, lang in CATALOGS:
+        catalog = Catalog.load(theme, lang)
+        for seed in range(3):
+            state = new_game(players, seed=seed)
+            for seat, (m,) in _deals(players, seed, table, catalog, False).items():
+                known = {s for s, _ in known_roles(state.roles, seat)}
+                named = {s for s, name in enumerate(names) if name in m.text}
+                assert named == known
+                role = state.roles[seat]
+                if role is Role.LIBERAL:
+                    assert not known
+                elif role is Role.HITLER:
+                    assert len(known) == (1 if players <= 6 else 0)
+                else:
+                    assert len(known) == 1 + ROLE_COUNTS[players][1] - 1
+
+
+# --- privacy over random games --------------------------------------------------------------------------
+
+# Message ids that may carry a secret; none of them may ever reach the public channel.
+SECRET_IDS = frozenset(
+    {
+        "private-header",
+        "vote-recorded",
+        "vote-changed",
+        "policy-discarded",
+        "party-membership-seen",
+        "top-policies-seen",
+        "prompt-vote-change",
+        "prompt-discard",
+        "prompt-enact",
+        "prompt-enact-veto",
+        "knowledge-title",
+        "know-hand",
+        "know-passed",
+        "know-vote",
+        "know-session-president",
+        "know-session-president-vetoed",
+        "know-session-chancellor",
+        "know-session-chancellor-vetoed",
+        "know-investigation",
+        "know-peek",
+        "truth-title",
+        "truth-session",
+        "truth-session-veto",
+        "truth-session-veto-refused",
+        "truth-chaos",
+        "truth-investigation",
+        "truth-peek",
+        "truth-execution",
+    }
+)
+SECRET_ID_PREFIXES = ("deal-",)
+# Public ids whose params may carry a vote word: the votes, all at once, after the last one is in.
+VOTE_REVEAL_IDS = frozenset({"election-elected", "election-rejected"})
+
+
+def _secret_words(catalog: Catalog) -> tuple[set[str], set[str]]:
+    """(role, party and card words; vote words) of a catalog."""
+    t = catalog.terms
+    hidden = {
+        t[k]
+        for k in (
+            "liberal",
+            "fascist",
+            "hitler",
+            "liberal_party",
+            "fascist_party",
+            "liberal_card",
+            "fascist_card",
+        )
+    }
+    return hidden, {t["ja"], t["nein"]}
+
+
+def _values(params: dict[str, object]) -> set[str]:
+    """Every list element of every string param (lists are joined with ', ')."""
+    out: set[str] = set()
+    for value in params.values():
+        if isinstance(value, str):
+            out.update(part.strip() for part in value.split(","))
+    return out
+
+
+def _check_public(
+    log: list[tuple[str, dict[str, object]]],
+    messages: list[Message],
+    catalog: Catalog,
+    state: GameState,
+    names: tuple[str, ...],
+    game_over: bool,
+) -> None:
+    hidden, votes = _secret_words(catalog)
+    for mid, params in log:
+        assert mid not in SECRET_IDS and not mid.startswith(SECRET_ID_PREFIXES), mid
+        if game_over:
+            continue
+        assert mid != "roles-revealed"
+        leaked = _values(params) & (hidden if mid in VOTE_REVEAL_IDS else hidden | votes)
+        assert not leaked, (mid, params)
+    for m in messages:
+        assert not m.secret and not m.choices
+        if game_over:
+            continue
+        for seat, name in enumerate(names):
+            for word in hidden:
+                # A role or party word right after a player's name ("Ann: Fascist", "Ann (Hitler)").
+                assert not re.search(re.escape(name) + r"\W{0,3}" + re.escape(word) + r"\b", m.text), m.text
+
+
+def _check_private(
+    event: Event,
+    seat: int,
+    messages: list[Message],
+    state: GameState,
+    catalog: Catalog,
+    names: tuple[str, ...],
+    sms: bool,
+) -> None:
+    header = catalog.text("private-header", sms=False)
+    for m in messages:
+        assert m.secret
+        assert m.text.split("\n")[0] in (header, catalog.text("private-header", sms=True))
+    if isinstance(event, ev.RoleDealt):
+        # The deal's length bound renders hypothetical deals too, so check the text, not the log: the
+        # names are unique tokens, so a name in the text is that player.
+        (m,) = messages
+        known = {s for s, _ in known_roles(state.roles, seat)}
+        assert {s for s, n in enumerate(names) if n in m.text} == known
+        role = state.roles[seat]
+        own = catalog.text(
+            "deal-role",
+            sms=sms,
+            role=catalog.term(role.value),
+            party=catalog.term(role.party.value + "_party"),
+        )
+        assert own in m.text
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    players=st.integers(5, 10),
+    seed=st.integers(0, 2**32),
+    which=st.sampled_from(CATALOGS),
+    sms=st.booleans(),
+)
+def test_no_message_tells_a_recipient_more_than_the_rules_allow(
+    players: int, seed: int, which: tuple[str, str], sms: bool
+) -> None:
+    catalog = recording(*which)
+    names = token_names(players, random.Random(seed))
+    table = TableInfo(names, which[0])
+    shown = names if not sms else table.sms_names
+    over = False
+    for before, after, events in play(players, seed):
+        board = public_view(after)
+        for event in events:
+            over = over or isinstance(event, ev.GameEnded)
+            catalog.log.clear()  # type: ignore[attr-defined]
+            public = event_messages(event, None, table, catalog, sms=sms, board=board)
+            public_log = list(catalog.log)  # type: ignore[attr-defined]
+            _check_public(public_log, public, catalog, after, shown, over)
+            for seat in range(players):
+                if not event.audience.includes(seat):
+                    with pytest.raises(AssertionError):
+                        event_messages(event, seat, table, catalog, sms=sms, board=board)
+                    continue
+                catalog.log.clear()  # type: ignore[attr-defined]
+                mine = event_messages(event, seat, table, catalog, sms=sms, board=board)
+                if event.audience.everyone:
+                    assert mine == public  # a public event reads the same for everyone
+                else:
+                    _check_private(event, seat, mine, after, catalog, shown, sms)
+        catalog.log.clear()  # type: ignore[attr-defined]
+        board_text = board_messages(board, table, catalog, sms=sms)
+        board_log = list(catalog.log)  # type: ignore[attr-defined]
+        _check_public(board_log, board_text, catalog, after, shown, after.phase is Phase.GAME_OVER)
+
+
+# --- prompts, knowledge, violations ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("players", range(5, 11))
+def test_prompts_offer_exactly_the_legal_actions(players: int) -> None:
+    theme, lang = CATALOGS[players % len(CATALOGS)]
+    catalog = Catalog.load(theme, lang)
+    table = TableInfo(token_names(players, random.Random(players)), theme)
+    for seed in range(3):
+        for _, state, _ in play(players, seed * 100 + players):
+            for seat in range(players):
+                view = view_for(state, seat)
+                for sms in (False, True):
+                    message = prompt(view, table, catalog, sms=sms)
+                    if not view.legal_actions:
+                        assert message is None
+                        continue
+                    assert message is not None
+                    assert tuple(c.action for c in message.choices) == view.legal_actions
+                    labels = [c.label for c in message.choices]
+                    assert len(set(labels)) == len(labels)
+                    shows_secret = bool(view.hand) or view.vote is not None
+                    assert message.secret == shows_secret
+                    if message.secret:
+                        assert message.text.split("\n")[0] == catalog.text("private-header", sms=sms)
+                    if sms:
+                        for i, label in enumerate(labels, 1):
+                            assert f"{i} {label}" in message.text
+                        assert len(message.text) <= SMS_LIMIT
+
+
+def test_knowledge_is_private_and_complete() -> None:
+    catalog = Catalog.load()
+    for players in (5, 7, 10):
+        names = token_names(players, random.Random(players))
+        table = TableInfo(names)
+        for _, state, _ in play(players, players):
+            for seat in range(players):
+                view = view_for(state, seat)
+                for sms in (False, True):
+                    messages = knowledge_messages(view, table, catalog, sms=sms)
+                    assert messages and all(m.secret for m in messages)
+                    text = "\n".join(m.text for m in messages)
+                    assert catalog.term(view.role.value) in text
+                    for other, _ in view.known_roles:
+                        assert table.name(other, sms=sms) in text
+                    for target, _ in view.investigations:
+                        assert table.name(target, sms=sms) in text
+                    if sms:
+                        assert all(len(m.text) <= SMS_LIMIT for m in messages)
+
+
+@pytest.mark.parametrize("theme,lang", CATALOGS)
+def test_violations_and_bad_input_get_a_clear_reply_without_secrets(theme: str, lang: str) -> None:
+    catalog = recording(theme, lang)
+    table = TableInfo(worst_names())
+    nothing_changed = catalog.text("nothing-changed")
+    phases = {catalog.text("phase-" + p.value.replace("_", "-")) for p in Phase} | {
+        catalog.text("phase-unknown")
+    }
+    for error in corpus_violations():
+        catalog.log.clear()  # type: ignore[attr-defined]
+        m = violation_message(error, table, catalog)
+        assert not m.secret and not m.choices and m.message_id == "violation-" + error.code
+        assert m.text.endswith(nothing_changed)
+        # Structurally secret-free: the only thing filled in is the (public) phase the game is in.
+        for mid, params in catalog.log:  # type: ignore[attr-defined]
+            assert mid.startswith(("violation-", "phase-", "nothing-changed"))
+            assert set(params) <= {"phase"} and set(params.values()) <= phases
+    for problem in InputProblem:
+        m = input_message(problem, table, catalog, text="nominate zzz", options=["A", "B"])
+        assert not m.secret and m.text.endswith(nothing_changed)
+    long = input_message(InputProblem.UNPARSEABLE, table, catalog, text="x" * 500)
+    assert "x" * 21 not in long.text
+
+
+def test_execution_says_not_hitler_only_when_the_game_goes_on() -> None:
+    catalog = Catalog.load()
+    table = TableInfo(tuple("ABCDEFG"))
+    goes_on = dataclasses.replace(_base_view(7).public, alive=(True,) * 6 + (False,))
+    over = dataclasses.replace(goes_on, phase=Phase.GAME_OVER)
+    e = ev.PlayerExecuted(0, 6)
+    assert [m.message_id for m in event_messages(e, None, table, catalog, board=goes_on)] == [
+        "player-executed",
+        "player-executed-not-hitler",
+    ]
+    assert [m.message_id for m in event_messages(e, None, table, catalog, board=over)] == ["player-executed"]
+    five = dataclasses.replace(goes_on, alive=(True,) * 5 + (False,) * 2)
+    assert [m.message_id for m in event_messages(e, None, table, catalog, board=five)][
+        -1
+    ] == "note-five-alive"
+
+
+def test_batch_messages_filters_by_audience_in_order() -> None:
+    catalog = Catalog.load()
+    table = TableInfo(tuple("ABCDEFG"))
+    state = new_game(7, seed=1)
+    events = opening_events(state)
+    board = public_view(state)
+    public = batch_messages(events, None, table, catalog, board=board)
+    assert [m.message_id for m in public] == ["game-started", "presidential-candidate"]
+    mine = batch_messages(events, 3, table, catalog, board=board)
+    assert [m.message_id for m in mine] == ["game-started", "deal-role", "presidential-candidate"]
+
+
+def test_the_truth_timeline_tells_every_government_after_the_end_only() -> None:
+    catalog = recording("classic", "en")
+    players = 7
+    table = TableInfo(token_names(players, random.Random(0)))
+    for seed in range(5):
+        log: list[Event] = []
+        for _, state, events in play(players, seed):
+            log.extend(events)
+        assert state.phase is Phase.GAME_OVER
+        with pytest.raises(ValueError):
+            truth_timeline([e for e in log if not isinstance(e, ev.GameEnded)], table, catalog)
+        catalog.log.clear()  # type: ignore[attr-defined]
+        messages = truth_timeline(log, table, catalog)
+        ids = [mid for mid, _ in catalog.log]  # type: ignore[attr-defined]
+        assert len(messages) == 1 and not messages[0].secret
+        assert sum(mid.startswith("truth-session") for mid in ids) == len(state.history.sessions)
+        assert ids.count("truth-investigation") == len(state.history.investigations)
+        assert ids.count("truth-peek") == len(state.history.peeks)
+        assert ids.count("truth-execution") == state.alive.count(False)
+        sms = truth_timeline(log, table, catalog, sms=True)
+        assert all(len(m.text) <= SMS_LIMIT and is_gsm7(m.text) for m in sms)
+
+
+def test_sms_names_are_short_distinct_and_gsm7() -> None:
+    table = TableInfo(worst_names()[:9] + ("Zoë 😀 Łukasz",))
+    short = table.sms_names
+    assert len(set(short)) == len(short)
+    assert all(0 < len(n) <= 10 and is_gsm7(n) for n in short)
+    assert short[-1].startswith("Zoe")
