@@ -106,6 +106,7 @@ _policy_enacted_event = cache(PolicyEnacted)
 _new = object.__new__
 _F, _L = Policy.FASCIST, Policy.LIBERAL
 _HITLER = Role.HITLER
+_POLICY_PEEK = Power.POLICY_PEEK
 # Enum member lookups cost about 150 ns each in CPython 3.11; the hot paths use these module aliases.
 _PHASE_NOMINATION = Phase.NOMINATION
 _PHASE_ELECTION = Phase.ELECTION
@@ -374,7 +375,7 @@ def _advance_election_tracker(s: GameState, events: list[Event]) -> None:
         s.draw_pile = draw[1:]
         # Chaos: term limits are forgotten until the next successful election.
         s.last_president = s.last_chancellor = None
-        if not _policy_enacted(s, events, draw[0], by_chaos=True):
+        if not _policy_enacted(s, events, draw[0], True):
             return
         events.append(TermLimitsCleared())
     _next_presidency(s, events)
@@ -419,16 +420,16 @@ def _enact(s: GameState, action: EnactPolicy, events: list[Event]) -> None:
     policy = hand[hand.index(action.policy)]
     other = hand[1] if hand[0] is policy else hand[0]
     s.discard_pile += (other,)
-    _end_session(s, enacted=policy)
+    _end_session(s, policy, s.veto_refused)
     events.append(_policy_discarded(action.seat, other))
-    if not _policy_enacted(s, events, policy, by_chaos=False):
+    if not _policy_enacted(s, events, policy, False):
         return
     president = s.president
     assert president is not None
     power = power_for(s.players, s.fascist_policies) if policy is _F else None
     if power is None:
         _next_presidency(s, events)
-    elif power is Power.POLICY_PEEK:
+    elif power is _POLICY_PEEK:
         # The peek asks nothing of the President: the top three are shown and play moves on.
         top = s.draw_pile[:3]
         h = s.history
@@ -448,12 +449,12 @@ _POWER_PHASE = {
 }
 
 
-def _end_session(s: GameState, *, enacted: Policy | None) -> None:
+def _end_session(s: GameState, enacted: Policy | None, veto_proposed: bool) -> None:
     president, chancellor, discard = s.president, s.chancellor, s.president_discard
     assert president is not None and chancellor is not None and discard is not None
     # Whatever the President drew is what the Chancellor received plus the President's discard.
     drawn = tuple(sorted(s.hand + (discard,)))
-    session = Session(president, chancellor, drawn, discard, s.hand, enacted, s.veto_proposed)
+    session = Session(president, chancellor, drawn, discard, s.hand, enacted, veto_proposed)
     h = s.history
     s.history = History(h.sessions + (session,), h.investigations, h.peeks, h.not_hitler, h.reshuffles)
     s.hand = ()
@@ -488,13 +489,13 @@ def _answer_veto(s: GameState, action: AnswerVeto, events: list[Event]) -> None:
         events.append(_policies_received(chancellor, s.hand, False))
         return
     s.discard_pile += s.hand
-    _end_session(s, enacted=None)
+    _end_session(s, None, True)
     # The vetoed session has ended: reshuffle first, then the tracker (which may bring chaos).
     _reshuffle_if_needed(s, events)
     _advance_election_tracker(s, events)
 
 
-def _policy_enacted(s: GameState, events: list[Event], policy: Policy, *, by_chaos: bool) -> bool:
+def _policy_enacted(s: GameState, events: list[Event], policy: Policy, by_chaos: bool) -> bool:
     """Track, tracker, win check, reshuffle check, in that order; False if the game ended."""
     if policy is _F:
         s.fascist_policies += 1
