@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 import random
-import secrets
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -19,7 +18,7 @@ from typing import Any, Final, Protocol
 from . import record as records
 from . import render
 from .bots import ComputerPlayer, Memory
-from .catalog import DEFAULT_LANGUAGE, DEFAULT_THEME, Catalog, UnknownCatalog
+from .catalog import DEFAULT_LANGUAGE, DEFAULT_THEME, Catalog, UnknownCatalog, sms_segments
 from .commands import (
     AddComputers,
     Ask,
@@ -33,6 +32,7 @@ from .commands import (
     MovePhone,
     MoveSeat,
     OpenTable,
+    OptOut,
     Query,
     RecordVotes,
     RemoveSeat,
@@ -67,19 +67,25 @@ from .engine import (
 )
 from .engine.types import MAX_PLAYERS, MIN_PLAYERS
 from .render import InputProblem, Message, TableInfo
-from .store import SeatRow, Store, TableRow
+from .store import OutboxRow, SeatRow, Store, TableRow
 
 log = logging.getLogger(__name__)
 
 CODE_ALPHABET: Final = "ACDEFHJKMNPRTUVWXY3479"
 """Join-code characters: no look-alikes (0/O, 1/I/L, 2/Z, 5/S, 6/G, 8/B) and no vowels that spell words."""
 CODE_LENGTH: Final = 5
+ID_ALPHABET: Final = "abcdefghijkmnpqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789"
+ID_LENGTH: Final = 12
+"""A table's own id (about 70 bits): it names the table in button data and, later, in its screen's URL."""
 NAME_LIMIT: Final = 20
 """Display names are cut to this many characters."""
 COMPUTER_CHANNEL: Final = "computer"
 """The channel of computer players: nothing is ever sent to it."""
 SMS_CHANNELS: Final = frozenset({"sms"})
 """Channels whose messages must fit one SMS."""
+PUBLIC_RESULTS: Final = "public_results"
+"""Table option: ``"host"`` sends public results to the host's phone only, not to every SMS seat (cost)."""
+PUBLIC_TO_HOST: Final = "host"
 
 LOBBY_MESSAGES: Final = (
     "table-opened",
@@ -114,6 +120,11 @@ LOBBY_MESSAGES: Final = (
     "rules-summary",
     "physical-vote-prompt",
     "game-not-started",
+    "seated-elsewhere",
+    "player-opted-out",
+    "public-results-host",
+    "public-results-all",
+    "sms-cost",
 )
 """Message ids the service renders itself (everything else comes from ``render``); a test checks the catalogs."""
 
@@ -267,10 +278,13 @@ class Service:
         seed: Callable[[], int] = new_seed,
         computer: ComputerPlayer | None = None,
         drive_computers: bool = True,
+        codes: random.Random | None = None,
     ) -> None:
         self.store = store
         self.clock = clock
         self.seed = seed
+        # Table ids and join codes must be unguessable; tests pass a seeded Random for repeatable transcripts.
+        self.codes = codes or random.SystemRandom()
         self.computer = computer or ComputerPlayer()
         self.drive_computers = drive_computers
         self._tables: dict[str, Table] = {}
@@ -338,6 +352,9 @@ class Service:
             case Join():
                 self._join(inbound, command, out, now, touched)
                 return
+            case OptOut():
+                self._opt_out(inbound, out)
+                return
             case _:
                 pass
         table = self._table_for(inbound)
@@ -381,7 +398,7 @@ class Service:
                 self._set_language(table, seat, lang, reply, out, now)
             case SetTheme(theme=theme):
                 self._set_theme(table, theme, reply, out, now)
-            case OpenTable() | Join():
+            case OpenTable() | Join() | OptOut():
                 raise AssertionError("handled above")
 
     def _table_for(self, inbound: Inbound) -> Table | None:
@@ -418,8 +435,15 @@ class Service:
             yield table.row.public_channel, table.row.public_address, DEFAULT_LANGUAGE
             return
         for seat in table.seats:
-            if not seat.computer:
+            if not seat.computer and self._gets_public(table, seat):
                 yield seat.channel, seat.address, seat.language
+
+    @staticmethod
+    def _gets_public(table: Table, seat: SeatRow) -> bool:
+        """False for an SMS seat when the host chose "host phone only" (``public_results``): the host reads out."""
+        if table.row.options.get(PUBLIC_RESULTS) != PUBLIC_TO_HOST or seat.channel not in SMS_CHANNELS:
+            return True
+        return table.is_host(seat.channel, seat.address)
 
     # --- the lobby ---------------------------------------------------------------------------------------
 
@@ -432,7 +456,7 @@ class Service:
         except UnknownCatalog:
             self._say(out, reply, DEFAULT_THEME, "unknown-theme", theme=theme)
             return
-        table_id = secrets.token_urlsafe(9)
+        table_id = "".join(self.codes.choice(ID_ALPHABET) for _ in range(ID_LENGTH))
         code = self._new_code()
         public = command.public and inbound.chat is not None
         row = TableRow(
@@ -463,7 +487,7 @@ class Service:
 
     def _new_code(self) -> str:
         while True:
-            code = "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
+            code = "".join(self.codes.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
             if self.store.table_by_code(code) is None:
                 return code
 
@@ -487,6 +511,9 @@ class Service:
         if table.seat_of(inbound.channel, inbound.address) is not None:
             self._say(out, reply, row.theme, "already-seated")
             return
+        if self._seated_elsewhere(inbound.channel, inbound.address, row.id):
+            self._say(out, reply, row.theme, "seated-elsewhere")
+            return
         if len(table.seats) >= MAX_PLAYERS:
             self._say(out, reply, row.theme, "table-full", most=MAX_PLAYERS)
             return
@@ -496,6 +523,27 @@ class Service:
         self.store.replace_seats(row.id, table.seats)
         self._say(out, reply, row.theme, "table-joined", name=name, players=len(table.seats))
         self._announce_seats(table, out, "seat-taken", name=name)
+
+    def _seated_elsewhere(self, channel: str, address: str, table_id: str) -> bool:
+        """True if this address has a seat in a game under way at another table (its inputs would go astray)."""
+        for row in self.store.tables_of(channel, address):
+            other = self.table(row.id) if row.id != table_id and row.status in ("playing", "paused") else None
+            if other is not None and other.seat_of(channel, address) is not None:
+                return True
+        return False
+
+    def _opt_out(self, inbound: Inbound, out: Outgoing) -> None:
+        """The sender's channel will not deliver to them any more: drop what waits, tell their tables' hosts."""
+        self.store.drop_pending(inbound.channel, inbound.address)
+        for row in self.store.tables_of(inbound.channel, inbound.address):
+            table = self.table(row.id)
+            seat = None if table is None else table.seat_of(inbound.channel, inbound.address)
+            if table is None or seat is None or table.is_host(inbound.channel, inbound.address):
+                continue
+            language = next((s.language for s in table.seats if table.is_host(s.channel, s.address)), DEFAULT_LANGUAGE)
+            host = Reply(table.row.host_channel, table.row.host_address, language)
+            out.table_id = table.row.id
+            self._say(out, host, table.row.theme, "player-opted-out", name=table.seats[seat].name)
 
     def _announce_seats(self, table: Table, out: Outgoing, message_id: str, **params: Any) -> None:
         seating = ", ".join(f"{i + 1}. {s.name}" for i, s in enumerate(table.seats))
@@ -574,9 +622,11 @@ class Service:
         del setup["actions"]
         game = table.row.game + 1
         # The join code stops taking players; the table keeps its own id for everything after.
+        options = {**table.row.options, "started": now}  # the SMS cost of this game counts from here
         self.store.update_table(table.row.id, now, status="playing", code=None, setup=setup, game=game,
-                                decision_step=0)
-        table.row = replace(table.row, status="playing", code=None, setup=setup, game=game, decision_step=0)
+                                decision_step=0, options=options)
+        table.row = replace(table.row, status="playing", code=None, setup=setup, game=game, decision_step=0,
+                            options=options)
         table.state, table.actions, table.log = state, [], []
         table.memories = {s.position: Memory(s.position) for s in table.seats if s.computer}
         self._announce_seats(table, out, "game-starting")
@@ -748,7 +798,8 @@ class Service:
                 continue
             sms = seat.channel in SMS_CHANNELS
             catalog = self._catalog(table.row.theme, seat.language)
-            mine = [e for e in events if e.audience.includes(seat.position) and not (group and e.audience.everyone)]
+            public = not group and self._gets_public(table, seat)
+            mine = [e for e in events if e.audience.includes(seat.position) and (public or not e.audience.everyone)]
             for message in render.batch_messages(mine, seat.position, info, catalog, board=board, sms=sms):
                 out.add(seat.channel, seat.address, message, decision=decision)
             if seat.position in waiting and not physical:
@@ -857,6 +908,29 @@ class Service:
                     return
                 self._tell(table, out, "rematch")
                 self._start(table, reply, out, now)
+            case HostCommand.PUBLIC_TO_HOST | HostCommand.PUBLIC_TO_ALL:
+                to_host = command is HostCommand.PUBLIC_TO_HOST
+                options = {**table.row.options, PUBLIC_RESULTS: PUBLIC_TO_HOST if to_host else "all"}
+                table.row = replace(table.row, options=options)
+                self.store.update_table(table.row.id, now, options=options)
+                if to_host:
+                    self._say(out, reply, theme, "public-results-host")
+                else:
+                    self._say(out, reply, theme, "public-results-all")
+            case HostCommand.COST:
+                self._say(out, reply, theme, "sms-cost", segments=self._sms_segments(table))
+
+    def _sms_segments(self, table: Table) -> int:
+        """SMS segments this table's game has sent or queued; rows the channel sent as one SMS share a sent time."""
+        since = float(table.row.options.get("started", 0.0))
+        sent: dict[tuple[str, float], list[str]] = {}
+        segments = 0
+        for address, sent_at, text in self.store.outbox_texts(table.row.id, sorted(SMS_CHANNELS), since):
+            if sent_at is None:
+                segments += sms_segments(text)
+            else:
+                sent.setdefault((address, sent_at), []).append(text)
+        return segments + sum(sms_segments("\n".join(texts)) for texts in sent.values())
 
     def _set_status(self, table: Table, status: str, now: float) -> None:
         table.row = replace(table.row, status=status)
@@ -886,7 +960,7 @@ class Service:
         if found is None:
             self._say(out, reply, table.row.theme, "seating-mismatch", seating=", ".join(table.names))
             return
-        code = "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH + 2))
+        code = "".join(self.codes.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH + 2))
         moves = dict(table.row.options.get("move_codes", {}))
         moves[code] = table.names.index(found)
         options = {**table.row.options, "move_codes": moves}
@@ -1027,23 +1101,50 @@ class Sender:
         self.max_attempts = max_attempts
 
     def deliver_due(self, limit: int = 100) -> int:
-        """Try every message that is due on a channel we have; returns how many were delivered."""
+        """Try every message that is due on a channel we have; returns how many were delivered.
+
+        A channel with ``send_batch(address, bodies)`` gets every due message of one address at once, oldest
+        first (it may fold them into fewer sends), and answers each with None (delivered) or its failure.
+        """
         now = self.clock()
         delivered = 0
-        for row in self.store.due(now, limit, channels=list(self.channels)):
+        due = self.store.due(now, limit, channels=list(self.channels))
+        settled: set[int] = set()
+        for row in due:
+            if row.id in settled:
+                continue
             channel = self.channels[row.channel]
-            try:
-                channel.send(row.address, {**row.body, "message_id": row.message_id})
-            except TemporaryFailure as exc:
-                if row.attempts + 1 >= self.max_attempts:
-                    self.store.mark_failed(row.id, str(exc))
-                else:
-                    backoff = exc.retry_after if exc.retry_after is not None else min(2.0**row.attempts, 300.0)
-                    self.store.mark_retry(row.id, now + backoff, str(exc))
-                continue
-            except PermanentFailure as exc:
-                self.store.mark_failed(row.id, str(exc))
-                continue
-            self.store.mark_sent(row.id, self.clock())
-            delivered += 1
+            send_batch = getattr(channel, "send_batch", None)
+            if send_batch is None:
+                rows = [row]
+                results: list[Exception | None] = [self._attempt(channel, row)]
+            else:
+                rows = [r for r in due if (r.channel, r.address) == (row.channel, row.address)]
+                results = list(send_batch(row.address, [{**r.body, "message_id": r.message_id} for r in rows]))
+            for each, result in zip(rows, results, strict=True):
+                settled.add(each.id)
+                delivered += self._settle(each, result, now)
         return delivered
+
+    @staticmethod
+    def _attempt(channel: Channel, row: OutboxRow) -> Exception | None:
+        try:
+            channel.send(row.address, {**row.body, "message_id": row.message_id})
+        except (TemporaryFailure, PermanentFailure) as exc:
+            return exc
+        return None
+
+    def _settle(self, row: OutboxRow, result: Exception | None, now: float) -> int:
+        """Record one message's delivery attempt; 1 if it was delivered."""
+        if isinstance(result, TemporaryFailure):
+            if row.attempts + 1 >= self.max_attempts:
+                self.store.mark_failed(row.id, str(result))
+            else:
+                backoff = result.retry_after if result.retry_after is not None else min(2.0**row.attempts, 300.0)
+                self.store.mark_retry(row.id, now + backoff, str(result))
+            return 0
+        if result is not None:
+            self.store.mark_failed(row.id, str(result))
+            return 0
+        self.store.mark_sent(row.id, self.clock())
+        return 1
