@@ -58,10 +58,8 @@ class ConsoleChannel:
     def send(self, address: str, body: dict[str, Any]) -> None:
         """Print one message (with its numbered options, if it is a prompt)."""
         text = str(body.get("text", ""))
-        if body.get("message_id") == "vote-progress":
-            # A group chat edits one counter in place; a terminal shows it only while someone is watching.
-            if self.output.isatty():
-                print(f"\r{text}", end="", file=self.output, flush=True)
+        if body.get("message_id") == "vote-progress" and not self.output.isatty():
+            # A group chat edits one counter in place; a printed story (--watch, a pipe) leaves it out.
             return
         choices = body.get("choices") or []
         if choices:
