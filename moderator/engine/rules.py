@@ -187,8 +187,7 @@ def awaiting(state: GameState) -> tuple[Seat, ...]:
     """The seats that owe a decision now (several during a vote; none once the game is over)."""
     phase = state.phase
     if phase is _PHASE_ELECTION:
-        alive = state.alive
-        return tuple([seat for seat, vote in enumerate(state.votes) if vote is None and alive[seat]])
+        return _SEATS_IN_MASK[state.unvoted]
     if phase is _PHASE_LEGISLATIVE_CHANCELLOR:
         assert state.chancellor is not None
         return (state.chancellor,)
@@ -296,6 +295,8 @@ def _nominate(s: GameState, action: NominateChancellor, events: list[Event]) -> 
         raise IneligibleChancellor(action.seat, s.phase)
     s.chancellor = target
     s.phase = _PHASE_ELECTION
+    alive = s.alive
+    s.unvoted = sum([1 << seat for seat in range(s.players) if alive[seat]])
     events.append(_chancellor_nominated(action.seat, target))
 
 
@@ -305,12 +306,12 @@ def _cast_vote(s: GameState, action: CastVote, events: list[Event]) -> None:
         raise OutOfTurn(action.seat, s.phase)
     seat, votes, ja = action.seat, s.votes, action.ja
     changed = votes[seat] is not None
-    votes = s.votes = votes[:seat] + (ja,) + votes[seat + 1 :]
+    s.votes = votes[:seat] + (ja,) + votes[seat + 1 :]
     events.append(_VOTE_CAST[seat][ja][changed])
-    voters = s.alive.count(True)
-    cast = len(votes) - votes.count(None)
-    if cast < voters:
-        events.append(_VOTE_PROGRESSED[cast][voters])
+    unvoted = s.unvoted = s.unvoted & ~(1 << seat)
+    if unvoted:
+        voters = s.alive.count(True)
+        events.append(_VOTE_PROGRESSED[voters - unvoted.bit_count()][voters])
     else:
         _decide_election(s, events)
 
@@ -364,6 +365,10 @@ def _decide_election(s: GameState, events: list[Event]) -> None:
 
 
 _NO_VOTES: tuple[tuple[None, ...], ...] = tuple((None,) * n for n in range(MAX_PLAYERS + 1))
+_SEATS_IN_MASK: tuple[tuple[Seat, ...], ...] = tuple(
+    tuple(seat for seat in range(MAX_PLAYERS) if mask >> seat & 1) for mask in range(1 << MAX_PLAYERS)
+)
+"""The seats whose bits are set, for every mask: who still owes a vote, without a loop per call."""
 
 
 def _advance_election_tracker(s: GameState, events: list[Event]) -> None:

@@ -101,6 +101,8 @@ class GameState:
     alive: tuple[bool, ...]
     votes: tuple[bool | None, ...]
     """The open vote, per seat: True for Ja, False for Nein, None for not (yet) voted."""
+    unvoted: int
+    """The open vote's living seats that have not voted yet, as a bit mask (bit i: seat i); 0 otherwise."""
     hand: tuple[Policy, ...]
     """The President's three policies, then the Chancellor's two."""
     president_discard: Policy | None
@@ -261,6 +263,7 @@ def new_game(
         last_chancellor=None,
         alive=(True,) * players,
         votes=(None,) * players,
+        unvoted=0,
         hand=(),
         president_discard=None,
         veto_refused=False,
