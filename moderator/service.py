@@ -419,7 +419,7 @@ class Service:
         except UnknownCatalog:
             return Catalog.load(theme, DEFAULT_LANGUAGE)
 
-    def _say(self, out: Outgoing, to: Reply, theme: str, message_id: str, **params: Any) -> None:
+    def _say(self, out: Outgoing, to: Reply, theme: str, message_id: str, /, **params: Any) -> None:
         """A private reply from the service's own messages (lobby, host controls)."""
         sms = to.channel in SMS_CHANNELS
         text = self._catalog(theme, to.language).text(message_id, sms=sms, **params)
