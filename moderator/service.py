@@ -1055,7 +1055,7 @@ def _payload(event: Event) -> str:
 
 def _clean_name(name: str) -> str:
     """A display name: printable, single-spaced, at most ``NAME_LIMIT`` characters."""
-    cleaned = " ".join("".join(c for c in name if c.isprintable()).split())
+    cleaned = " ".join("".join(c for c in name if c.isprintable() or c.isspace()).split())
     return cleaned[:NAME_LIMIT].strip()
 
 
