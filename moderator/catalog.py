@@ -43,6 +43,20 @@ def is_gsm7(text: str) -> bool:
     return all(c in GSM7_BASIC for c in text)
 
 
+GSM7_EXTENSION: Final = frozenset("^{}\\[~]|€\f")
+"""Characters GSM-7 reaches through an escape: two septets each."""
+
+
+def sms_segments(text: str) -> int:
+    """How many SMS segments ``text`` costs: 160 GSM-7 septets in one, 153 per part when concatenated; any
+    other character makes it UCS-2 (70 in one, 67 per part)."""
+    if all(c in GSM7_BASIC or c in GSM7_EXTENSION for c in text):
+        septets = sum(2 if c in GSM7_EXTENSION else 1 for c in text)
+        return 1 if septets <= SMS_LIMIT else -(-septets // 153)
+    units = len(text.encode("utf-16-le")) // 2
+    return 1 if units <= 70 else -(-units // 67)
+
+
 def to_gsm7(text: str) -> str:
     """``text`` with every character outside GSM-7 replaced by its unaccented letter, or dropped."""
     out: list[str] = []

@@ -24,6 +24,12 @@ class HostCommand(StrEnum):
     NUDGE = "nudge"
     END = "end"
     REMATCH = "rematch"
+    PUBLIC_TO_HOST = "public-to-host"
+    """Public results go to the host's phone only, not to every SMS seat (they cost money per message)."""
+    PUBLIC_TO_ALL = "public-to-all"
+    """Public results go to every seat again (the default)."""
+    COST = "cost"
+    """How many SMS segments the running game has sent so far."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,6 +147,12 @@ class SetLanguage:
 
 
 @dataclass(frozen=True, slots=True)
+class OptOut:
+    """The sender opted out of this channel (an SMS ``STOP``): nothing waiting for them is sent, and the host of
+    every table they sit at is told."""
+
+
+@dataclass(frozen=True, slots=True)
 class SetTheme:
     """The host sets the table's theme."""
 
@@ -163,6 +175,7 @@ Command = (
     | MovePhone
     | SetLanguage
     | SetTheme
+    | OptOut
 )
 
 

@@ -13,6 +13,8 @@ Who gets what (the service delivers, transports only format):
   reveal) has ``secret=True`` and starts with the neutral ``private-header`` line.
 * ``sms=True`` picks the catalog's short variants, shortens names to ``SMS_NAME_LENGTH`` GSM-7 characters and
   writes a prompt's numbered options into its text (SMS has no buttons); every such message fits one SMS.
+  SMS costs per message, so it skips confirmations of the player's own choice (votes, discards) and the vote
+  counter, and the truth timeline becomes one line pointing to the table screen and the game record.
 
 The deal: every seat's ``RoleDealt`` renders to exactly one message with the same first line, the same number
 of lines and the same length, whatever the role. The body is padded with a closing line of dashes up to
@@ -315,6 +317,8 @@ def _nominated(e: Event, w: _Words, board: PublicView | None) -> list[Message]:
 @_renders(VoteCast)
 def _vote_cast(e: Event, w: _Words, board: PublicView | None) -> list[Message]:
     assert isinstance(e, VoteCast)
+    if w.sms:
+        return []  # SMS costs per message: a reply that is not understood gets an answer, silence means it worked
     mid = "vote-changed" if e.changed else "vote-recorded"
     # A vote is secret until the last one is in: keep it off the lock screen.
     return [w.message(mid, [w.t(mid, vote=w.vote(e.ja))], secret=True)]
@@ -323,6 +327,8 @@ def _vote_cast(e: Event, w: _Words, board: PublicView | None) -> list[Message]:
 @_renders(VoteProgressed)
 def _vote_progress(e: Event, w: _Words, board: PublicView | None) -> list[Message]:
     assert isinstance(e, VoteProgressed)
+    if w.sms:
+        return []  # a counter a group chat edits in place; by SMS it would buzz every phone at every vote
     return [w.message("vote-progress", [w.t("vote-progress", cast=e.votes_cast, voters=e.voters)])]
 
 
@@ -384,6 +390,8 @@ def _shown_by_prompt(e: Event, w: _Words, board: PublicView | None) -> list[Mess
 @_renders(PolicyDiscarded)
 def _discarded(e: Event, w: _Words, board: PublicView | None) -> list[Message]:
     assert isinstance(e, PolicyDiscarded)
+    if w.sms:
+        return []  # the player just chose it; SMS costs per message
     return [w.message("policy-discarded", [w.t("policy-discarded", card=w.card(e.policy))], secret=True)]
 
 
@@ -811,6 +819,9 @@ def truth_timeline(
         raise ValueError("the truth timeline exists only for a finished game")
     roles = ended[-1].roles
     w = _Words(table, catalog, sms)
+    if sms:
+        # Too long for SMS: one segment that points to the table screen and the game record.
+        return [w.message("truth-title", [w.t("truth-title")])]
     lines = [w.t("truth-title")]
     number = 0
     drawn: tuple[Policy, ...] | None = None

@@ -86,6 +86,9 @@ SMS_CHANNELS: Final = frozenset({"sms"})
 PUBLIC_RESULTS: Final = "public_results"
 """Table option: ``"host"`` sends public results to the host's phone only, not to every SMS seat (cost)."""
 PUBLIC_TO_HOST: Final = "host"
+PUBLIC_RESULTS: Final = "public_results"
+"""Table option: ``"host"`` sends public results to the host's phone only, not to every SMS seat (cost)."""
+PUBLIC_TO_HOST: Final = "host"
 
 LOBBY_MESSAGES: Final = (
     "table-opened",
@@ -120,6 +123,11 @@ LOBBY_MESSAGES: Final = (
     "rules-summary",
     "physical-vote-prompt",
     "game-not-started",
+    "seated-elsewhere",
+    "player-opted-out",
+    "public-results-host",
+    "public-results-all",
+    "sms-cost",
     "seated-elsewhere",
     "player-opted-out",
     "public-results-host",
@@ -355,6 +363,9 @@ class Service:
             case OptOut():
                 self._opt_out(inbound, out)
                 return
+            case OptOut():
+                self._opt_out(inbound, out)
+                return
             case _:
                 pass
         table = self._table_for(inbound)
@@ -514,6 +525,9 @@ class Service:
         if self._seated_elsewhere(inbound.channel, inbound.address, row.id):
             self._say(out, reply, row.theme, "seated-elsewhere")
             return
+        if self._seated_elsewhere(inbound.channel, inbound.address, row.id):
+            self._say(out, reply, row.theme, "seated-elsewhere")
+            return
         if len(table.seats) >= MAX_PLAYERS:
             self._say(out, reply, row.theme, "table-full", most=MAX_PLAYERS)
             return
@@ -541,6 +555,29 @@ class Service:
             if table is None or seat is None or table.is_host(inbound.channel, inbound.address):
                 continue
             language = next((s.language for s in table.seats if table.is_host(s.channel, s.address)), DEFAULT_LANGUAGE)
+            host = Reply(table.row.host_channel, table.row.host_address, language)
+            out.table_id = table.row.id
+            self._say(out, host, table.row.theme, "player-opted-out", name=table.seats[seat].name)
+
+    def _seated_elsewhere(self, channel: str, address: str, table_id: str) -> bool:
+        """True if this address has a seat in a game under way at another table (its inputs would go astray)."""
+        for row in self.store.tables_of(channel, address):
+            other = self.table(row.id) if row.id != table_id and row.status in ("playing", "paused") else None
+            if other is not None and other.seat_of(channel, address) is not None:
+                return True
+        return False
+
+    def _opt_out(self, inbound: Inbound, out: Outgoing) -> None:
+        """The sender's channel will not deliver to them any more: drop what waits, tell their tables' hosts."""
+        self.store.drop_pending(inbound.channel, inbound.address)
+        for row in self.store.tables_of(inbound.channel, inbound.address):
+            table = self.table(row.id)
+            seat = None if table is None else table.seat_of(inbound.channel, inbound.address)
+            if table is None or seat is None or table.is_host(inbound.channel, inbound.address):
+                continue
+            language = next(
+                (s.language for s in table.seats if table.is_host(s.channel, s.address)), DEFAULT_LANGUAGE
+            )
             host = Reply(table.row.host_channel, table.row.host_address, language)
             out.table_id = table.row.id
             self._say(out, host, table.row.theme, "player-opted-out", name=table.seats[seat].name)
@@ -919,6 +956,29 @@ class Service:
                     self._say(out, reply, theme, "public-results-all")
             case HostCommand.COST:
                 self._say(out, reply, theme, "sms-cost", segments=self._sms_segments(table))
+            case HostCommand.PUBLIC_TO_HOST | HostCommand.PUBLIC_TO_ALL:
+                to_host = command is HostCommand.PUBLIC_TO_HOST
+                options = {**table.row.options, PUBLIC_RESULTS: PUBLIC_TO_HOST if to_host else "all"}
+                table.row = replace(table.row, options=options)
+                self.store.update_table(table.row.id, now, options=options)
+                if to_host:
+                    self._say(out, reply, theme, "public-results-host")
+                else:
+                    self._say(out, reply, theme, "public-results-all")
+            case HostCommand.COST:
+                self._say(out, reply, theme, "sms-cost", segments=self._sms_segments(table))
+
+    def _sms_segments(self, table: Table) -> int:
+        """SMS segments this table's game has sent or queued; rows the channel sent as one SMS share a sent time."""
+        since = float(table.row.options.get("started", 0.0))
+        sent: dict[tuple[str, float], list[str]] = {}
+        segments = 0
+        for address, sent_at, text in self.store.outbox_texts(table.row.id, sorted(SMS_CHANNELS), since):
+            if sent_at is None:
+                segments += sms_segments(text)
+            else:
+                sent.setdefault((address, sent_at), []).append(text)
+        return segments + sum(sms_segments("\n".join(texts)) for texts in sent.values())
 
     def _sms_segments(self, table: Table) -> int:
         """SMS segments this table's game has sent or queued; rows the channel sent as one SMS share a sent time."""

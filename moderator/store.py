@@ -377,6 +377,16 @@ class Store:
             )
         return cursor.rowcount
 
+    def outbox_texts(self, table_id: str, channels: Sequence[str], since: float) -> list[tuple[str, float | None, str]]:
+        """(address, sent time or None if still pending, text) of a table's messages on these channels, queued
+        since ``since``, oldest first; cancelled and failed ones are left out (they cost nothing)."""
+        rows = self.execute(
+            "SELECT address, sent, body FROM outbox WHERE table_id = ? AND created >= ?"
+            f" AND status IN ('pending', 'sent') AND channel IN ({', '.join('?' for _ in channels)}) ORDER BY id",
+            (table_id, since, *channels),
+        ).fetchall()
+        return [(r[0], r[1], str(json.loads(r[2]).get("text", ""))) for r in rows]
+
     def backlog(self) -> int:
         """How many messages wait for delivery."""
         return int(self.execute("SELECT count(*) FROM outbox WHERE status = 'pending'").fetchone()[0])

@@ -204,6 +204,7 @@ def test_service_messages_fit_one_sms(theme: str, lang: str) -> None:
         "language": "x" * 10,
         "theme": "x" * 20,
         "n": 10,
+        "segments": 1000,
     }
     # The host's own replies go to the host's channel (Telegram or the console in practice); a seating order
     # of ten names cannot fit one SMS with instructions around it.
