@@ -1170,8 +1170,9 @@ class Sender:
         delivered = 0
         due = self.store.due(now, limit, channels=list(self.channels))
         settled: set[int] = set()
+        held: set[tuple[str, str]] = set()
         for row in due:
-            if row.id in settled:
+            if row.id in settled or (row.channel, row.address) in held:
                 continue
             channel = self.channels[row.channel]
             send_batch = getattr(channel, "send_batch", None)
@@ -1184,6 +1185,9 @@ class Sender:
             for each, result in zip(rows, results, strict=True):
                 settled.add(each.id)
                 delivered += self._settle(each, result, now)
+                if isinstance(result, TemporaryFailure):
+                    # Later messages to this address wait for this one: a player reads them in order.
+                    held.add((each.channel, each.address))
         return delivered
 
     @staticmethod

@@ -338,7 +338,13 @@ class Store:
         """Pending messages whose time has come, oldest first."""
         sql = "SELECT id, table_id, channel, address, message_id, body, attempts FROM outbox"
         sql += " WHERE status = 'pending' AND not_before <= ?"
-        params: list[Any] = [now]
+        # Nothing overtakes an earlier message to the same address that waits for a retry.
+        sql += (
+            " AND NOT EXISTS (SELECT 1 FROM outbox AS earlier WHERE earlier.status = 'pending'"
+            " AND earlier.not_before > ? AND earlier.channel = outbox.channel AND earlier.address = outbox.address"
+            " AND earlier.id < outbox.id)"
+        )
+        params: list[Any] = [now, now]
         if channels is not None:
             sql += f" AND channel IN ({', '.join('?' for _ in channels)})"
             params.extend(channels)
