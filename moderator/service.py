@@ -686,6 +686,10 @@ class Service:
         if table.row.status == "paused":
             self._say(out, reply, theme, "game-is-paused")
             return
+        if table.row.status == "over":
+            # Finished, or ended by the host mid-game: nothing is decided any more (a rematch starts anew).
+            self._problem(table, reply, out, InputProblem.NOTHING_OWED, raw)
+            return
         actions: list[Action]
         match command:
             case Choose(token=token, decision=decision):

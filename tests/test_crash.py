@@ -1,0 +1,211 @@
+"""Crash safety with a real process: scripted games in a subprocess, SIGKILLed at random moments and restarted.
+
+``tests/crash_driver.py`` plays several scripted 7-player tables (every seat a human whose decisions are a
+seeded pure function of the prompts delivered to it) through the real ``Service`` on a database file, and
+journals every delivered message (fsync'd before the outbox marks it sent). This test runs it once without
+crashes for the reference, then again on a fresh database while a seeded killer sends 5-10 ``SIGKILL``s at
+random moments (a random point of progress plus a random delay, or a random moment of start-up and resume),
+restarting the driver after every kill until it reports ``DONE``. Then:
+
+* every table finished with the reference's winner, reason and action list, and rebuilds by replay;
+* the action and event logs of every game are numbered 0..n-1 with no gap or duplicate;
+* the outbox holds exactly the reference's messages (no input was applied twice or lost), all sent;
+* every message of the reference reached its address at least once, and no address received a message the
+  reference did not send to it. The outbox is at-least-once: a kill between delivery and ``mark_sent``
+  delivers a message twice; those duplicates are counted and printed (run with ``-s`` to see them).
+
+Environment: ``MODERATOR_CRASH_ROUNDS`` (default 1) runs that many rounds, each with its own seed, tables and
+kill schedule (e.g. ``MODERATOR_CRASH_ROUNDS=20 python -m pytest tests/test_crash.py -s`` for a long run);
+``MODERATOR_CRASH_TABLES`` (default 4) sets the number of tables per round. One round takes about 10 s.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from moderator.service import Service
+from moderator.store import Store
+from tests.crash_driver import CHANNEL, PLAYERS, address, read_journal
+
+DRIVER = Path(__file__).resolve().parent / "crash_driver.py"
+ROUNDS = int(os.environ.get("MODERATOR_CRASH_ROUNDS", "1"))
+TABLES = int(os.environ.get("MODERATOR_CRASH_TABLES", "4"))
+RUN_TIMEOUT = 120.0
+
+pytestmark = pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL")
+
+
+@dataclass
+class Outcome:
+    """What a finished run left behind, with run-specific ids (table ids, join codes) normalised away."""
+
+    results: dict[int, tuple[str, str, list[dict[str, Any]]]]
+    """table -> (winner, reason, actions)"""
+    outbox: Counter[tuple[str, str]]
+    """(address, message) of every outbox row"""
+    delivered: dict[str, Counter[str]]
+    """address -> messages delivered there (journal), with multiplicity"""
+    journal_lines: int
+
+
+def _driver(db: Path, seed: int) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, str(DRIVER), str(db), str(seed), "--tables", str(TABLES)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+
+
+def _finish(proc: subprocess.Popen[str], timeout: float) -> str:
+    """Wait for a driver to end on its own; its stdout, which must say DONE."""
+    out, err = proc.communicate(timeout=timeout)
+    assert proc.returncode == 0 and "DONE" in out, f"driver failed (exit {proc.returncode}):\n{out}\n{err}"
+    return out
+
+
+def _normalise(body: dict[str, Any], codes: set[str]) -> str:
+    """A message as comparable text: the table id and the join code differ from run to run."""
+    body = dict(body)
+    if "table" in body:
+        body["table"] = "<table>"
+    if "join_code" in body:
+        codes.add(body["join_code"])
+        body["text"] = body["text"].replace(body["join_code"], "<code>")
+        body["join_code"] = "<code>"
+    return json.dumps(body, sort_keys=True, ensure_ascii=False)
+
+
+def _outcome(db: Path) -> Outcome:
+    """Read a finished run from its database (rebuilding every game by replay) and its journal."""
+    store = Store(db)
+    try:
+        service = Service(store, drive_computers=False)
+        results = {}
+        for table in range(TABLES):
+            rows = store.tables_of(CHANNEL, address(table, 0))
+            assert len(rows) == 1, f"table {table}: {len(rows)} rows"
+            row = rows[0]
+            assert row.status == "over", f"table {table} is {row.status}"
+            # No gap, no duplicate: the logs are numbered 0..n-1.
+            for log in ("actions", "events"):
+                numbers = [r[0] for r in store.execute(
+                    f"SELECT n FROM {log} WHERE table_id = ? AND game = ? ORDER BY n", (row.id, row.game))]
+                assert numbers == list(range(len(numbers))), f"table {table}: {log} numbered {numbers}"
+            assert store.execute("SELECT count(*) FROM actions WHERE table_id = ? AND game != ?",
+                                 (row.id, row.game)).fetchone()[0] == 0
+            game = service.table(row.id)  # a fresh service: the game is rebuilt from its stored actions
+            assert game is not None and game.state is not None
+            assert game.state.winner is not None and game.state.win_reason is not None
+            results[table] = (game.state.winner.value, game.state.win_reason.value, store.actions(row.id, row.game))
+        statuses = dict(store.execute("SELECT status, count(*) FROM outbox GROUP BY status").fetchall())
+        assert set(statuses) == {"sent"}, f"outbox not fully delivered: {statuses}"
+        codes: set[str] = set()
+        outbox: Counter[tuple[str, str]] = Counter(
+            (addr, _normalise({**json.loads(body), "message_id": mid}, codes))
+            for addr, mid, body in store.execute("SELECT address, message_id, body FROM outbox ORDER BY id")
+        )
+    finally:
+        store.close()
+    delivered: dict[str, Counter[str]] = {}
+    journal = read_journal(db.with_name(db.name + ".journal"))
+    for entry in journal:
+        delivered.setdefault(entry["address"], Counter())[_normalise(entry["body"], codes)] += 1
+    return Outcome(results, outbox, delivered, len(journal))
+
+
+def _crash_run(db: Path, seed: int, journal_bytes: int, restart_seconds: float) -> tuple[int, int]:
+    """Run the driver to completion while killing it at seeded random moments; (kills, runs).
+
+    A moment is a seeded point of progress (a size the journal reaches: machine speed does not matter) plus a
+    seeded random delay of up to 50 ms; when the journal is past the point already, the kill lands at a random
+    moment of start-up and resume instead.
+    """
+    rng = random.Random(f"crash-kills/{seed}")
+    planned = rng.randint(5, 10)
+    points = sorted(rng.uniform(0, journal_bytes) for _ in range(planned))
+    journal = db.with_name(db.name + ".journal")
+    kills = runs = 0
+    while True:
+        runs += 1
+        proc = _driver(db, seed)
+        try:
+            if kills < planned:
+                point = points[kills]
+                if journal.exists() and journal.stat().st_size >= point:
+                    delay = rng.uniform(0.0, restart_seconds)
+                else:
+                    delay = rng.uniform(0.0, 0.05)
+                    deadline = time.monotonic() + RUN_TIMEOUT
+                    while proc.poll() is None and time.monotonic() < deadline:
+                        if journal.exists() and journal.stat().st_size >= point:
+                            break
+                        time.sleep(0.002)
+                try:
+                    proc.wait(timeout=delay)
+                except subprocess.TimeoutExpired:
+                    proc.send_signal(signal.SIGKILL)
+                    proc.communicate()
+                    kills += 1
+                    continue
+            _finish(proc, RUN_TIMEOUT)
+            return kills, runs
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+
+
+@pytest.mark.parametrize("round_", range(ROUNDS))
+def test_killed_and_restarted_games_finish_the_same(tmp_path: Path, round_: int) -> None:
+    seed = 1000 + round_
+    started = time.perf_counter()
+
+    reference_db = tmp_path / "reference.db"
+    _finish(_driver(reference_db, seed), RUN_TIMEOUT)
+    restart = time.perf_counter()
+    _finish(_driver(reference_db, seed), RUN_TIMEOUT)  # a restart with nothing left to do changes nothing
+    restart_seconds = time.perf_counter() - restart
+    reference = _outcome(reference_db)
+    assert reference.journal_lines == sum(reference.outbox.values()), "no crash, so each message exactly once"
+
+    crashed_db = tmp_path / "crashed.db"
+    journal_bytes = reference_db.with_name(reference_db.name + ".journal").stat().st_size
+    kills, runs = _crash_run(crashed_db, seed, journal_bytes, restart_seconds)
+    crashed = _outcome(crashed_db)
+
+    for table, (winner, reason, actions) in reference.results.items():
+        got = crashed.results[table]
+        assert (got[0], got[1]) == (winner, reason), f"table {table}: {got[:2]} != {(winner, reason)}"
+        assert got[2] == actions, f"table {table}: the action list differs from the reference"
+    assert crashed.outbox == reference.outbox, "the outbox differs: an input was lost or applied twice"
+
+    addresses = {address(t, s) for t in range(TABLES) for s in range(PLAYERS)}
+    assert set(crashed.delivered) <= addresses
+    duplicates = 0
+    for to, messages in crashed.delivered.items():
+        expected = reference.delivered.get(to, Counter())
+        strangers = set(messages) - set(expected)
+        assert not strangers, f"{to} received messages not meant for it: {sorted(strangers)[:3]}"
+        duplicates += sum((messages - expected).values())
+    for to, expected in reference.delivered.items():
+        lost = expected - crashed.delivered.get(to, Counter())
+        assert not lost, f"{to} never received {sum(lost.values())} message(s): {sorted(lost)[:3]}"
+    assert duplicates == crashed.journal_lines - reference.journal_lines
+
+    actions = sum(len(a) for _, _, a in reference.results.values())
+    print(
+        f"\ncrash round {round_} (seed {seed}): {TABLES} tables, {actions} actions, {reference.journal_lines} "
+        f"messages; {kills} kills over {runs} runs; {duplicates} duplicate deliveries, 0 lost; "
+        f"{time.perf_counter() - started:.1f} s"
+    )
