@@ -1034,7 +1034,7 @@ class Service:
 
     def _reclaim(self, inbound: Inbound, code: str, out: Outgoing, now: float, touched: set[str]) -> bool:
         """A seat's move code, sent from a new phone: the seat moves there. False if no table has that code."""
-        for table_id in self.store.open_tables():
+        for table_id in self.store.tables_with_move_code(code):
             table = self.table(table_id)
             if table is None or code not in table.row.options.get("move_codes", {}):
                 continue

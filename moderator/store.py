@@ -274,6 +274,15 @@ class Store:
         rows = self.execute("SELECT id FROM game_tables WHERE status IN ('playing', 'paused')").fetchall()
         return [r[0] for r in rows]
 
+    def tables_with_move_code(self, code: str) -> list[str]:
+        """Ids of unclosed tables (lobby, game, or between games) holding this one-time code to move a seat."""
+        rows = self.execute(
+            "SELECT id FROM game_tables WHERE status != 'closed'"
+            " AND EXISTS (SELECT 1 FROM json_each(options, '$.move_codes') WHERE key = ?)",
+            (code,),
+        ).fetchall()
+        return [r[0] for r in rows]
+
     def seats(self, table_id: str) -> list[SeatRow]:
         """The seats of a table in seating order."""
         rows = self.execute(
