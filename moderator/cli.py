@@ -88,6 +88,19 @@ def _play(args: argparse.Namespace) -> int:
         return 130
 
 
+def _telegram(args: argparse.Namespace) -> int:
+    from .transports import telegram
+
+    settings = telegram.Settings.load()
+    if settings.token is None:
+        print("moderator telegram: no TELEGRAM_TOKEN (set it in the environment or in ./.env)", file=sys.stderr)
+        return 2
+    try:
+        return telegram.run(settings)
+    except KeyboardInterrupt:
+        return 130
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``moderator`` command."""
     parser = argparse.ArgumentParser(prog="moderator", description="Runs Secret Hitler for a table.")
@@ -113,6 +126,9 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("record", help="the record file, or - for standard input")
     rep.add_argument("--json", action="store_true", help="print the JSON summary instead of the timeline")
     rep.set_defaults(run=_replay)
+
+    tg = commands.add_parser("telegram", help="run the Telegram bot (long polling; TELEGRAM_TOKEN, MODERATOR_DB)")
+    tg.set_defaults(run=_telegram)
     return parser
 
 

@@ -133,6 +133,8 @@ LOBBY_MESSAGES: Final = (
     "public-results-host",
     "public-results-all",
     "sms-cost",
+    "player-unreachable",
+    "decide-in-private",
 )
 """Message ids the service renders itself (everything else comes from ``render``); a test checks the catalogs."""
 
@@ -397,6 +399,11 @@ class Service:
                 self._remove_seat(table, name, reply, out, now)
             case Start():
                 self._start(table, reply, out, now)
+            case Decide() | Choose() if (
+                seat is not None and inbound.chat is not None and inbound.chat == table.row.public_address
+            ):
+                # Typed in the group, a vote would not be secret: not counted; the voter is told where to vote.
+                self._say(out, reply, table.row.theme, "decide-in-private")
             case Decide() | Choose() | RecordVotes():
                 self._decide(table, seat, command, inbound.raw, reply, out, now)
             case Ask(query=query):
@@ -494,7 +501,8 @@ class Service:
         touched.add(table_id)
         out.table_id = table_id
         self._say(out, reply, theme, "table-opened", code=code)
-        out.rows[-1][4].update({"join_code": code, "table": table_id})
+        # "public": a channel may show the join code (QR, button) in the group the table was opened in.
+        out.rows[-1][4].update({"join_code": code, "table": table_id, "public": row.public_address})
 
     def _new_code(self) -> str:
         while True:
@@ -582,9 +590,48 @@ class Service:
             out.table_id = table.row.id
             self._say(out, host, table.row.theme, "player-opted-out", name=table.seats[seat].name)
 
+    def unreachable(self, channel: str, address: str) -> None:
+        """A channel cannot reach this address (blocked, never opened a chat): the host and the group are told
+        who it is, at every table where it has a seat; the game waits for them as for anyone."""
+        now = self.clock()
+        with self.store.transaction():
+            out = Outgoing(None)
+            for row in self.store.tables_of(channel, address):
+                table = self.table(row.id)
+                seat = None if table is None else table.seat_of(channel, address)
+                if table is None or seat is None or table.row.status not in ("lobby", "playing", "paused"):
+                    continue
+                out.table_id = table.row.id
+                name = table.seats[seat].name
+                if not table.is_host(channel, address):
+                    language = next((s.language for s in table.seats if table.is_host(s.channel, s.address)),
+                                    DEFAULT_LANGUAGE)
+                    host = Reply(table.row.host_channel, table.row.host_address, language)
+                    self._say(out, host, table.row.theme, "player-unreachable", name=name)
+                if table.row.public_channel is not None and table.row.public_address is not None:
+                    group = Reply(table.row.public_channel, table.row.public_address, DEFAULT_LANGUAGE)
+                    self._say(out, group, table.row.theme, "player-unreachable", name=name)
+            self.store.enqueue(out.rows, now)
+
+    def public_moved(self, channel: str, old: str, new: str) -> None:
+        """A group chat got a new address (Telegram upgraded it to a supergroup): its tables follow it."""
+        now = self.clock()
+        with self.store.transaction():
+            for row in self.store.tables_of(channel, old):
+                if row.public_channel == channel and row.public_address == old:
+                    self.store.update_table(row.id, now, public_address=new)
+                    cached = self._tables.get(row.id)
+                    if cached is not None:
+                        cached.row = replace(cached.row, public_address=new)
+
     def _announce_seats(self, table: Table, out: Outgoing, message_id: str, **params: Any) -> None:
         seating = ", ".join(f"{i + 1}. {s.name}" for i, s in enumerate(table.seats))
+        first = len(out.rows)
         self._tell(table, out, message_id, players=len(table.seats), seating=seating, **params)
+        # The seats, and whether the recipient may change them: a channel can draw seating controls.
+        for _, channel, address, _, body in out.rows[first:]:
+            host = table.is_host(channel, address) or address == table.row.public_address
+            body.update({"table": table.row.id, "seats": list(table.names), "host": host})
 
     def _add_computers(self, table: Table, count: int | None, reply: Reply, out: Outgoing, now: float) -> None:
         if table.row.status != "lobby":

@@ -1,0 +1,245 @@
+"""An in-process fake of the Telegram Bot API behind python-telegram-bot's ``BaseRequest``, and updates shaped
+exactly as Telegram sends them.
+
+``FakeBotAPI`` answers getMe, getUpdates, sendMessage, sendPhoto, editMessageText, answerCallbackQuery,
+setMyCommands and deleteMessage, records every call with the fake clock's time, keeps every chat's messages as
+a phone would show them (edits applied), parses ``parse_mode=HTML`` as strictly as Telegram (an unescaped
+``<`` or ``&`` is a 400), and fails on request: a 403 for a chat that never opened the bot, a one-off 429 with
+``retry_after``, a 400 with ``migrate_to_chat_id``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from telegram.request import BaseRequest, RequestData
+
+BOT_ID = 7000
+BOT_USERNAME = "ModeratorTestBot"
+TOKEN = f"{BOT_ID}:TEST-token"
+
+_TAGS = {"b": "bold", "strong": "bold", "i": "italic", "em": "italic", "u": "underline", "s": "strikethrough",
+         "code": "code", "pre": "pre", "tg-spoiler": "spoiler"}
+_ENTITIES = {"lt": "<", "gt": ">", "amp": "&", "quot": '"'}
+_TOKEN = re.compile(r"<(/?)([a-z-]+)>|&(lt|gt|amp|quot);|[<>&]")
+
+
+class ParseError(ValueError):
+    """What Telegram answers 400 "can't parse entities" for."""
+
+
+def parse_html(text: str) -> tuple[str, list[dict[str, Any]]]:
+    """Telegram's HTML: the plain text and its entities (offsets in UTF-16 code units)."""
+    out: list[str] = []
+    entities: list[dict[str, Any]] = []
+    open_tags: list[tuple[str, int]] = []
+    position = 0
+
+    def units() -> int:
+        return len("".join(out).encode("utf-16-le")) // 2
+
+    for match in _TOKEN.finditer(text):
+        out.append(text[position : match.start()])
+        position = match.end()
+        closing, tag, entity = match.group(1), match.group(2), match.group(3)
+        if entity:
+            out.append(_ENTITIES[entity])
+        elif tag is not None:
+            if tag not in _TAGS:
+                raise ParseError(f"unsupported start tag \"{tag}\"")
+            if closing:
+                if not open_tags or open_tags[-1][0] != tag:
+                    raise ParseError(f"unmatched end tag \"{tag}\"")
+                _, start = open_tags.pop()
+                if units() > start:
+                    entities.append({"type": _TAGS[tag], "offset": start, "length": units() - start})
+            else:
+                open_tags.append((tag, units()))
+        else:
+            raise ParseError(f"unescaped {match.group(0)!r}")
+    out.append(text[position:])
+    if open_tags:
+        raise ParseError("unclosed tag")
+    return "".join(out), sorted(entities, key=lambda e: (e["offset"], -e["length"]))
+
+
+@dataclass
+class Call:
+    """One Bot API request as the fake saw it."""
+
+    method: str
+    params: dict[str, Any]
+    at: float
+    files: list[str] = field(default_factory=list)
+
+    @property
+    def chat_id(self) -> int | None:
+        value = self.params.get("chat_id")
+        return None if value is None else int(value)
+
+
+def user(user_id: int, first_name: str, language: str = "en") -> dict[str, Any]:
+    """A Telegram ``User`` as updates carry it."""
+    return {"id": user_id, "is_bot": False, "first_name": first_name, "language_code": language}
+
+
+def private_chat(person: dict[str, Any]) -> dict[str, Any]:
+    return {"id": person["id"], "type": "private", "first_name": person["first_name"]}
+
+
+def group_chat(chat_id: int, title: str = "Game night", kind: str = "group") -> dict[str, Any]:
+    return {"id": chat_id, "type": kind, "title": title}
+
+
+class FakeBotAPI(BaseRequest):
+    """The Bot API in process: answers, records, and keeps what every chat shows."""
+
+    def __init__(self, clock: Callable[[], float]) -> None:
+        self.clock = clock
+        self.calls: list[Call] = []
+        self.chats: dict[int, dict[int, dict[str, Any]]] = defaultdict(dict)
+        self.never_opened: set[int] = set()
+        """Private chats that answer 403, as for a user who never pressed Start."""
+        self.fail_once: dict[tuple[str, int], tuple[int, dict[str, Any]]] = {}
+        self.deletable = True
+        self._ids = itertools.count(100)
+
+    # --- BaseRequest ----------------------------------------------------------------------------------
+
+    async def initialize(self) -> None:
+        pass
+
+    async def shutdown(self) -> None:
+        pass
+
+    @property
+    def read_timeout(self) -> float:
+        return 1.0
+
+    async def do_request(self, url: str, method: str, request_data: RequestData | None = None,
+                         *args: Any, **kwargs: Any) -> tuple[int, bytes]:
+        api = url.rsplit("/", 1)[-1]
+        params = dict(request_data.parameters) if request_data else {}
+        files = list(request_data.multipart_data or {}) if request_data and request_data.contains_files else []
+        call = Call(api, params, self.clock(), files)
+        self.calls.append(call)
+        status, body = self._answer(api, params, call.chat_id)
+        return status, json.dumps(body).encode()
+
+    # --- answers --------------------------------------------------------------------------------------
+
+    def _answer(self, api: str, params: dict[str, Any], chat: int | None) -> tuple[int, dict[str, Any]]:
+        if chat is not None and (api, chat) in self.fail_once:
+            status, body = self.fail_once.pop((api, chat))
+            return status, {"ok": False, "error_code": status, **body}
+        if chat is not None and chat in self.never_opened and api in ("sendMessage", "sendPhoto"):
+            return 403, {"ok": False, "error_code": 403,
+                         "description": "Forbidden: bot can't initiate conversation with a user"}
+        try:
+            result = self._result(api, params, chat)
+        except ParseError as exc:
+            return 400, {"ok": False, "error_code": 400, "description": f"Bad Request: can't parse entities: {exc}"}
+        except LookupError as exc:
+            return 400, {"ok": False, "error_code": 400, "description": f"Bad Request: {exc}"}
+        return 200, {"ok": True, "result": result}
+
+    def _result(self, api: str, params: dict[str, Any], chat: int | None) -> Any:
+        match api:
+            case "getMe":
+                return {"id": BOT_ID, "is_bot": True, "first_name": "Moderator", "username": BOT_USERNAME,
+                        "can_join_groups": True, "can_read_all_group_messages": False,
+                        "supports_inline_queries": False}
+            case "getUpdates":
+                return []
+            case "sendMessage" | "sendPhoto":
+                assert chat is not None
+                message = self._message(chat, params, photo=api == "sendPhoto")
+                self.chats[chat][message["message_id"]] = message
+                return message
+            case "editMessageText":
+                assert chat is not None
+                message = self.chats[chat].get(int(params["message_id"]))
+                if message is None or "text" not in message:
+                    raise LookupError("message to edit not found")
+                text, entities = self._text(params)
+                if text == message["text"] and params.get("reply_markup") == message.get("reply_markup"):
+                    raise LookupError("message is not modified: specified new message content and reply markup"
+                                      " are exactly the same as a current content and reply markup of the message")
+                message.update(text=text, entities=entities, edit_date=int(self.clock()))
+                if params.get("reply_markup"):
+                    message["reply_markup"] = params["reply_markup"]
+                else:
+                    message.pop("reply_markup", None)
+                return message
+            case "deleteMessage":
+                if not self.deletable:
+                    raise LookupError("message can't be deleted")
+                assert chat is not None
+                self.chats[chat].pop(int(params["message_id"]), None)
+                return True
+            case "answerCallbackQuery" | "setMyCommands":
+                return True
+        raise LookupError(f"method {api} is not in this fake")
+
+    def _text(self, params: dict[str, Any], key: str = "text") -> tuple[str, list[dict[str, Any]]]:
+        raw = str(params.get(key, ""))
+        if params.get("parse_mode") == "HTML":
+            return parse_html(raw)
+        return raw, []
+
+    def _message(self, chat: int, params: dict[str, Any], *, photo: bool) -> dict[str, Any]:
+        message: dict[str, Any] = {
+            "message_id": next(self._ids),
+            "from": {"id": BOT_ID, "is_bot": True, "first_name": "Moderator", "username": BOT_USERNAME},
+            "chat": {"id": chat, "type": "private", "first_name": "x"} if chat > 0
+            else {"id": chat, "type": "group", "title": "Game night"},
+            "date": int(self.clock()),
+        }
+        if photo:
+            text, entities = self._text(params, "caption")
+            message.update(photo=[{"file_id": "QR", "file_unique_id": "QR", "width": 330, "height": 330}],
+                           caption=text, caption_entities=entities)
+        else:
+            text, entities = self._text(params)
+            message.update(text=text, entities=entities)
+        if params.get("protect_content"):
+            message["has_protected_content"] = True
+        if params.get("reply_markup"):
+            message["reply_markup"] = params["reply_markup"]
+        return message
+
+    # --- what a test reads --------------------------------------------------------------------------
+
+    def messages(self, chat: int) -> list[dict[str, Any]]:
+        """Every message a chat shows now, oldest first."""
+        return [self.chats[chat][k] for k in sorted(self.chats[chat])]
+
+    def texts(self, chat: int) -> list[str]:
+        return [m.get("text", m.get("caption", "")) for m in self.messages(chat)]
+
+    def of(self, method: str, chat: int | None = None) -> list[Call]:
+        return [c for c in self.calls if c.method == method and (chat is None or c.chat_id == chat)]
+
+    def sends(self) -> list[Call]:
+        """The calls Telegram's limits count: messages, photos and edits."""
+        return [c for c in self.calls if c.method in ("sendMessage", "sendPhoto", "editMessageText")]
+
+    def max_per_minute(self, chat: int) -> int:
+        """The most sends and edits into ``chat`` within any 60 seconds."""
+        times = sorted(c.at for c in self.sends() if c.chat_id == chat)
+        best = 0
+        for i, start in enumerate(times):
+            best = max(best, sum(1 for t in times[i:] if t < start + 60.0))
+        return best
+
+
+def buttons(message: dict[str, Any]) -> list[dict[str, Any]]:
+    """The inline buttons of a stored message, row by row."""
+    markup = message.get("reply_markup") or {}
+    return [b for row in markup.get("inline_keyboard", []) for b in row]

@@ -1,0 +1,409 @@
+"""The Telegram channel end to end: a real python-telegram-bot Application against an in-process fake Bot API,
+fed only with updates shaped as Telegram sends them."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+from telegram.ext import AIORateLimiter
+
+from moderator import cli
+from moderator.catalog import Catalog
+from moderator.transports.telegram import (
+    CALLBACK_LIMIT,
+    COMMANDS,
+    GROUP_PER_MINUTE,
+    Settings,
+    build_application,
+    compose,
+)
+from tests.fake_telegram import TOKEN, FakeBotAPI, buttons, parse_html
+from tests.telegram_table import Clock, TelegramTable, group_chat, run
+
+EN = Catalog.load("classic", "en")
+HEADER = EN.text("private-header")
+STALE = EN.text("input-stale")
+NAMES = ["Ann", "Bob", "Cy", "Dee", "Eve", "Fay", "Gus", "Hal", "Ivy", "Jo"]
+GROUP = group_chat(-100500)
+
+
+def _check_delivery(t: TelegramTable, group: dict | None) -> None:
+    """Everything was delivered, no HTML was refused, secrets were hidden, groups were paced."""
+    statuses = dict(t.store.execute("SELECT status, count(*) FROM outbox GROUP BY status").fetchall())
+    assert set(statuses) == {"sent"}, statuses
+    for call in t.api.sends():
+        text = str(call.params.get("text", call.params.get("caption", "")))
+        if "<tg-spoiler>" in text and call.method != "editMessageText":
+            assert call.params.get("protect_content") and text.startswith(HEADER), text
+        if HEADER in text and call.method != "editMessageText":
+            assert text.startswith(HEADER) and call.params.get("protect_content"), text
+        if call.chat_id is not None and call.chat_id < 0:
+            assert HEADER not in text and "<tg-spoiler>" not in text, text
+    if group is not None:
+        assert t.api.max_per_minute(group["id"]) <= GROUP_PER_MINUTE
+    assert len(t.api.of("answerCallbackQuery")) == t.presses
+
+
+@pytest.mark.parametrize("players", [5, 7, 10])
+@pytest.mark.parametrize("with_group", [True, False], ids=["group", "private"])
+def test_a_complete_game_driven_only_by_telegram_updates(tmp_path: Path, players: int, with_group: bool) -> None:
+    async def scenario() -> None:
+        t = TelegramTable(tmp_path / "m.db", seed=players)
+        await t.boot()
+        names = NAMES[:players]
+        group = GROUP if with_group else None
+        qr_chat = await t.open_and_join(names, group=group)
+        photo = t.api.of("sendPhoto")[0]
+        assert photo.chat_id == qr_chat and photo.files == ["photo"]
+        assert t.api.messages(qr_chat)[0]["reply_markup"]["inline_keyboard"][0][0]["url"].startswith(
+            "https://t.me/ModeratorTestBot?start="
+        )
+        lobby_chat = qr_chat
+        lobby = [m for m in t.api.messages(lobby_chat) if any(":L:" in b.get("callback_data", "") for b in buttons(m))]
+        assert len(lobby) == 1  # one lobby message, edited in place as people joined
+        assert all(n in lobby[0]["text"] for n in names)
+        start = next(b for b in buttons(lobby[0]) if b["callback_data"].endswith(":L:go"))
+        await t.press(names[0], lobby_chat, lobby[0]["message_id"], start["callback_data"])
+        assert t.table().row.status == "playing"
+        await t.play(names, random.Random(players))
+        await t.settle()
+        end_chats = [GROUP["id"]] if with_group else [t.chat_of(n) for n in names]
+        for chat in end_chats:
+            assert any("What really happened" in text for text in t.api.texts(chat)), chat
+        _check_delivery(t, group)
+        await t.stop()
+
+    run(scenario())
+
+
+def _game(tmp_path: Path, players: int = 5, *, group: dict | None = GROUP, seed: int = 5) -> TelegramTable:
+    return TelegramTable(tmp_path / "m.db", seed=seed)
+
+
+async def _started(t: TelegramTable, players: int = 5, group: dict | None = GROUP) -> list[str]:
+    await t.boot()
+    names = NAMES[:players]
+    await t.open_and_join(names, group=group)
+    await t.say(names[0], "/startgame", chat=group)
+    assert t.table().row.status == "playing"
+    t.clock.advance(2)
+    await t.bot.deliver()  # what private pacing held back
+    return names
+
+
+def _president(t: TelegramTable, names: list[str]) -> str:
+    state = t.table().state
+    assert state is not None
+    return names[state.president]
+
+
+def test_a_stale_button_is_answered_no_longer_current_and_changes_nothing(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        t = _game(tmp_path)
+        names = await _started(t)
+        president = _president(t, names)
+        prompt = t.prompt(president)
+        assert prompt is not None
+        first, second = buttons(prompt)[:2]
+        chat = t.chat_of(president)
+        await t.press(president, chat, prompt["message_id"], first["callback_data"])
+        step = t.table().row.decision_step
+        actions = len(t.table().actions)
+        # The same prompt again, another name: the decision has moved on.
+        await t.press(president, chat, prompt["message_id"], second["callback_data"])
+        answer = t.api.of("answerCallbackQuery")[-1]
+        assert answer.params["text"] == STALE
+        assert t.table().row.decision_step == step and len(t.table().actions) == actions
+        # The pressed prompt shows the choice and lost its buttons.
+        shown = t.api.chats[chat][prompt["message_id"]]
+        assert first["text"] in shown["text"] and "reply_markup" not in shown
+        await t.stop()
+
+    run(scenario())
+
+
+def test_a_button_pressed_by_another_user_changes_nothing(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        t = _game(tmp_path)
+        names = await _started(t)
+        president = _president(t, names)
+        intruder = next(n for n in names if n != president)
+        prompt = t.prompt(president)
+        assert prompt is not None
+        before = len(t.table().actions)
+        await t.press(intruder, t.chat_of(president), prompt["message_id"], buttons(prompt)[0]["callback_data"])
+        assert len(t.table().actions) == before
+        told = t.api.texts(t.chat_of(intruder))[-1]
+        assert EN.text("violation-not-the-president") in told
+        assert "reply_markup" in t.api.chats[t.chat_of(president)][prompt["message_id"]]  # untouched
+        await t.stop()
+
+    run(scenario())
+
+
+def test_a_group_member_without_a_seat_cannot_act(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        t = _game(tmp_path)
+        await t.boot()
+        names = NAMES[:5]
+        await t.open_and_join(names, group=GROUP)
+        stranger = "Zed"
+        lobby = next(m for m in t.api.messages(GROUP["id"]) if "reply_markup" in m and "text" in m)
+        start = next(b for b in buttons(lobby) if b["callback_data"].endswith(":L:go"))
+        await t.press(stranger, GROUP["id"], lobby["message_id"], start["callback_data"])
+        assert t.table().row.status == "lobby"
+        assert EN.text("not-host") in t.api.texts(t.chat_of(stranger))[-1]
+        await t.say(names[0], "/startgame", chat=GROUP)
+        before = len(t.table().actions)
+        await t.say(stranger, "/ja", chat=GROUP)
+        await t.say(stranger, "/whoami", chat=GROUP)
+        assert len(t.table().actions) == before
+        assert t.api.texts(t.chat_of(stranger))[-1] == EN.text("not-at-table")
+        # /board in the group is answered in the group, for everyone.
+        await t.say(stranger, "/board", chat=GROUP)
+        await t.settle()
+        assert any(EN.text("board-title") in text for text in t.api.texts(GROUP["id"]))
+        await t.stop()
+
+    run(scenario())
+
+
+def test_a_vote_typed_in_the_group_is_not_counted_and_deleted(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        t = _game(tmp_path)
+        names = await _started(t)
+        president = _president(t, names)
+        prompt = t.prompt(president)
+        assert prompt is not None
+        await t.press(president, t.chat_of(president), prompt["message_id"], buttons(prompt)[0]["callback_data"])
+        voter = names[1]
+        before = t.table().state
+        await t.say(voter, "/ja", chat=GROUP)
+        assert t.table().state is before  # nothing applied
+        assert t.api.of("deleteMessage", GROUP["id"])
+        assert EN.text("decide-in-private") in t.api.texts(t.chat_of(voter))[-1]
+        # Typed in the private chat, the same vote counts, and the prompt shows it.
+        await t.say(voter, "/ja")
+        state = t.table().state
+        assert state is not None and state.votes[names.index(voter)] is True
+        await t.stop()
+
+    run(scenario())
+
+
+def test_a_player_who_never_opened_the_bot_is_named_and_the_table_waits(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        t = _game(tmp_path)
+        await t.boot()
+        names = NAMES[:5]
+        host = names[0]
+        t.api.never_opened.add(t.chat_of(host))  # opens the table in the group, never the private chat
+        await t.open_and_join(names, group=GROUP)
+        await t.say(host, "/startgame", chat=GROUP)
+        await t.settle()
+        unreachable = EN.text("player-unreachable", name=host)
+        assert sum(unreachable in text for text in t.api.texts(GROUP["id"])) == 1
+        assert not t.api.messages(t.chat_of(host))
+        # Nobody moved for the host; once they open the chat, they learn their role and get their prompt.
+        t.api.never_opened.clear()
+        await t.say(host, "/start")
+        assert t.api.texts(t.chat_of(host))[-1].startswith(HEADER)
+        await t.say(host, "/nudge", chat=GROUP)
+        state = t.table().state
+        assert state is not None
+        if state.president == 0:
+            assert t.prompt(host) is not None
+        await t.play(names, random.Random(3))
+        await t.stop()
+
+    run(scenario())
+
+
+def test_a_429_with_retry_after_is_delivered_after_the_wait(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        t = _game(tmp_path)
+        names = await _started(t)
+        voter = names[2]
+        chat = t.chat_of(voter)
+        t.api.fail_once[("sendMessage", chat)] = (
+            429, {"description": "Too Many Requests: retry after 7", "parameters": {"retry_after": 7}})
+        president = _president(t, names)
+        prompt = t.prompt(president)
+        assert prompt is not None
+        t.clock.advance(5)
+        await t.press(president, t.chat_of(president), prompt["message_id"], buttons(prompt)[0]["callback_data"])
+        assert t.prompt(voter) is None  # the vote prompt waits
+        t.clock.advance(3)
+        await t.bot.deliver()
+        assert t.prompt(voter) is None
+        t.clock.advance(5)
+        await t.bot.deliver()
+        assert t.prompt(voter) is not None
+        assert len(t.api.of("sendMessage", chat)) == len(t.api.messages(chat)) + 1  # one refused, then one each
+        await t.stop()
+
+    run(scenario())
+
+
+def test_the_rate_limiter_retries_a_short_flood_inside_ptb() -> None:
+    async def scenario() -> None:
+        clock = Clock()
+        api = FakeBotAPI(clock)
+        app = build_application(TOKEN, request=api)
+        assert isinstance(app.bot.rate_limiter, AIORateLimiter)
+        api.fail_once[("sendMessage", 42)] = (429, {"description": "retry", "parameters": {"retry_after": 1}})
+        async with app:
+            message = await app.bot.send_message(42, "hello")
+        assert message.text == "hello" and len(api.of("sendMessage")) == 2
+
+    run(scenario())
+
+
+def test_a_restart_mid_game_resumes_and_old_buttons_work_or_say_no_longer_current(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        t = _game(tmp_path, seed=11)
+        names = await _started(t, 7)
+        rng = random.Random(4)
+        president = _president(t, names)
+        old = t.prompt(president)
+        assert old is not None
+        await t.press(president, t.chat_of(president), old["message_id"], buttons(old)[0]["callback_data"])
+        # Everyone but one votes; then the bot process dies.
+        voters = names[:-1]
+        ballots = {}
+        for name in voters:
+            prompt = t.prompt(name)
+            assert prompt is not None
+            ballots[name] = prompt["message_id"]
+            t.pressed.add((t.chat_of(name), prompt["message_id"]))
+            await t.press(name, t.chat_of(name), prompt["message_id"], buttons(prompt)[0]["callback_data"])
+        await t.stop()
+        await t.boot()  # a new Application and Service on the same database file
+        last = names[-1]
+        prompt = t.prompt(last)
+        assert prompt is not None
+        await t.press(last, t.chat_of(last), prompt["message_id"], buttons(prompt)[1]["callback_data"])
+        state = t.table().state
+        assert state is not None and state.phase.value != "election"  # the vote closed after the restart
+        shown = t.api.chats[t.chat_of(last)][prompt["message_id"]]["text"]
+        assert "Your vote" in shown  # the pressed prompt shows the choice
+        # A ballot from before the restart keeps its buttons; the election is over, so a press is stale.
+        first = names[0]
+        ballot = t.api.chats[t.chat_of(first)][ballots[first]]
+        actions = len(t.table().actions)
+        await t.press(first, t.chat_of(first), ballots[first], buttons(ballot)[1]["callback_data"])
+        assert t.api.of("answerCallbackQuery")[-1].params["text"] == STALE
+        assert len(t.table().actions) == actions
+        await t.play(names, rng)
+        await t.settle()
+        _check_delivery(t, GROUP)
+        await t.stop()
+
+    run(scenario())
+
+
+def test_names_with_markup_emoji_and_right_to_left_text(tmp_path: Path) -> None:
+    names = ["<b>Ann</b>", "Tom & Jerry", "snake_case_x", "*star*", "\U0001f3b2 Dice", "\u05e9\u05dc\u05d5\u05dd",
+             "\u0645\u0631\u062d\u0628\u0627"]
+
+    async def scenario() -> None:
+        t = TelegramTable(tmp_path / "m.db", seed=2)
+        await t.boot()
+        await t.open_and_join(names, group=GROUP)
+        lobby = [m for m in t.api.messages(GROUP["id"]) if "text" in m][-1]
+        for name in names:
+            assert name in lobby["text"]  # parsed by the strict fake: every name came through as typed
+        await t.say(names[0], "/startgame", chat=GROUP)
+        await t.play(names, random.Random(9))
+        await t.settle()
+        _check_delivery(t, GROUP)
+        assert any("&lt;b&gt;Ann&lt;/b&gt;" in str(c.params.get("text")) for c in t.api.sends())
+        await t.stop()
+
+    run(scenario())
+
+
+def test_a_group_upgraded_to_a_supergroup_keeps_working(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        t = _game(tmp_path)
+        names = await _started(t)
+        new = -1009999
+        t.api.fail_once[("sendMessage", GROUP["id"])] = (
+            400, {"description": "Bad Request: group chat was upgraded to a supergroup chat",
+                  "parameters": {"migrate_to_chat_id": new}})
+        await t.play(names, random.Random(2), presses=3)  # a few presses: group messages go out
+        assert t.table().row.public_address == str(new)
+        supergroup = group_chat(new, kind="supergroup")
+        await t.say(names[1], "/board", chat=supergroup)
+        await t.settle()
+        assert any(EN.text("board-title") in text for text in t.api.texts(new))
+        await t.stop()
+
+    run(scenario())
+
+
+def test_secrets_start_with_a_neutral_line_and_hide_in_a_spoiler() -> None:
+    body = {"text": f"{HEADER}\nYour secret role: Hitler & co <3", "secret": True, "message_id": "deal-role"}
+    public = {"text": "Ann nominates Bob.", "secret": False, "message_id": "chancellor-nominated"}
+    text, secret = compose([public, body])
+    assert secret and text.startswith(HEADER + "\n\n")
+    plain, entities = parse_html(text)
+    spoiler = next(e for e in entities if e["type"] == "spoiler")
+    assert "Hitler & co <3" in plain and plain.index("Hitler") >= spoiler["offset"]
+    assert compose([public]) == ("Ann nominates Bob.", False)
+
+
+def test_commands_are_registered_in_every_language_and_buttons_fit_callback_data(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        t = _game(tmp_path)
+        await _started(t, 10)
+        menus = t.api.of("setMyCommands")
+        assert {c.params.get("language_code") for c in menus} == {None, "de"}
+        for call in menus:
+            assert [c["command"] for c in call.params["commands"]] == list(COMMANDS)
+        for call in t.api.sends():
+            markup = call.params.get("reply_markup") or {}
+            for row in markup.get("inline_keyboard", []):
+                for button in row:
+                    assert len(button.get("callback_data", "").encode()) <= CALLBACK_LIMIT
+        await t.stop()
+
+    run(scenario())
+
+
+def test_the_host_orders_the_seats_with_buttons(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        t = _game(tmp_path)
+        await t.boot()
+        names = NAMES[:5]
+        await t.open_and_join(names, group=GROUP)
+        lobby = next(m for m in t.api.messages(GROUP["id"]) if "text" in m and "reply_markup" in m)
+        up = next(b for b in buttons(lobby) if b["callback_data"].endswith(":L:u4"))
+        t.clock.advance(5)
+        await t.press(names[0], GROUP["id"], lobby["message_id"], up["callback_data"])
+        assert t.table().names == ("Ann", "Bob", "Cy", "Eve", "Dee")
+        edited = t.api.chats[GROUP["id"]][lobby["message_id"]]["text"]
+        assert "4. Eve, 5. Dee" in edited
+        await t.stop()
+
+    run(scenario())
+
+
+def test_settings_read_the_environment_then_a_dotenv_file(tmp_path: Path) -> None:
+    (tmp_path / ".env").write_text("# bot\nTELEGRAM_TOKEN='123:abc'\nexport TELEGRAM_API_URL=http://localhost:8081\n")
+    settings = Settings.load({"MODERATOR_DB": str(tmp_path / "x.db")}, tmp_path)
+    assert settings.token == "123:abc" and settings.api_url == "http://localhost:8081"
+    assert settings.db_path == tmp_path / "x.db"
+    assert Settings.load({"TELEGRAM_TOKEN": "9:z"}, tmp_path).token == "9:z"
+
+
+def test_moderator_telegram_without_a_token_says_so_and_exits_2(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("TELEGRAM_TOKEN", raising=False)
+    assert cli.main(["telegram"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "TELEGRAM_TOKEN" in err
