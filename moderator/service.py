@@ -1055,6 +1055,13 @@ class Service:
             return
         info = table.info()
         names = []
+        if table.row.options.get("physical_voting") and state.phase is Phase.ELECTION and state.president is not None:
+            # The table votes with cards: the President owes the record of the votes, nobody owes a button.
+            row = table.seats[state.president]
+            if not row.computer:
+                self._say(out, Reply(row.channel, row.address, row.language), table.row.theme, "physical-vote-prompt")
+            self._say(out, reply, table.row.theme, "nudge", names=row.name)
+            return
         for seat in awaiting(state):
             row = table.seats[seat]
             names.append(row.name)
