@@ -1093,6 +1093,13 @@ class Service:
             if table is None or code not in table.row.options.get("move_codes", {}):
                 continue
             position = table.row.options["move_codes"][code]
+            seated = table.seat_of(inbound.channel, inbound.address)
+            if seated is not None and seated != position:
+                # One phone, one seat: a phone that plays another seat here would act and read for both.
+                out.table_id = table_id
+                reply = Reply(inbound.channel, inbound.address, table.seats[seated].language)
+                self._say(out, reply, table.row.theme, "already-seated")
+                return True
             moves = {k: v for k, v in table.row.options["move_codes"].items() if k != code}
             options = {**table.row.options, "move_codes": moves}
             old = table.seats[position]
