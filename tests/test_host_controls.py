@@ -179,6 +179,28 @@ def test_a_seat_moves_to_a_new_phone() -> None:
     assert h.channel.count()["new-phone"] > counts["new-phone"]
 
 
+def move_code(h: Harness, host: str = "p0") -> str:
+    reply = h.channel.inbox(host)[-1]
+    assert reply["message_id"] == "move-code"
+    return next(w.strip(".,:") for w in reply["text"].split()
+                if len(w.strip(".,:")) >= 6 and set(w.strip(".,:")) <= set(CODE_ALPHABET))
+
+
+def test_a_phone_that_plays_a_seat_cannot_take_another() -> None:
+    h, table_id, addresses = human_table(5, seed=13)
+    h.send("p0", MovePhone(NAMES[3]))
+    code = move_code(h)
+    before = snapshot(h, table_id)
+    counts = h.channel.count()
+    h.send("p1", Join(code, ""))
+    assert h.channel.ids("p1")[counts["p1"]:] == ["already-seated"]
+    assert snapshot(h, table_id) == before
+    assert [s.address for s in h.table(table_id).seats] == addresses
+    # The code still works from a phone without a seat.
+    h.send("spare", Join(code, ""))
+    assert h.table(table_id).seats[3].address == "spare"
+
+
 def test_move_phone_needs_a_seat_name() -> None:
     h, table_id, _ = human_table(5, seed=6)
     h.send("p0", MovePhone("Nobody"))

@@ -120,6 +120,12 @@ def test_whole_game_with_every_seat_human(players: int) -> None:
         end = ended_at(ids)
         assert end < len(ids), f"{address} was not told the game ended"
         assert ids[end + 1:] == ["truth-title"], ids[end:]
+        # "X is not Hitler" whenever the rules make it public, to everyone.
+        for event_kind, message_id in ((ev.ChancellorNotHitler, "chancellor-not-hitler"),
+                                       (ev.PlayerExecuted, "player-executed")):
+            assert ids.count(message_id) == sum(1 for e in table.log if isinstance(e, event_kind))
+        survived = [e for e in table.log if isinstance(e, ev.PlayerExecuted) and state.roles[e.target] is not Role.HITLER]
+        assert ids.count("player-executed-not-hitler") == len(survived)
         assert roles in h.channel.inbox(address)[end]["text"]
         assert h.channel.inbox(address)[-1]["text"].startswith(EN.text("truth-title"))
     # Everyone got the same public story (prompts and private messages aside).
@@ -618,12 +624,46 @@ def test_restart_resumes_every_game_and_delivers_what_was_pending(tmp_path: Any)
     while n := sender.deliver_due():
         delivered += n
     assert delivered == pending and store.backlog() == 0
+    # The input whose messages were pending is not handled twice if the channel delivers it again.
+    service.handle(Inbound("fake", owing, Choose(choice["token"], prompt["decision"]), external_id="last"))
+    assert store.backlog() == 0 and service.table(t1).state == states[t1]  # type: ignore[union-attr]
     # The game goes on from where it stopped, in the new process.
     h.service, h.store, h.sender = service, store, sender
     h.play_out(t1, rng)
     assert replayed(h, t1).state == h.table(t1).state
     h.send("q0", Host(HostCommand.RESUME))
     assert h.table(t3).row.status == "playing"
+    store.close()
+
+
+def test_computer_players_owed_a_move_at_a_crash_move_after_restart(tmp_path: Any) -> None:
+    path = tmp_path / "moderator.db"
+    # A process that dies after a human's move is committed, before the computers' moves: simulated by a
+    # service that does not drive computer players.
+    h = Harness(Store(path), seed=31, drive_computers=False)
+    table_id, _ = h.open("p0", "Ximena")
+    h.send("p0", AddComputers(4))
+    h.send("p0", Start())
+    state = h.table(table_id).state
+    assert state is not None
+    rng = random.Random(3)
+    while all(s == 0 for s in awaiting(state)):
+        h.press("p0", rng)
+        state = h.table(table_id).state
+        assert state is not None
+    assert any(s != 0 for s in awaiting(state))
+    step = state.step
+    h.store.close()
+    store = Store(path)
+    service = Service(store, clock=h.clock)
+    assert service.resume_all() == [table_id]
+    table = service.table(table_id)
+    assert table is not None and table.state is not None
+    assert table.state.step > step
+    assert table.state.phase is Phase.GAME_OVER or set(awaiting(table.state)) == {0}
+    # What the computers did is in the record, and replays to the same game.
+    result = records.replay(records.parse(service.export(table_id)))
+    assert result.state == table.state
     store.close()
 
 
