@@ -61,7 +61,8 @@ def test_a_complete_game_driven_only_by_telegram_updates(tmp_path: Path, players
             "https://t.me/ModeratorTestBot?start="
         )
         lobby_chat = qr_chat
-        lobby = [m for m in t.api.messages(lobby_chat) if any(":L:" in b.get("callback_data", "") for b in buttons(m))]
+        lobby = [m for m in t.api.messages(lobby_chat)
+                 if "text" in m and any(":L:" in b.get("callback_data", "") for b in buttons(m))]
         assert len(lobby) == 1  # one lobby message, edited in place as people joined
         assert all(n in lobby[0]["text"] for n in names)
         start = next(b for b in buttons(lobby[0]) if b["callback_data"].endswith(":L:go"))

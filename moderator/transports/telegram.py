@@ -612,7 +612,13 @@ class TelegramChannel:
         target = int(body["public"]) if body.get("public") else chat
         target = self._moved.get(target, target)
         url = create_deep_linked_url(self.bot.username, code)
-        markup = InlineKeyboardMarkup([[InlineKeyboardButton(_SEAT + code, url=url)]])
+        rows = [[InlineKeyboardButton(_SEAT + code, url=url)]]
+        if body.get("table"):
+            # The host can fill seats with computer players and start before the seat list exists.
+            table = body["table"]
+            rows.append([InlineKeyboardButton(_COMPUTER, callback_data=f"{table}:L:cpu"),
+                         InlineKeyboardButton(_GO, callback_data=f"{table}:L:go")])
+        markup = InlineKeyboardMarkup(rows)
         caption = _cut(compose([body])[0], CAPTION_LIMIT)
         self._call(self.bot.send_photo(target, photo=qr_png(url), caption=caption, parse_mode=ParseMode.HTML,
                                        reply_markup=markup))
