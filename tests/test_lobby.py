@@ -280,6 +280,18 @@ def test_the_first_president_is_random() -> None:
     assert len(set(firsts)) >= 4, firsts
 
 
+def test_before_the_start_decisions_and_questions_get_a_reply() -> None:
+    h, table_id, _, _ = lobby(5)
+    h.send("p2", Choose("vj", 0), raw="ja")
+    assert last(h, "p2") == "game-not-started"
+    h.send("p2", Ask(Query.WHOAMI))
+    assert last(h, "p2") == "game-not-started"
+    h.send("p2", Ask(Query.BOARD))
+    assert last(h, "p2") == "seats-list"
+    assert all(n in h.channel.inbox("p2")[-1]["text"] for n in NAMES[:5])
+    assert h.table(table_id).state is None
+
+
 def test_open_with_an_unknown_theme_is_refused() -> None:
     h = Harness(seed=7)
     h.send("p0", OpenTable("Ximena", theme="nope"))

@@ -61,6 +61,7 @@ SECRET_IDS = frozenset(
 )
 """Every message id that carries a secret; a secret message with any other id fails the privacy test."""
 REPLY_PREFIXES = ("input-", "violation-")
+LOBBY_REPLIES = frozenset({"table-opened", "table-joined", "seat-taken", "game-starting"})
 GAME_ENDED_IDS = frozenset(
     {
         "game-ended-liberal-policies",
@@ -182,6 +183,30 @@ def test_a_game_of_computers_watched_from_a_group() -> None:
     assert "deal-role" not in group and not any(b["secret"] for b in h.channel.inbox("group"))
     assert group[-1] == "truth-title" and ended_at(group) < len(group)
     assert h.channel.ids("host") == ["table-opened"]
+
+
+def test_a_game_with_a_group_chat_keeps_secrets_out_of_the_group() -> None:
+    h = Harness(seed=14)
+    table_id, code = h.open("p0", NAMES[0], public=True, chat="group")
+    addresses = ["p0"]
+    for i in range(1, 7):
+        h.send(f"p{i}", Join(code, NAMES[i]))
+        addresses.append(f"p{i}")
+    h.send("p0", Start(), chat="group")
+    h.play_out(table_id, random.Random(14))
+    table = h.table(table_id)
+    assert table.state is not None and table.state.phase is Phase.GAME_OVER
+    group = h.channel.inbox("group")
+    assert not any(b["secret"] or b["choices"] for b in group)
+    assert "chancellor-nominated" in [b["message_id"] for b in group]
+    assert [b["message_id"] for b in group][-1] == "truth-title"
+    for seat, address in enumerate(addresses):
+        ids = h.channel.ids(address)
+        # Public events go to the group only; each phone gets its own secrets and prompts.
+        assert "chancellor-nominated" not in ids and "truth-title" not in ids
+        assert ids.count("deal-role") == 1
+        assert all(b["secret"] or b["choices"] or b["message_id"] in LOBBY_REPLIES for b in h.channel.inbox(address))
+    assert replayed(h, table_id).state == table.state
 
 
 # --- the deal --------------------------------------------------------------------------------------------
@@ -324,7 +349,7 @@ def check_privacy(h: Harness, table_id: str, addresses: list[str], catalog: Cata
     assert len(public_stories) == 1, "seats were told different public stories"
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     players=st.integers(5, 10),
     seed=st.integers(0, 2**32),
