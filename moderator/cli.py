@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -101,6 +102,37 @@ def _telegram(args: argparse.Namespace) -> int:
         return 130
 
 
+def _sms(args: argparse.Namespace) -> int:
+    from .transports import sms
+
+    settings = sms.Settings.load()
+    if not settings.complete:
+        print("moderator sms: set TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN and TWILIO_FROM (or "
+              "TWILIO_MESSAGING_SERVICE_SID)", file=sys.stderr)
+        return 2
+    try:
+        return sms.serve(settings)
+    except KeyboardInterrupt:
+        return 130
+
+
+def _sms_qr(args: argparse.Namespace) -> int:
+    from .transports import sms
+
+    number = sms.normalise_number(args.number or os.environ.get("TWILIO_FROM", ""))
+    if number is None:
+        print("moderator sms-qr: give the table's phone number with --number or TWILIO_FROM", file=sys.stderr)
+        return 2
+    link = sms.join_link(number, args.code.strip().upper())
+    if args.png is not None:
+        args.png.write_bytes(sms.qr_png(link))
+    if args.svg is not None:
+        args.svg.write_text(sms.qr_svg(link), encoding="utf-8")
+    print(sms.qr_text(link))
+    print(link)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``moderator`` command."""
     parser = argparse.ArgumentParser(prog="moderator", description="Runs Secret Hitler for a table.")
@@ -126,6 +158,15 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("record", help="the record file, or - for standard input")
     rep.add_argument("--json", action="store_true", help="print the JSON summary instead of the timeline")
     rep.set_defaults(run=_replay)
+
+    text = commands.add_parser("sms", help="run the SMS channel: Twilio's webhook at POST /sms and the sender")
+    text.set_defaults(run=_sms)
+    qr = commands.add_parser("sms-qr", help="the join QR code of a table for SMS: an sms: link with JOIN CODE")
+    qr.add_argument("code", help="the table's join code")
+    qr.add_argument("--number", help="the table's phone number (default: TWILIO_FROM)")
+    qr.add_argument("--png", type=Path, metavar="FILE", help="also write the QR code as a PNG image")
+    qr.add_argument("--svg", type=Path, metavar="FILE", help="also write the QR code as an SVG image")
+    qr.set_defaults(run=_sms_qr)
 
     tg = commands.add_parser("telegram", help="run the Telegram bot (long polling; TELEGRAM_TOKEN, MODERATOR_DB)")
     tg.set_defaults(run=_telegram)

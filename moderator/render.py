@@ -398,6 +398,8 @@ def _discarded(e: Event, w: _Words, board: PublicView | None) -> list[Message]:
 @_renders(PoliciesHandedOver)
 def _handed_over(e: Event, w: _Words, board: PublicView | None) -> list[Message]:
     assert isinstance(e, PoliciesHandedOver)
+    if w.sms:
+        return []  # the Chancellor's prompt says it; SMS costs per message
     text = w.t("policies-handed-over", president=w.name(e.president), chancellor=w.name(e.chancellor))
     return [w.message("policies-handed-over", [text])]
 

@@ -1247,9 +1247,10 @@ class Sender:
             else:
                 rows = [r for r in due if (r.channel, r.address) == (row.channel, row.address)]
                 results = list(send_batch(row.address, [{**r.body, "message_id": r.message_id} for r in rows]))
+            sent_at = self.clock()  # one time for what one channel call delivered: it may have been one text
             for each, result in zip(rows, results, strict=True):
                 settled.add(each.id)
-                delivered += self._settle(each, result, now)
+                delivered += self._settle(each, result, now, sent_at)
                 if isinstance(result, TemporaryFailure):
                     # Later messages to this address wait for this one: a player reads them in order.
                     held.add((each.channel, each.address))
@@ -1263,7 +1264,7 @@ class Sender:
             return exc
         return None
 
-    def _settle(self, row: OutboxRow, result: Exception | None, now: float) -> int:
+    def _settle(self, row: OutboxRow, result: Exception | None, now: float, sent_at: float) -> int:
         """Record one message's delivery attempt; 1 if it was delivered."""
         if isinstance(result, TemporaryFailure):
             if row.attempts + 1 >= self.max_attempts:
@@ -1275,5 +1276,5 @@ class Sender:
         if result is not None:
             self.store.mark_failed(row.id, str(result))
             return 0
-        self.store.mark_sent(row.id, self.clock())
+        self.store.mark_sent(row.id, sent_at)
         return 1

@@ -383,6 +383,15 @@ class Store:
                 (error, outbox_id),
             )
 
+    def last_prompt(self, channel: str, address: str) -> dict[str, Any] | None:
+        """The body of the newest message with choices delivered to an address (what a typed number answers)."""
+        row = self.execute(
+            "SELECT body FROM outbox WHERE channel = ? AND address = ? AND status = 'sent'"
+            " AND json_array_length(body, '$.choices') > 0 ORDER BY id DESC LIMIT 1",
+            (channel, address),
+        ).fetchone()
+        return None if row is None else dict(json.loads(row[0]))
+
     def drop_pending(self, channel: str, address: str) -> int:
         """Cancel every pending message to an address (it opted out); returns how many."""
         with self.transaction():

@@ -1,0 +1,152 @@
+"""SMS segments per game: computer players play whole games by text message through the SMS transport.
+
+Every seat is a phone. Each decision is made by the computer player of ``moderator.bots`` from what that seat
+may know, and sent as the text a person would type (the option's number); the service's replies go out through
+``SmsChannel`` into a stub Twilio client that counts texts. Reported per player count, for "public results by
+SMS to every phone" and "public results to the host's phone only" (the host texts HOSTONLY before GO):
+segments sent and received per game (from GO to the end), and in the lobby.
+
+Target (issue 5): a 7-player all-SMS game with public results on the host phone only sends fewer than 120
+segments on average.
+
+    python benchmarks/sms_cost.py [--games 30] [--seed 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import re
+import statistics
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from moderator.bots import ComputerPlayer, Memory
+from moderator.catalog import SMS_LIMIT, is_gsm7, sms_segments
+from moderator.engine import Phase, awaiting, view_for
+from moderator.service import Service, action_token
+from moderator.store import Store
+from moderator.transports.sms import CHANNEL, SmsChannel, SmsGateway, SmsSender
+
+TARGET = 120
+NAMES = ("Alexandra", "Bartholomew", "Constance", "Dominique", "Evangeline", "Fitzgerald", "Gwendolyn",
+         "Hieronymus", "Isadora", "Jeremiah")
+
+
+@dataclass
+class StubTwilio:
+    """Stands in for ``twilio.rest.Client``: ``messages.create`` counts what would be sent."""
+
+    texts: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def messages(self) -> StubTwilio:
+        return self
+
+    def create(self, to: str, body: str, **_: Any) -> None:
+        assert len(body) <= SMS_LIMIT and is_gsm7(body), body
+        self.texts.append((to, body))
+
+
+@dataclass
+class Tally:
+    sent: int = 0
+    received: int = 0
+    elections: int = 0
+
+
+def play(players: int, seed: int, host_only: bool) -> tuple[Tally, Tally]:
+    """One game; (lobby, game) segments sent and received."""
+    rng = random.Random(seed)
+    store = Store(memory=True)
+    service = Service(store, seed=lambda: rng.getrandbits(64), clock=_Clock())
+    twilio = StubTwilio()
+    sender = SmsSender(store, SmsChannel(twilio, "+15017122661"))  # type: ignore[arg-type]
+    gateway = SmsGateway(service)
+    phones = [f"+1202555{1000 + i:04d}" for i in range(players)]
+    ids = iter(range(1, 10**9))
+    lobby, game = Tally(), Tally()
+    tally = lobby
+
+    def text(phone: str, body: str) -> None:
+        tally.received += sms_segments(body)
+        before = len(twilio.texts)
+        gateway.receive({"From": phone, "Body": body, "MessageSid": f"SM{next(ids):032d}"})
+        while sender.deliver_due():
+            pass
+        tally.sent += sum(sms_segments(b) for _, b in twilio.texts[before:])
+
+    text(phones[0], f"NEWGAME {NAMES[0]}")
+    code = re.search(r"([A-Z0-9]{5})\.?\s*$", twilio.texts[-1][1])
+    assert code is not None, twilio.texts[-1]
+    for i in range(1, players):
+        text(phones[i], f"JOIN {code.group(1)} {NAMES[i]}")
+    if host_only:
+        text(phones[0], "HOSTONLY")
+    tally = game
+    text(phones[0], "GO")
+    table = service.table(store.tables_of(CHANNEL, phones[0])[0].id)
+    assert table is not None and table.state is not None
+    bot = ComputerPlayer()
+    while table.state.phase is not Phase.GAME_OVER:
+        state = table.state
+        seat = rng.choice(awaiting(state))
+        memory = Memory(seat)
+        for event in table.log:
+            if event.audience.includes(seat):
+                memory = memory.observe(event)
+        action = bot.choose(view_for(state, seat), memory, rng)
+        prompt = store.last_prompt(CHANNEL, phones[seat])
+        assert prompt is not None and prompt["decision"] == table.row.decision_step, "a seat owes a decision unasked"
+        tokens = [c["token"] for c in prompt["choices"]]
+        text(phones[seat], str(tokens.index(action_token(action)) + 1))
+        table = service.table(table.row.id)  # type: ignore[assignment]
+        assert table is not None and table.state is not None
+    game.elections = sum(1 for e in table.log if e.kind == "election-decided")
+    return lobby, game
+
+
+class _Clock:
+    """Time that moves a little at every look, so sends have distinct times."""
+
+    def __init__(self) -> None:
+        self.now = 1_000_000.0
+
+    def __call__(self) -> float:
+        self.now += 0.001
+        return self.now
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--games", type=int, default=30, help="games per row (default 30)")
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args(argv)
+    print(f"SMS segments per game, {args.games} games per row (game: GO to the end; lobby: NEWGAME to GO)")
+    print(f"{'players':>7}  {'public results':<15} {'sent':>7} {'min':>5} {'max':>5} {'received':>9}"
+          f" {'elections':>9} {'sent/election':>13} {'lobby':>11}")
+    result = 0
+    for players in (5, 7, 10):
+        for host_only in (False, True):
+            games = [play(players, args.seed * 10_000 + players * 100 + g, host_only) for g in range(args.games)]
+            sent = [g.sent for _, g in games]
+            received = statistics.mean(g.received for _, g in games)
+            lobby = f"{statistics.mean(lb.sent for lb, _ in games):.0f}/{statistics.mean(lb.received for lb, _ in games):.0f}"
+            label = "host phone only" if host_only else "every phone"
+            elections = statistics.mean(g.elections for _, g in games)
+            print(f"{players:>7}  {label:<15} {statistics.mean(sent):>7.1f} {min(sent):>5} {max(sent):>5}"
+                  f" {received:>9.1f} {elections:>9.1f} {statistics.mean(sent) / elections:>13.1f} {lobby:>11}")
+            if players == 7 and host_only:
+                average = statistics.mean(sent)
+                verdict = "meets" if average < TARGET else "MISSES"
+                result = f"target: 7 players, host phone only, < {TARGET} sent on average: {average:.1f} {verdict}"
+    print(result)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,88 @@
+"""A fake Twilio for tests: an ``HttpClient`` for ``twilio.rest.Client(http_client=...)`` that records every
+message the REST API is asked to send (and can fail on demand), and webhook requests signed exactly as Twilio
+signs them."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+from twilio.http import HttpClient
+from twilio.http.response import Response
+from twilio.request_validator import RequestValidator
+from twilio.rest import Client
+
+ACCOUNT_SID = "AC" + "0" * 32
+AUTH_TOKEN = "test-auth-token-0123456789abcdef"
+OUR_NUMBER = "+15017122661"
+PUBLIC_URL = "https://moderator.example.org"
+
+
+@dataclass
+class FakeTwilio(HttpClient):
+    """Answers ``POST .../Messages.json`` like Twilio; ``fail[to]`` holds (status, code) errors used up in order."""
+
+    sent: list[dict[str, str]] = field(default_factory=list)
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    fail: dict[str, list[tuple[int, int]]] = field(default_factory=lambda: defaultdict(list))
+
+    def __post_init__(self) -> None:
+        super().__init__(logger=None, is_async=False)  # type: ignore[arg-type]
+
+    def request(self, method: str, uri: str, params: Any = None, data: Any = None, headers: Any = None,
+                auth: Any = None, timeout: Any = None, allow_redirects: bool = False) -> Response:
+        form = {k: str(v) for k, v in dict(data or {}).items()}
+        self.requests.append({"method": method, "uri": uri, "data": form, "auth": auth})
+        assert method == "POST" and urlsplit(uri).path == f"/2010-04-01/Accounts/{ACCOUNT_SID}/Messages.json", uri
+        assert auth == (ACCOUNT_SID, AUTH_TOKEN)
+        to = form["To"]
+        if self.fail.get(to):
+            status, code = self.fail[to].pop(0)
+            return Response(status, json.dumps({"code": code, "message": "fake failure", "status": status}))
+        self.sent.append(form)
+        sid = f"SM{len(self.sent):032x}"
+        return Response(201, json.dumps({"sid": sid, "status": "queued", "to": to, "body": form["Body"],
+                                         "num_segments": "1", "account_sid": ACCOUNT_SID}))
+
+    def to(self, number: str) -> list[str]:
+        """Every text sent to a number, in order."""
+        return [m["Body"] for m in self.sent if m["To"] == number]
+
+    def sent_bodies(self) -> list[str]:
+        return [m["Body"] for m in self.sent]
+
+    def by_number(self) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = defaultdict(list)
+        for m in self.sent:
+            out[m["To"]].append(m["Body"])
+        return out
+
+
+def client(fake: FakeTwilio) -> Client:
+    return Client(ACCOUNT_SID, AUTH_TOKEN, http_client=fake)
+
+
+def incoming(sender: str, body: str, sid: str, *, to: str = OUR_NUMBER) -> dict[str, str]:
+    """The form fields Twilio posts for one incoming SMS."""
+    return {
+        "ToCountry": "US",
+        "SmsMessageSid": sid,
+        "NumMedia": "0",
+        "SmsSid": sid,
+        "SmsStatus": "received",
+        "Body": body,
+        "To": to,
+        "NumSegments": "1",
+        "MessageSid": sid,
+        "AccountSid": ACCOUNT_SID,
+        "From": sender,
+        "ApiVersion": "2010-04-01",
+    }
+
+
+def signature(url: str, form: dict[str, str], token: str = AUTH_TOKEN) -> str:
+    """``X-Twilio-Signature`` for a POST of ``form`` to ``url``, computed as Twilio computes it."""
+    return RequestValidator(token).compute_signature(url, form)

@@ -1,0 +1,749 @@
+"""The SMS channel: Twilio's webhook signed exactly as Twilio signs it, whole games played only by text message,
+keywords and Twilio's reserved words, opt-out, one GSM-7 segment per text in every theme and language, cost
+controls, the REST client's errors, the join QR code and ``moderator sms``."""
+
+from __future__ import annotations
+
+import itertools
+import random
+import re
+import warnings
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from moderator import cli
+from moderator.catalog import SMS_LIMIT, Catalog, is_gsm7
+from moderator.commands import (
+    AddComputers,
+    Ask,
+    Choose,
+    Decide,
+    Host,
+    HostCommand,
+    Inbound,
+    Join,
+    MoveSeat,
+    OpenTable,
+    OptOut,
+    Query,
+    RemoveSeat,
+    Seating,
+    SetLanguage,
+    SetTheme,
+    Start,
+)
+from moderator.engine import Phase, awaiting
+from moderator.service import PermanentFailure, Sender, Service, Table, TemporaryFailure
+from moderator.store import Store
+from moderator.transports.sms import (
+    CHANNEL,
+    RESERVED_WORDS,
+    Keyword,
+    Settings,
+    SmsChannel,
+    SmsSender,
+    create_app,
+    fold,
+    join_link,
+    merged_text,
+    normalise_number,
+    parse,
+    qr_png,
+    qr_svg,
+    qr_text,
+)
+from tests.fake_twilio import (
+    ACCOUNT_SID,
+    AUTH_TOKEN,
+    OUR_NUMBER,
+    PUBLIC_URL,
+    FakeTwilio,
+    client,
+    incoming,
+    signature,
+)
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")  # Starlette 1.x asks for httpx2; httpx works the same here
+    from starlette.testclient import TestClient
+
+WEBHOOK = f"{PUBLIC_URL}/sms"
+ENV = {
+    "TWILIO_ACCOUNT_SID": ACCOUNT_SID,
+    "TWILIO_AUTH_TOKEN": AUTH_TOKEN,
+    "TWILIO_FROM": OUR_NUMBER,
+    "MODERATOR_PUBLIC_URL": PUBLIC_URL,
+}
+HEADER = {lang: Catalog.load("classic", lang).text("private-header", sms=True) for lang in ("en", "de")}
+NAMES = ("Ximena", "Quentin", "Zora", "Yusuf", "Wanda", "Kasimir", "Ulla", "Olek", "Ines", "Vito")
+LONG_NAMES = (
+    "Maximilianus Ærøsund",  # 20 characters each, many of them outside GSM-7
+    "Bartholomäus Çelik-Ø",
+    "Konstantinopoulos Ḱā",
+    "Wolfgang Ŝtraßenbahn",
+    "Anneliese Müller-Lüd",
+    "Jean-Baptiste Lefèvr",
+    "Gwendolyn Łukasiewic",
+    "Przemysław Żółtowski",
+    "Đorđe Šćepanović-Ivo",
+    "Zoë Ṁacḋonald-Ffions",
+)
+
+
+def number(i: int) -> str:
+    return f"+1202555{1000 + i:04d}"
+
+
+class TickingClock:
+    """Time that moves a little at every look (sends get distinct times, as with a real clock)."""
+
+    def __init__(self) -> None:
+        self.now = 1_000_000.0
+
+    def __call__(self) -> float:
+        self.now += 0.001
+        return self.now
+
+
+class Phones:
+    """A Twilio number with the moderator behind it: every input through the signed webhook, every text out
+    through ``SmsChannel`` into the fake Twilio."""
+
+    def __init__(self, seed: int = 1) -> None:
+        self.fake = FakeTwilio()
+        self.settings = Settings.load(ENV)
+        self.channel = SmsChannel(client(self.fake), OUR_NUMBER)
+        self.clock = TickingClock()
+        rng = random.Random(seed)
+        self.app = create_app(self.settings, lambda: Store(memory=True), channel=None,
+                              seed=lambda: rng.getrandbits(64), clock=self.clock)
+        self.http = TestClient(self.app)
+        self.http.__enter__()
+        self.sender = self.call(lambda: SmsSender(self.service.store, self.channel, clock=self.clock))
+        self.sids = itertools.count(1)
+        self.others: dict[str, Any] = {}
+
+    def close(self) -> None:
+        self.http.__exit__(None, None, None)
+
+    @property
+    def service(self) -> Service:
+        service: Service = self.app.state.service
+        return service
+
+    def call(self, fn: Callable[[], Any]) -> Any:
+        """Run ``fn`` on the app's thread, where the service and its SQLite connection live."""
+        assert self.http.portal is not None
+        return self.http.portal.call(fn)
+
+    def post(self, form: dict[str, str], *, sign_for: str = WEBHOOK, path: str = "/sms",
+             sig: str | None = None, headers: bool = True) -> Any:
+        head = {"X-Twilio-Signature": sig if sig is not None else signature(sign_for, form)} if headers else {}
+        return self.http.post(path, data=form, headers=head)
+
+    def text(self, phone: str, body: str, sid: str | None = None) -> None:
+        """``phone`` texts ``body`` to our number; then everything due is delivered."""
+        response = self.post(incoming(phone, body, sid or f"SM{next(self.sids):032x}"))
+        assert response.status_code == 200, response.text
+        assert response.text == '<?xml version="1.0" encoding="UTF-8"?><Response />'
+        assert response.headers["content-type"].startswith("application/xml")
+        self.deliver()
+
+    def deliver(self) -> None:
+        def drain() -> None:
+            while self.sender.deliver_due():
+                pass
+            for sender in self.others.values():
+                while sender.deliver_due():
+                    pass
+        self.call(drain)
+
+    def inbox(self, phone: str) -> list[str]:
+        return self.fake.to(phone)
+
+    def table_of(self, phone: str) -> Table:
+        def find() -> Table:
+            row = self.service.store.tables_of(CHANNEL, phone)[0]
+            table = self.service.table(row.id)
+            assert table is not None
+            return table
+        found: Table = self.call(find)
+        return found
+
+    def code(self, host: str) -> str:
+        match = re.search(r"([A-Z0-9]{5})\.\s*$", self.inbox(host)[-1])
+        assert match, self.inbox(host)[-1]
+        return match.group(1)
+
+
+@pytest.fixture
+def phones() -> Iterator[Phones]:
+    p = Phones()
+    yield p
+    p.close()
+
+
+def options_of(text: str) -> list[str]:
+    """The labels of a prompt's numbered options: ``Reply: 1 Ann, 2 Bob`` gives [Ann, Bob]."""
+    listed = text.rsplit("Reply: ", 1)[1] if "Reply: " in text else text.rsplit(": ", 1)[1]
+    labels = []
+    for i, part in enumerate(listed.split(", "), 1):
+        assert part.startswith(f"{i} "), (part, text)
+        labels.append(part[len(f"{i} "):])
+    return labels
+
+
+def last_prompt(p: Phones, phone: str) -> str:
+    for text in reversed(p.inbox(phone)):
+        if re.search(r"(Reply|Antworte|Antwort): 1 ", text) or ": 1 " in text.rsplit("\n", 1)[-1]:
+            return text
+    raise AssertionError(f"{phone} has no prompt: {p.inbox(phone)}")
+
+
+def open_table(p: Phones, names: tuple[str, ...], *, seating: bool = True) -> list[str]:
+    phones = [number(i) for i in range(len(names))]
+    p.text(phones[0], f"newgame {names[0]}")
+    code = p.code(phones[0])
+    for i, name in enumerate(names[1:], 1):
+        p.text(phones[i], f"Join {code.lower()} {name}")
+        assert p.inbox(phones[i])[-1].startswith("Welcome") or p.inbox(phones[i])
+    if seating:
+        order = list(names[1:]) + [names[0]]
+        p.text(phones[0], "SEATS " + ", ".join(order))
+        return [phones[names.index(n)] for n in order]
+    return phones
+
+
+def play_by_text(p: Phones, rng: random.Random, *, limit: int = 3000) -> Table:
+    """Everyone texts answers to their newest prompt until the game ends: a number, a name, or JA/NEIN."""
+    for _ in range(limit):
+        table = p.table_of(number(0))
+        state = table.state
+        assert state is not None
+        if table.row.status == "over":
+            return table
+        seat = rng.choice(awaiting(state))
+        phone = table.seats[seat].address
+        labels = options_of(last_prompt(p, phone))
+        pick = rng.randrange(len(labels))
+        style = rng.random()
+        if state.phase is Phase.ELECTION and style < 0.3 and labels in (["Ja", "Nein"],):
+            answer = labels[pick].upper()
+        elif style < 0.5 and state.phase in (Phase.NOMINATION, Phase.EXECUTION, Phase.INVESTIGATE) and all(
+            labels.count(label) == 1 for label in labels
+        ):
+            answer = f" {labels[pick].lower()}!"  # a name, with case and punctuation forgiven
+        else:
+            answer = f"{pick + 1}."
+        before = state.step
+        p.text(phone, answer)
+        assert p.table_of(number(0)).state.step > before or state.phase is Phase.ELECTION, (answer, labels)
+    raise AssertionError("the game did not end")
+
+
+def check_texts(p: Phones, phones: list[str]) -> None:
+    for phone, texts in p.fake.by_number().items():
+        assert phone in phones, phone
+        for text in texts:
+            assert len(text) <= SMS_LIMIT and is_gsm7(text), text
+            if any(word in text for word in ("Role:", "Rolle:", "You drew", "Du ziehst")):
+                assert text.split("\n")[0] in HEADER.values(), text
+
+
+# --- the webhook ----------------------------------------------------------------------------------------
+
+
+def test_a_signed_request_is_handled_and_answered_with_empty_twiml(phones: Phones) -> None:
+    phones.text(number(0), "NEWGAME Ann")
+    assert re.fullmatch(r"Table open\. Join code: [A-Z0-9]{5}\.", phones.inbox(number(0))[0])
+    request = phones.fake.requests[0]
+    assert request["data"] == {"To": number(0), "From": OUR_NUMBER, "Body": phones.inbox(number(0))[0]}
+
+
+@pytest.mark.parametrize(
+    "how",
+    ["unsigned", "empty signature", "wrong signature", "wrong token", "signed for another url",
+     "signed for the internal url", "other fields than signed"],
+)
+def test_requests_not_signed_by_twilio_for_our_url_are_refused(phones: Phones, how: str) -> None:
+    form = incoming(number(0), "NEWGAME Ann", "SM" + "1" * 32)
+    response = {
+        "unsigned": lambda: phones.post(form, headers=False),
+        "empty signature": lambda: phones.post(form, sig=""),
+        "wrong signature": lambda: phones.post(form, sig="bm90IGEgc2lnbmF0dXJl"),
+        "wrong token": lambda: phones.post(form, sig=signature(WEBHOOK, form, token="another-token")),
+        "signed for another url": lambda: phones.post(form, sign_for="https://evil.example.org/sms"),
+        "signed for the internal url": lambda: phones.post(form, sign_for="http://testserver/sms"),
+        "other fields than signed": lambda: phones.post(
+            {**form, "Body": "JOIN ABCDE"}, sig=signature(WEBHOOK, form)
+        ),
+    }[how]()
+    assert response.status_code == 403
+    phones.deliver()
+    assert phones.fake.sent == []
+    assert phones.call(lambda: phones.service.store.tables_of(CHANNEL, number(0))) == []
+    # The same message, properly signed, still counts: nothing of it was recorded.
+    phones.text(number(0), "NEWGAME Ann", sid="SM" + "1" * 32)
+    assert len(phones.inbox(number(0))) == 1
+
+
+def test_the_signature_covers_the_query_string_and_the_default_port(phones: Phones) -> None:
+    form = incoming(number(0), "NEWGAME Ann", "SM" + "2" * 32)
+    assert phones.post(form, path="/sms?x=1", sign_for=WEBHOOK).status_code == 403
+    assert phones.post(form, path="/sms?x=1", sign_for=WEBHOOK + "?x=1").status_code == 200
+    form = incoming(number(1), "NEWGAME Bo", "SM" + "3" * 32)
+    assert phones.post(form, sign_for=f"{PUBLIC_URL}:443/sms").status_code == 200
+
+
+def test_a_replayed_message_sid_is_acknowledged_and_not_processed_twice(phones: Phones) -> None:
+    phones.text(number(0), "NEWGAME Ann", sid="SMreplayed")
+    phones.text(number(0), "NEWGAME Ann", sid="SMreplayed")  # Twilio retried the webhook
+    assert len(phones.inbox(number(0))) == 1
+    assert len(phones.call(lambda: phones.service.store.tables_of(CHANNEL, number(0)))) == 1
+
+
+def test_a_sender_that_is_not_a_phone_number_is_ignored(phones: Phones) -> None:
+    for sender in ("whatsapp:+12025550123", "Twilio", "+1", ""):
+        response = phones.post(incoming(sender, "NEWGAME Ann", f"SM{sender or 'x'}"))
+        assert response.status_code == 200
+    phones.deliver()
+    assert phones.fake.sent == []
+
+
+def test_numbers_are_normalised_to_e164() -> None:
+    assert normalise_number("+1 (202) 555-1000") == "+12025551000"
+    assert normalise_number("+49 151 23456789") == "+4915123456789"
+    assert normalise_number("(202) 555-1000", "US") == "+12025551000"
+    assert normalise_number("0151 23456789", "DE") == "+4915123456789"
+    assert normalise_number("202-555-1000") is None  # no country
+    assert normalise_number("+1 555") is None and normalise_number("hello") is None
+
+
+def test_a_german_number_gets_german_messages(phones: Phones) -> None:
+    phones.text("+4915123456789", "NEWGAME Anna")
+    assert phones.inbox("+4915123456789")[0].startswith(Catalog.load("classic", "de").text(
+        "table-opened", sms=True, code="XXXXX")[:10])
+
+
+# --- what a text means ----------------------------------------------------------------------------------
+
+PROMPT = {"decision": 7, "choices": [{"label": "Ann", "token": "n1"}, {"label": "Bob", "token": "n2"},
+                                     {"label": "Bobby", "token": "n3"}]}
+
+
+@pytest.mark.parametrize(
+    "text,meaning",
+    [
+        ("NEWGAME Ann Lee", OpenTable("Ann Lee")),
+        ("new game Ann", OpenTable("Ann")),
+        ("newgame", OpenTable("")),
+        ("JOIN acdef Bob", Join("ACDEF", "Bob")),
+        ("  join   ACDEF   Mary Ann ", Join("ACDEF", "Mary Ann")),
+        ("go", Start()),
+        ("Go!", Start()),
+        ("SEATS Ann, Mary Ann, Bob", Seating(("Ann", "Mary Ann", "Bob"))),
+        ("order Ann Bob Cy", Seating(("Ann", "Bob", "Cy"))),
+        ("seats", Ask(Query.BOARD)),
+        ("MOVE Bob 3", MoveSeat("Bob", 3)),
+        ("remove Cy", RemoveSeat("Cy")),
+        ("bots 2", AddComputers(2)),
+        ("bots", AddComputers(None)),
+        ("STATUS", Ask(Query.BOARD)),
+        ("status?", Ask(Query.BOARD)),
+        ("WhoAmI", Ask(Query.WHOAMI)),
+        ("rules", Ask(Query.RULES)),
+        ("?", Ask(Query.HELP)),
+        ("waiting", Ask(Query.WAITING)),
+        ("JA", Decide("vote", "ja")),
+        ("ja.", Decide("vote", "ja")),
+        ("Nein!", Decide("vote", "nein")),
+        ("PAUSE", Host(HostCommand.PAUSE)),
+        ("resume", Host(HostCommand.RESUME)),
+        ("nudge", Host(HostCommand.NUDGE)),
+        ("ENDGAME", Host(HostCommand.END)),
+        ("rematch", Host(HostCommand.REMATCH)),
+        ("HOSTONLY", Host(HostCommand.PUBLIC_TO_HOST)),
+        ("results host", Host(HostCommand.PUBLIC_TO_HOST)),
+        ("ALLPHONES", Host(HostCommand.PUBLIC_TO_ALL)),
+        ("cost", Host(HostCommand.COST)),
+        ("language de", SetLanguage("de")),
+        ("THEME corporate", SetTheme("corporate")),
+        ("nominate Ann", Decide("nominate", "Ann")),
+        ("hello there", Decide("?", "hello there")),
+        ("stop please", Decide("?", "stop please")),  # a reserved word is never a game command
+        ("yes 2", Decide("?", "yes 2")),
+    ],
+)
+def test_texts_become_commands(text: str, meaning: object) -> None:
+    assert parse(text) == meaning
+
+
+def test_numbers_and_names_answer_the_last_prompt() -> None:
+    assert parse("2", PROMPT) == Choose("n2", 7)
+    assert parse(" #3 ", PROMPT) == Choose("n3", 7)
+    assert parse("(1)", PROMPT) == Choose("n1", 7)
+    assert parse("9", PROMPT) == Choose("9", 7)  # the service says it is not an option
+    assert parse("4") == Choose("4", None)  # no prompt seen: the service numbers the legal choices
+    assert parse("ann", PROMPT) == Choose("n1", 7)
+    assert parse("BOBBY!", PROMPT) == Choose("n3", 7)
+    assert parse("bob", PROMPT) == Choose("n2", 7)  # exact beats a longer name
+    assert parse("bo", PROMPT) == Decide("?", "bo")  # Bob or Bobby: ask again
+    assert parse("Annabelle", {"decision": 1, "choices": [{"label": "Annabel", "token": "x1"}]}) == Choose("x1", 1)
+
+
+@pytest.mark.parametrize("word", sorted(RESERVED_WORDS))
+def test_twilio_reserved_words_are_never_game_commands(word: str) -> None:
+    for text in (word, word.upper(), f" {word.capitalize()}. "):
+        meaning = parse(text, PROMPT)
+        assert isinstance(meaning, Keyword) and meaning.word == word
+    assert parse(f"{word} 1", PROMPT) == Decide("?", f"{word} 1")
+
+
+def test_start_help_and_info_are_left_to_twilio(phones: Phones) -> None:
+    phones.text(number(0), "NEWGAME Ann")
+    for word in ("START", "HELP", "info", "YES", "unstop"):
+        phones.text(number(0), word)
+    assert len(phones.inbox(number(0))) == 1
+
+
+def test_anything_else_gets_a_one_line_hint(phones: Phones) -> None:
+    p = phones
+    open_table(p, NAMES[:5])
+    p.text(number(0), "GO")
+    p.text(number(1), "what now?")
+    hint = p.inbox(number(1))[-1]
+    assert hint == Catalog.load().text("input-unparseable", sms=True, text="what now?") + "\n" + \
+        Catalog.load().text("nothing-changed", sms=True)
+    p.text(number(1), "?")
+    assert "STATUS" in p.inbox(number(1))[-1] and "help" not in p.inbox(number(1))[-1].lower()
+
+
+# --- opening, joining, opting out -------------------------------------------------------------------------
+
+
+def test_opening_joining_seating_and_going_by_text(phones: Phones) -> None:
+    p = phones
+    seats = open_table(p, NAMES[:5])
+    assert p.inbox(number(1))[0].startswith("Welcome, Quentin! You have a seat; 2 players are at the table.")
+    assert p.inbox(number(0))[-1].startswith("Seats: 1. Quentin, 2. Zora")
+    p.text(number(0), "go")
+    table = p.table_of(number(0))
+    assert table.state is not None and [s.address for s in table.seats] == seats
+    for phone in seats:
+        deal = [t for t in p.inbox(phone) if "Role:" in t]
+        assert len(deal) == 1 and deal[0].startswith(HEADER["en"] + "\n")
+    # Only the host may start, seat or add computers.
+    p.text(number(2), "bots 2")
+    assert p.inbox(number(2))[-1] == Catalog.load().text("not-host", sms=True)
+
+
+def test_a_number_seated_in_a_running_game_is_told_so(phones: Phones) -> None:
+    p = phones
+    open_table(p, NAMES[:5])
+    p.text(number(0), "GO")
+    p.text(number(9), "NEWGAME Vito")
+    code = p.code(number(9))
+    p.text(number(3), f"JOIN {code} Yusuf")
+    assert p.inbox(number(3))[-1] == Catalog.load().text("seated-elsewhere", sms=True)
+    assert len(p.call(lambda: p.service.store.tables_of(CHANNEL, number(9)))) == 1
+    # Nothing changed at the table they are playing at.
+    assert p.table_of(number(3)).seat_of(CHANNEL, number(3)) is not None
+
+
+def test_a_player_who_opts_out_gets_nothing_more_and_the_host_is_told(phones: Phones) -> None:
+    p = phones
+    open_table(p, NAMES[:5])
+    # Two texts wait for Zora when she texts STOP (delivery is late): they are never sent.
+    p.call(lambda: p.service.handle(Inbound(CHANNEL, number(0), Start(), external_id="go")))
+    pending = p.call(lambda: p.service.store.execute(
+        "SELECT count(*) FROM outbox WHERE address = ? AND status = 'pending'", (number(2),)).fetchone()[0])
+    assert pending >= 2
+    before = len(p.inbox(number(2)))
+    p.text(number(2), "STOP")
+    p.text(number(2), "STATUS")  # whatever else comes from them is still a player's input
+    assert len(p.inbox(number(2))) > before and p.inbox(number(2))[before].startswith("The board:")
+    assert not any("Role:" in t for t in p.inbox(number(2)))
+    assert Catalog.load().text("player-opted-out", sms=True, name="Zora") in p.inbox(number(0))[-1].split("\n")
+    cancelled = p.call(lambda: p.service.store.execute(
+        "SELECT count(*) FROM outbox WHERE address = ? AND status = 'cancelled'", (number(2),)).fetchone()[0])
+    assert cancelled == pending
+
+
+def test_twilio_refusing_an_opted_out_number_drops_what_waits_for_it() -> None:
+    fake = FakeTwilio()
+    channel = SmsChannel(client(fake), OUR_NUMBER)
+    fake.fail[number(1)] = [(400, 21610)]
+    results = channel.send_batch(number(1), [{"text": "a", "choices": [{"label": "x", "token": "n1"}]},
+                                             {"text": "b"}, {"text": "c"}])
+    assert [type(r) for r in results] == [PermanentFailure] * 3
+    assert fake.sent == []
+
+
+@pytest.mark.parametrize(
+    "status,code,failure",
+    [(429, 20429, TemporaryFailure), (500, 20500, TemporaryFailure), (503, 503, TemporaryFailure),
+     (400, 21211, PermanentFailure), (400, 21610, PermanentFailure), (401, 20003, PermanentFailure)],
+)
+def test_twilio_errors_become_temporary_or_permanent_failures(status: int, code: int, failure: type) -> None:
+    fake = FakeTwilio()
+    fake.fail[number(1)] = [(status, code)]
+    with pytest.raises(failure):
+        SmsChannel(client(fake), OUR_NUMBER).send(number(1), {"text": "hello"})
+
+
+def test_temporary_failures_are_retried_in_order_with_back_off() -> None:
+    fake = FakeTwilio()
+    store = Store(memory=True)
+    clock = TickingClock()
+    store.enqueue([(None, CHANNEL, number(1), "m", {"text": f"text {i}", "secret": False, "choices": []})
+                   for i in range(3)], clock())
+    fake.fail[number(1)] = [(429, 20429), (500, 20500)]
+    sender = SmsSender(store, SmsChannel(client(fake), OUR_NUMBER), clock=clock)
+    assert sender.deliver_due() == 0
+    clock.now += 1.5
+    assert sender.deliver_due() == 0
+    clock.now += 2.5
+    assert sender.deliver_due() == 3
+    assert fake.to(number(1)) == ["text 0\ntext 1\ntext 2"]
+
+
+def test_a_messaging_service_and_a_test_api_url_are_used() -> None:
+    settings = Settings.load({**ENV, "TWILIO_FROM": "", "TWILIO_MESSAGING_SERVICE_SID": "MG" + "1" * 32,
+                              "TWILIO_API_URL": "http://127.0.0.1:4010/"})
+    fake = FakeTwilio()
+    twilio = settings.client(http_client=fake)
+    SmsChannel(twilio, settings.sender, settings.messaging_service_sid).send(number(1), {"text": "hi"})
+    assert fake.sent == [{"To": number(1), "Body": "hi", "MessagingServiceSid": "MG" + "1" * 32}]
+    assert fake.requests[0]["uri"].startswith("http://127.0.0.1:4010/2010-04-01/Accounts/")
+
+
+# --- folding: what is due for one phone goes out as few one-segment texts as fit ------------------------
+
+
+def test_folding_keeps_order_prompts_last_the_deal_alone_and_secrets_behind_the_header() -> None:
+    h = HEADER["en"]
+    bodies = [
+        {"message_id": "a", "text": "Public one."},
+        {"message_id": "deal-role", "text": f"{h}\nRole: Liberal.\n---", "secret": True},
+        {"message_id": "b", "text": "Public two."},
+        {"message_id": "c", "text": f"{h}\nSecret three.", "secret": True},
+        {"message_id": "p", "text": "Prompt. Reply: 1 A, 2 B", "choices": [{"label": "A", "token": "n0"}]},
+        {"message_id": "d", "text": "After the prompt."},
+        {"message_id": "e", "text": "x" * 150},
+    ]
+    groups = fold(bodies)
+    assert [[b["message_id"] for b in g] for g in groups] == [["a"], ["deal-role"], ["b", "c", "p"], ["d"], ["e"]]
+    assert merged_text(groups[2]) == f"{h}\nPublic two.\nSecret three.\nPrompt. Reply: 1 A, 2 B"
+
+
+# --- whole games by text --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("players,seed", [(5, 3), (7, 4)])
+def test_a_whole_game_played_only_by_text(players: int, seed: int) -> None:
+    p = Phones(seed=seed)
+    try:
+        rng = random.Random(seed)
+        seats = open_table(p, NAMES[:players])
+        started = len(p.fake.sent)
+        p.text(number(0), "GO")
+        table = play_by_text(p, rng)
+        assert table.state is not None and table.state.phase is Phase.GAME_OVER
+        check_texts(p, seats)
+        for phone in seats:
+            assert any(t.startswith("What really happened") for t in p.inbox(phone))
+        # The host asks what the game cost: exactly the texts sent since GO.
+        game_texts = len(p.fake.sent) - started
+        p.text(number(0), "COST")
+        assert p.inbox(number(0))[-1] == Catalog.load().text("sms-cost", sms=True, segments=game_texts)
+    finally:
+        p.close()
+
+
+def test_public_results_on_the_host_phone_only(phones: Phones) -> None:
+    p = phones
+    rng = random.Random(5)
+    seats = open_table(p, NAMES[:7])
+    p.text(number(1), "HOSTONLY")
+    assert p.inbox(number(1))[-1] == Catalog.load().text("not-host", sms=True)
+    p.text(number(0), "HOSTONLY")
+    assert p.inbox(number(0))[-1] == Catalog.load().text("public-results-host", sms=True)
+    marks = {phone: len(p.inbox(phone)) for phone in seats}
+    p.text(number(0), "GO")
+    play_by_text(p, rng)
+    check_texts(p, seats)
+    public = ("Elected", "Rejected", "Enacted", "The game starts", "win!")
+    for phone in seats:
+        got = p.inbox(phone)[marks[phone]:]
+        if phone == number(0):
+            assert any(t.startswith("Elected") or "\nElected" in t for t in got)
+            assert any("win!" in t for t in got)
+        else:
+            assert not any(word in t for t in got for word in public), got
+            assert any("Role:" in t for t in got) and any("Reply:" in t for t in got)
+    p.text(number(0), "ALLPHONES")
+    assert p.inbox(number(0))[-1] == Catalog.load().text("public-results-all", sms=True)
+
+
+def test_a_mixed_table_of_sms_and_chat_players(phones: Phones) -> None:
+    """Two phones text; three players use a chat channel (long messages, buttons) at the same table."""
+    p = phones
+    chat: dict[str, list[dict[str, Any]]] = {}
+
+    class Chat:
+        def send(self, address: str, body: dict[str, Any]) -> None:
+            chat.setdefault(address, []).append(body)
+
+    p.others["chat"] = p.call(lambda: Sender(p.service.store, {"chat": Chat()}, clock=p.clock))
+    p.text(number(0), "NEWGAME Ximena")
+    code = p.code(number(0))
+    p.text(number(1), f"JOIN {code} Quentin")
+    ids = itertools.count(1)
+
+    def chat_input(address: str, command: Any) -> None:
+        p.call(lambda: p.service.handle(Inbound("chat", address, command, external_id=f"c{next(ids)}")))
+        p.deliver()
+
+    for i, name in enumerate(("Zora", "Yusuf", "Wanda")):
+        chat_input(f"chat{i}", Join(code, name))
+    p.text(number(0), "GO")
+    rng = random.Random(6)
+    for _ in range(3000):
+        table = p.table_of(number(0))
+        assert table.state is not None
+        if table.row.status == "over":
+            break
+        seat = rng.choice(awaiting(table.state))
+        address = table.seats[seat].address
+        if table.seats[seat].channel == CHANNEL:
+            p.text(address, str(rng.randrange(len(options_of(last_prompt(p, address)))) + 1))
+        else:
+            prompt = next(b for b in reversed(chat[address]) if b["choices"])
+            chat_input(address, Choose(rng.choice(prompt["choices"])["token"], prompt["decision"]))
+    assert p.table_of(number(0)).row.status == "over"
+    check_texts(p, [number(0), number(1)])
+    # Chat players read the long sentences; phones the short ones.
+    assert any(len(b["text"]) > SMS_LIMIT for bodies in chat.values() for b in bodies)
+    assert any(b["message_id"] == "vote-recorded" for b in chat["chat0"])
+
+
+def test_every_text_is_one_gsm7_segment_with_twenty_character_names_in_every_theme_and_language() -> None:
+    for theme, lang, players, seed in [("classic", "en", 10, 1), ("classic", "de", 10, 2),
+                                       ("corporate", "en", 10, 3), ("corporate", "de", 9, 4),
+                                       ("classic", "de", 5, 5), ("corporate", "en", 6, 6)]:
+        p = Phones(seed=seed)
+        try:
+            names = LONG_NAMES[:players]
+            assert all(len(n) == 20 for n in names)
+            seats = open_table(p, names, seating=False)
+            if lang == "de":
+                for phone in seats:
+                    p.text(phone, "LANGUAGE de")
+            p.text(number(0), f"THEME {theme}")
+            p.text(number(0), "go")
+            for phone in seats:
+                p.text(phone, "WHOAMI")
+                p.text(phone, "STATUS")
+                p.text(phone, "rules")
+                p.text(phone, "?")
+            play_by_text_numbers(p, random.Random(seed))
+            p.text(number(0), "STATUS")
+            check_texts(p, seats)
+            assert sum(len(t) for t in p.fake.to(number(0))) > 0
+        finally:
+            p.close()
+
+
+def play_by_text_numbers(p: Phones, rng: random.Random) -> None:
+    for _ in range(3000):
+        table = p.table_of(number(0))
+        assert table.state is not None
+        if table.row.status == "over":
+            return
+        phone = table.seats[rng.choice(awaiting(table.state))].address
+        p.text(phone, str(rng.randrange(len(options_of(last_prompt(p, phone)))) + 1))
+    raise AssertionError("the game did not end")
+
+
+def test_a_table_resumes_after_a_restart(tmp_path: Any) -> None:
+    path = tmp_path / "moderator.db"
+    fake = FakeTwilio()
+    channel = SmsChannel(client(fake), OUR_NUMBER)
+    settings = Settings.load(ENV)
+    rng = random.Random(9)
+    for round_ in range(2):
+        app = create_app(settings, lambda: Store(path), channel=channel, deliver_every=0.01,
+                         seed=lambda: rng.getrandbits(64))
+        with TestClient(app) as http:
+            def text(phone: str, body: str, sid: str) -> None:
+                form = incoming(phone, body, sid)
+                assert http.post("/sms", data=form, headers={"X-Twilio-Signature": signature(WEBHOOK, form)}
+                                 ).status_code == 200
+            if round_ == 0:
+                text(number(0), "NEWGAME Ann", "SM1")
+                wait_for(lambda: len(fake.to(number(0))) == 1)
+                code = re.search(r"([A-Z0-9]{5})\.$", fake.to(number(0))[0])
+                assert code
+                for i in range(1, 5):
+                    text(number(i), f"JOIN {code.group(1)} {NAMES[i]}", f"SMj{i}")
+                text(number(0), "GO", "SMgo")
+                wait_for(lambda: any("Reply:" in t for t in fake.sent_bodies()))
+            else:
+                # The new process knows the game: the board comes back, and a repeated id is still ignored.
+                text(number(0), "GO", "SMgo")
+                before = len(fake.sent)
+                text(number(1), "STATUS", "SMstatus")
+                wait_for(lambda: len(fake.sent) > before)  # noqa: B023 (called at once)
+                assert any(m["Body"].startswith("The board:") for m in fake.sent[before:] if m["To"] == number(1))
+
+
+def wait_for(condition: Callable[[], bool], timeout: float = 10.0) -> None:
+    import time
+
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)
+
+
+# --- the join QR code and the command ---------------------------------------------------------------------
+
+
+def test_the_join_qr_code_holds_an_sms_link() -> None:
+    link = join_link(OUR_NUMBER, "ACDEF")
+    assert link == "sms:+15017122661?body=JOIN%20ACDEF"
+    assert qr_png(link).startswith(b"\x89PNG\r\n\x1a\n")
+    svg = qr_svg(link)
+    assert svg.startswith("<?xml") or "<svg" in svg[:200]
+    text = qr_text(link)
+    assert len(text.splitlines()) > 10 and set(text) - set(" \n\xa0") <= set("█▀▄")
+
+
+def test_moderator_sms_qr_writes_png_svg_and_prints_text(tmp_path: Any, capsys: pytest.CaptureFixture[str],
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TWILIO_FROM", OUR_NUMBER)
+    png, svg = tmp_path / "join.png", tmp_path / "join.svg"
+    assert cli.main(["sms-qr", "acdef", "--png", str(png), "--svg", str(svg)]) == 0
+    out = capsys.readouterr().out
+    assert "sms:+15017122661?body=JOIN%20ACDEF" in out and "▀" in out
+    assert png.read_bytes().startswith(b"\x89PNG") and "<svg" in svg.read_text()
+
+
+def test_moderator_sms_without_credentials_says_so_and_exits_2(capsys: pytest.CaptureFixture[str],
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    for key in ("TWILIO_ACCOUNT_SID", "TWILIO_AUTH_TOKEN", "TWILIO_FROM", "TWILIO_MESSAGING_SERVICE_SID"):
+        monkeypatch.delenv(key, raising=False)
+    assert cli.main(["sms"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and len(captured.err.strip().splitlines()) == 1
+    monkeypatch.delenv("TWILIO_FROM", raising=False)
+    assert cli.main(["sms-qr", "ACDEF"]) == 2
+
+
+def test_opt_out_of_someone_at_no_table_changes_nothing() -> None:
+    store = Store(memory=True)
+    service = Service(store)
+    service.handle(Inbound(CHANNEL, number(5), OptOut(), external_id="x"))
+    assert store.backlog() == 0
