@@ -153,6 +153,13 @@ class OptOut:
 
 
 @dataclass(frozen=True, slots=True)
+class SetReminders:
+    """The host turns reminders on (after ``minutes`` without a decision) or off (None or 0)."""
+
+    minutes: int | None
+
+
+@dataclass(frozen=True, slots=True)
 class SetTheme:
     """The host sets the table's theme."""
 

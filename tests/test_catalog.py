@@ -206,6 +206,7 @@ def test_service_messages_fit_one_sms(theme: str, lang: str) -> None:
         "theme": "x" * 20,
         "n": 10,
         "segments": 1000,
+        "minutes": 120,
     }
     # The host's own replies go to the host's channel (Telegram or the console in practice); a seating order
     # of ten names cannot fit one SMS with instructions around it.
