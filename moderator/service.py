@@ -38,6 +38,7 @@ from .commands import (
     RemoveSeat,
     Seating,
     SetLanguage,
+    SetReminders,
     SetTheme,
     Start,
 )
@@ -86,9 +87,6 @@ SMS_CHANNELS: Final = frozenset({"sms"})
 PUBLIC_RESULTS: Final = "public_results"
 """Table option: ``"host"`` sends public results to the host's phone only, not to every SMS seat (cost)."""
 PUBLIC_TO_HOST: Final = "host"
-PUBLIC_RESULTS: Final = "public_results"
-"""Table option: ``"host"`` sends public results to the host's phone only, not to every SMS seat (cost)."""
-PUBLIC_TO_HOST: Final = "host"
 
 LOBBY_MESSAGES: Final = (
     "table-opened",
@@ -123,11 +121,9 @@ LOBBY_MESSAGES: Final = (
     "rules-summary",
     "physical-vote-prompt",
     "game-not-started",
-    "seated-elsewhere",
-    "player-opted-out",
-    "public-results-host",
-    "public-results-all",
-    "sms-cost",
+    "reminders-set",
+    "reminders-off",
+    "reminder",
     "seated-elsewhere",
     "player-opted-out",
     "public-results-host",
@@ -156,6 +152,16 @@ class TemporaryFailure(Exception):
 
 class PermanentFailure(Exception):
     """The channel will never deliver this (blocked, opted out, unknown address)."""
+
+
+def decision_id(game: int, step: int) -> int:
+    """The number a prompt's buttons carry: the game and the step its decision began at, so that a button
+    from an earlier decision, or from the previous game at a rematch, is refused as no longer current."""
+    return game * DECISIONS_PER_GAME + step
+
+
+DECISIONS_PER_GAME: Final = 1_000_000
+"""More steps than any game takes (a long 10-player game is a few hundred)."""
 
 
 # --- action tokens: what a button carries -----------------------------------------------------------------
@@ -365,9 +371,6 @@ class Service:
             case OptOut():
                 self._opt_out(inbound, out)
                 return
-            case OptOut():
-                self._opt_out(inbound, out)
-                return
             case _:
                 pass
         table = self._table_for(inbound)
@@ -384,7 +387,8 @@ class Service:
             reply = Reply(inbound.channel, inbound.address, table.seats[seat].language)
         host = table.is_host(inbound.channel, inbound.address)
         match command:
-            case AddComputers() | Seating() | MoveSeat() | RemoveSeat() | Start() | Host() | MovePhone() | SetTheme():
+            case (AddComputers() | Seating() | MoveSeat() | RemoveSeat() | Start() | Host() | MovePhone() | SetTheme()
+                  | SetReminders()):
                 if not host:
                     self._say(out, reply, table.row.theme, "not-host")
                     return
@@ -416,6 +420,8 @@ class Service:
                 self._set_language(table, seat, lang, reply, out, now)
             case SetTheme(theme=theme):
                 self._set_theme(table, theme, reply, out, now)
+            case SetReminders(minutes=minutes):
+                self._set_reminders(table, minutes, reply, out, now)
             case OpenTable() | Join() | OptOut():
                 raise AssertionError("handled above")
 
@@ -533,9 +539,6 @@ class Service:
         if self._seated_elsewhere(inbound.channel, inbound.address, row.id):
             self._say(out, reply, row.theme, "seated-elsewhere")
             return
-        if self._seated_elsewhere(inbound.channel, inbound.address, row.id):
-            self._say(out, reply, row.theme, "seated-elsewhere")
-            return
         if len(table.seats) >= MAX_PLAYERS:
             self._say(out, reply, row.theme, "table-full", most=MAX_PLAYERS)
             return
@@ -545,27 +548,6 @@ class Service:
         self.store.replace_seats(row.id, table.seats)
         self._say(out, reply, row.theme, "table-joined", name=name, players=len(table.seats))
         self._announce_seats(table, out, "seat-taken", name=name)
-
-    def _seated_elsewhere(self, channel: str, address: str, table_id: str) -> bool:
-        """True if this address has a seat in a game under way at another table (its inputs would go astray)."""
-        for row in self.store.tables_of(channel, address):
-            other = self.table(row.id) if row.id != table_id and row.status in ("playing", "paused") else None
-            if other is not None and other.seat_of(channel, address) is not None:
-                return True
-        return False
-
-    def _opt_out(self, inbound: Inbound, out: Outgoing) -> None:
-        """The sender's channel will not deliver to them any more: drop what waits, tell their tables' hosts."""
-        self.store.drop_pending(inbound.channel, inbound.address)
-        for row in self.store.tables_of(inbound.channel, inbound.address):
-            table = self.table(row.id)
-            seat = None if table is None else table.seat_of(inbound.channel, inbound.address)
-            if table is None or seat is None or table.is_host(inbound.channel, inbound.address):
-                continue
-            language = next((s.language for s in table.seats if table.is_host(s.channel, s.address)), DEFAULT_LANGUAGE)
-            host = Reply(table.row.host_channel, table.row.host_address, language)
-            out.table_id = table.row.id
-            self._say(out, host, table.row.theme, "player-opted-out", name=table.seats[seat].name)
 
     def _seated_elsewhere(self, channel: str, address: str, table_id: str) -> bool:
         """True if this address has a seat in a game under way at another table (its inputs would go astray)."""
@@ -708,8 +690,9 @@ class Service:
         # The join code stops taking players; the table keeps its own id for everything after.
         options = {**table.row.options, "started": now}  # the SMS cost of this game counts from here
         self.store.update_table(table.row.id, now, status="playing", code=None, setup=setup, game=game,
-                                decision_step=0, options=options)
-        table.row = replace(table.row, status="playing", code=None, setup=setup, game=game, decision_step=0,
+                                decision_step=decision_id(game, 0), options=options)
+        table.row = replace(table.row, status="playing", code=None, setup=setup, game=game,
+                            decision_step=decision_id(game, 0),
                             options=options)
         table.state, table.actions, table.log = state, [], []
         table.memories = {s.position: Memory(s.position) for s in table.seats if s.computer}
@@ -862,8 +845,9 @@ class Service:
         for seat, memory in table.memories.items():
             table.memories[seat] = _remember(memory, events)
         if new_decision:
-            table.row = replace(table.row, decision_step=state.step)
-            self.store.update_table(table.row.id, now, decision_step=state.step)
+            table.row = replace(table.row, decision_step=decision_id(table.row.game, state.step))
+            self.store.update_table(table.row.id, now, decision_step=table.row.decision_step)
+            self._arm_reminder(table, now)
         over = state.phase is Phase.GAME_OVER
         if over:
             table.row = replace(table.row, status="over")
@@ -881,15 +865,25 @@ class Service:
                 out.add(channel, address, message)
         waiting = set(awaiting(state)) if new_decision else set()
         physical = bool(table.row.options.get("physical_voting")) and state.phase is Phase.ELECTION
+        # An event renders the same for every seat that may see it (render's contract): once per language/channel.
+        rendered: dict[tuple[int, str, bool], list[Message]] = {}
+        catalogs: dict[str, Catalog] = {}
         for seat in table.seats:
             if seat.computer:
                 continue
             sms = seat.channel in SMS_CHANNELS
-            catalog = self._catalog(table.row.theme, seat.language)
+            catalog = catalogs.get(seat.language) or catalogs.setdefault(
+                seat.language, self._catalog(table.row.theme, seat.language))
             public = not group and self._gets_public(table, seat)
-            mine = [e for e in events if e.audience.includes(seat.position) and (public or not e.audience.everyone)]
-            for message in render.batch_messages(mine, seat.position, info, catalog, board=board, sms=sms):
-                out.add(seat.channel, seat.address, message, decision=decision)
+            for i, event in enumerate(events):
+                if not event.audience.includes(seat.position) or not (public or not event.audience.everyone):
+                    continue
+                messages = rendered.get((i, seat.language, sms))
+                if messages is None:
+                    messages = render.event_messages(event, seat.position, info, catalog, sms=sms, board=board)
+                    rendered[(i, seat.language, sms)] = messages
+                for message in messages:
+                    out.add(seat.channel, seat.address, message, decision=decision)
             if seat.position in waiting and not physical:
                 prompt = render.prompt(view_for(state, seat.position), info, catalog, sms=sms)
                 if prompt is not None:
@@ -1007,29 +1001,6 @@ class Service:
                     self._say(out, reply, theme, "public-results-all")
             case HostCommand.COST:
                 self._say(out, reply, theme, "sms-cost", segments=self._sms_segments(table))
-            case HostCommand.PUBLIC_TO_HOST | HostCommand.PUBLIC_TO_ALL:
-                to_host = command is HostCommand.PUBLIC_TO_HOST
-                options = {**table.row.options, PUBLIC_RESULTS: PUBLIC_TO_HOST if to_host else "all"}
-                table.row = replace(table.row, options=options)
-                self.store.update_table(table.row.id, now, options=options)
-                if to_host:
-                    self._say(out, reply, theme, "public-results-host")
-                else:
-                    self._say(out, reply, theme, "public-results-all")
-            case HostCommand.COST:
-                self._say(out, reply, theme, "sms-cost", segments=self._sms_segments(table))
-
-    def _sms_segments(self, table: Table) -> int:
-        """SMS segments this table's game has sent or queued; rows the channel sent as one SMS share a sent time."""
-        since = float(table.row.options.get("started", 0.0))
-        sent: dict[tuple[str, float], list[str]] = {}
-        segments = 0
-        for address, sent_at, text in self.store.outbox_texts(table.row.id, sorted(SMS_CHANNELS), since):
-            if sent_at is None:
-                segments += sms_segments(text)
-            else:
-                sent.setdefault((address, sent_at), []).append(text)
-        return segments + sum(sms_segments("\n".join(texts)) for texts in sent.values())
 
     def _sms_segments(self, table: Table) -> int:
         """SMS segments this table's game has sent or queued; rows the channel sent as one SMS share a sent time."""
@@ -1046,6 +1017,52 @@ class Service:
     def _set_status(self, table: Table, status: str, now: float) -> None:
         table.row = replace(table.row, status=status)
         self.store.update_table(table.row.id, now, status=status)
+        self._arm_reminder(table, now)
+
+    # --- reminders (off by default) ------------------------------------------------------------------------
+
+    def _set_reminders(self, table: Table, minutes: int | None, reply: Reply, out: Outgoing, now: float) -> None:
+        options = {**table.row.options, "reminder_minutes": minutes if minutes and minutes > 0 else None}
+        table.row = replace(table.row, options=options)
+        self.store.update_table(table.row.id, now, options=options)
+        self._arm_reminder(table, now)
+        if options["reminder_minutes"]:
+            self._say(out, reply, table.row.theme, "reminders-set", minutes=options["reminder_minutes"])
+        else:
+            self._say(out, reply, table.row.theme, "reminders-off")
+
+    def _arm_reminder(self, table: Table, now: float) -> None:
+        """A reminder falls due N minutes after a decision starts, while the game runs and reminders are on."""
+        minutes = table.row.options.get("reminder_minutes")
+        running = table.row.status == "playing" and table.state is not None
+        self.store.set_deadline(table.row.id, "reminder", now + 60 * minutes if minutes and running else None)
+
+    def tick(self) -> int:
+        """Send the reminders that have fallen due (never an action on anyone's behalf); returns how many tables."""
+        now = self.clock()
+        reminded = 0
+        for table_id, kind in self.store.deadlines_due(now):
+            table = self.table(table_id)
+            with self.store.transaction():
+                self.store.set_deadline(table_id, kind, None)
+                if table is None or table.state is None or table.row.status != "playing":
+                    continue
+                out = Outgoing(table_id)
+                minutes = table.row.options.get("reminder_minutes") or 0
+                info = table.info()
+                for seat in awaiting(table.state):
+                    row = table.seats[seat]
+                    if row.computer:
+                        continue
+                    reply = Reply(row.channel, row.address, row.language)
+                    self._say(out, reply, table.row.theme, "reminder", minutes=minutes)
+                    catalog = self._catalog(table.row.theme, row.language)
+                    prompt = render.prompt(view_for(table.state, seat), info, catalog, sms=row.channel in SMS_CHANNELS)
+                    if prompt is not None:
+                        out.add(row.channel, row.address, prompt, decision=table.row.decision_step, table=table_id)
+                self.store.enqueue(out.rows, now)
+                reminded += 1
+        return reminded
 
     def _nudge(self, table: Table, out: Outgoing, reply: Reply) -> None:
         """Prompt again everyone who owes a decision (never a random action on their behalf)."""

@@ -274,6 +274,24 @@ def test_rematch_after_a_finished_game() -> None:
     assert h.table(table_id).state.phase is Phase.GAME_OVER  # type: ignore[union-attr]
 
 
+def test_a_button_from_the_previous_game_is_stale_after_a_rematch() -> None:
+    """A rematch restarts the steps, but a prompt from the last game still says "no longer current"."""
+    rng = random.Random(9)
+    h, table_id, _ = human_table(5, seed=9)
+    first_president = h.table(table_id).state.president  # type: ignore[union-attr]
+    old_prompt = h.channel.last_prompt(f"p{first_president}")
+    assert old_prompt is not None and old_prompt["choices"]
+    h.play_out(table_id, rng)
+    h.send("p0", Host(HostCommand.REMATCH))
+    table = h.table(table_id)
+    assert table.state is not None and table.state.step == 0
+    before = snapshot(h, table_id)
+    for seat in awaiting(table.state):
+        h.send(f"p{seat}", Choose(old_prompt["choices"][0]["token"], old_prompt["decision"]))
+        assert last(h, f"p{seat}") == "input-stale"
+    assert snapshot(h, table_id) == before
+
+
 # --- physical voting ------------------------------------------------------------------------------------
 
 
