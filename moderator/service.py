@@ -1049,46 +1049,48 @@ class Service:
                     continue
                 out = Outgoing(table_id)
                 minutes = table.row.options.get("reminder_minutes") or 0
-                info = table.info()
-                for seat in awaiting(table.state):
-                    row = table.seats[seat]
-                    if row.computer:
-                        continue
-                    reply = Reply(row.channel, row.address, row.language)
-                    self._say(out, reply, table.row.theme, "reminder", minutes=minutes)
-                    catalog = self._catalog(table.row.theme, row.language)
-                    prompt = render.prompt(view_for(table.state, seat), info, catalog, sms=row.channel in SMS_CHANNELS)
-                    if prompt is not None:
-                        out.add(row.channel, row.address, prompt, decision=table.row.decision_step, table=table_id)
+                self._prompt_again(table, out, ("reminder", {"minutes": minutes}))
                 self.store.enqueue(out.rows, now)
                 reminded += 1
         return reminded
 
     def _nudge(self, table: Table, out: Outgoing, reply: Reply) -> None:
         """Prompt again everyone who owes a decision (never a random action on their behalf)."""
-        state = table.state
-        if state is None or table.row.status != "playing":
+        if table.state is None or table.row.status != "playing":
             self._say(out, reply, table.row.theme, "nothing-to-nudge")
             return
+        names = self._prompt_again(table, out)
+        self._say(out, reply, table.row.theme, "nudge", names=", ".join(names))
+
+    def _prompt_again(self, table: Table, out: Outgoing, note: tuple[str, dict[str, Any]] | None = None) -> list[str]:
+        """Send whoever owes a decision its prompt again, after ``note`` if given; returns their names.
+
+        With physical voting the table votes with cards: during an election the President owes the record of
+        the votes, and nobody owes a button.
+        """
+        state = table.state
+        assert state is not None
+        physical = table.row.options.get("physical_voting") and state.phase is Phase.ELECTION
+        if physical:
+            assert state.president is not None
+            owing = [table.seats[state.president]]
+        else:
+            owing = [table.seats[seat] for seat in awaiting(state)]
         info = table.info()
-        names = []
-        if table.row.options.get("physical_voting") and state.phase is Phase.ELECTION and state.president is not None:
-            # The table votes with cards: the President owes the record of the votes, nobody owes a button.
-            row = table.seats[state.president]
-            if not row.computer:
-                self._say(out, Reply(row.channel, row.address, row.language), table.row.theme, "physical-vote-prompt")
-            self._say(out, reply, table.row.theme, "nudge", names=row.name)
-            return
-        for seat in awaiting(state):
-            row = table.seats[seat]
-            names.append(row.name)
+        for row in owing:
             if row.computer:
                 continue
+            reply = Reply(row.channel, row.address, row.language)
+            if note is not None:
+                self._say(out, reply, table.row.theme, note[0], **note[1])
+            if physical:
+                self._say(out, reply, table.row.theme, "physical-vote-prompt")
+                continue
             catalog = self._catalog(table.row.theme, row.language)
-            prompt = render.prompt(view_for(state, seat), info, catalog, sms=row.channel in SMS_CHANNELS)
+            prompt = render.prompt(view_for(state, row.position), info, catalog, sms=row.channel in SMS_CHANNELS)
             if prompt is not None:
                 out.add(row.channel, row.address, prompt, decision=table.row.decision_step, table=table.row.id)
-        self._say(out, reply, table.row.theme, "nudge", names=", ".join(names))
+        return [row.name for row in owing]
 
     def _move_phone(self, table: Table, name: str, reply: Reply, out: Outgoing, now: float) -> None:
         found = _match_name(name, table.names)

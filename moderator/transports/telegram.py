@@ -74,6 +74,7 @@ from ..commands import (
     Query,
     Seating,
     SetLanguage,
+    SetReminders,
     SetTheme,
     Start,
 )
@@ -771,6 +772,7 @@ class TelegramBot:
         async def loop() -> None:
             while True:
                 try:
+                    self.service.tick()  # reminders the host turned on (/reminders N), if any fell due
                     await self.deliver()
                 except Exception:  # keep delivering: one bad message must not stop the table
                     log.exception("telegram: delivery failed")
@@ -853,6 +855,8 @@ class TelegramBot:
                 command = Seating(tuple(n.strip() for n in " ".join(args).split(",") if n.strip()))
             case "movephone" if args:
                 command = MovePhone(" ".join(args))
+            case "reminders":
+                command = SetReminders(int(args[0]) if args and args[0].isdigit() else None)
             case _:
                 if group:
                     return
