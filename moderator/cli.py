@@ -133,6 +133,76 @@ def _sms_qr(args: argparse.Namespace) -> int:
     return 0
 
 
+def _serve(args: argparse.Namespace) -> int:
+    from . import serve
+
+    try:
+        return serve.serve(serve.Settings.load())
+    except KeyboardInterrupt:
+        return 130
+
+
+def _backup(args: argparse.Namespace) -> int:
+    """A consistent copy of the live database with SQLite's online backup (safe while ``serve`` runs)."""
+    import sqlite3
+
+    from .store import Store, default_path
+
+    source = Path(args.db) if args.db else default_path()
+    if not source.exists():
+        print(f"moderator backup: no database at {source}", file=sys.stderr)
+        return 2
+    target = Path(args.file)
+    partial = target.with_name(target.name + ".partial")
+    store = Store(source)
+    try:
+        partial.unlink(missing_ok=True)
+        copy = sqlite3.connect(str(partial))
+        try:
+            store.db.conn.backup(copy)
+        finally:
+            copy.close()
+        partial.replace(target)
+    except (OSError, sqlite3.Error) as exc:
+        print(f"moderator backup: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        store.close()
+    print(f"backed up {source} to {target}")
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    """A finished game's record (table id or join code), as ``moderator replay`` reads it."""
+    from .engine import Phase
+    from .service import Service
+    from .store import Store, default_path
+
+    source = Path(args.db) if args.db else default_path()
+    if not source.exists():
+        print(f"moderator export: no database at {source}", file=sys.stderr)
+        return 2
+    store = Store(source)
+    try:
+        service = Service(store)
+        row = store.table(args.game) or store.table_by_code(args.game.strip().upper())
+        table = service.table(row.id) if row is not None else None
+        if table is None or table.state is None:
+            print(f"moderator export: no game {args.game}", file=sys.stderr)
+            return 2
+        if table.state.phase is not Phase.GAME_OVER and table.row.status not in ("over", "closed"):
+            print("moderator export: that game is not over (its record holds every secret)", file=sys.stderr)
+            return 1
+        text = records.dumps(service.export(row.id) or {})
+    finally:
+        store.close()
+    if args.out is not None:
+        args.out.write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``moderator`` command."""
     parser = argparse.ArgumentParser(prog="moderator", description="Runs Secret Hitler for a table.")
@@ -170,6 +240,18 @@ def build_parser() -> argparse.ArgumentParser:
 
     tg = commands.add_parser("telegram", help="run the Telegram bot (long polling; TELEGRAM_TOKEN, MODERATOR_DB)")
     tg.set_defaults(run=_telegram)
+
+    srv = commands.add_parser("serve", help="every channel in one web server: webhooks, /healthz, /join/CODE")
+    srv.set_defaults(run=_serve)
+    bak = commands.add_parser("backup", help="a consistent copy of the live database (SQLite online backup)")
+    bak.add_argument("file", help="where to write the copy")
+    bak.add_argument("--db", help="the database (default: MODERATOR_DB)")
+    bak.set_defaults(run=_backup)
+    exp = commands.add_parser("export", help="a finished game's record (docs/game-record.md)")
+    exp.add_argument("game", help="the table's id or join code")
+    exp.add_argument("--db", help="the database (default: MODERATOR_DB)")
+    exp.add_argument("--out", type=Path, metavar="FILE", help="write the record to FILE (default: standard output)")
+    exp.set_defaults(run=_export)
     return parser
 
 

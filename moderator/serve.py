@@ -1,0 +1,418 @@
+"""``moderator serve``: every channel in one process, one Starlette app under uvicorn.
+
+Usage::
+
+    MODERATOR_PUBLIC_URL=https://moderator.example.org TELEGRAM_TOKEN=... TWILIO_ACCOUNT_SID=... moderator serve
+
+Routes:
+
+- ``POST /telegram`` (``TELEGRAM_WEBHOOK_PATH``): the Bot API's webhook. The request must carry
+  ``X-Telegram-Bot-Api-Secret-Token`` (``TELEGRAM_WEBHOOK_SECRET``, by default derived from the token); the
+  update is processed before the answer, so an update Telegram saw answered is in the database. The webhook is
+  registered with ``setWebhook`` on start.
+- ``POST /sms``: Twilio's webhook, the very route of ``transports.sms`` (signature checked there).
+- ``GET /healthz``: database reachable, outbox backlog, version, channels on.
+- ``GET /join/<code>``: the ways to take a seat at a table, as links and QR codes.
+
+One ``Service`` on the event loop thread takes every input (one input, one transaction); each channel's
+sender runs on its own thread with its own store connection. A channel without credentials stays off, and the
+log says which are on. On SIGTERM uvicorn stops taking requests and lets the request in hand finish; what
+is still in the outbox is delivered after the next start.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import hmac
+import html
+import json
+import logging
+import os
+import re
+import time
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Callable, Mapping
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import Any, Final
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
+from starlette.routing import Route
+
+from .commands import Inbound
+from .service import CODE_ALPHABET, Outgoing, Service
+from .store import Store, default_path
+
+log = logging.getLogger("moderator.serve")
+actions_log = logging.getLogger("moderator.actions")
+
+TELEGRAM_PATH: Final = "/telegram"
+SECRET_HEADER: Final = "X-Telegram-Bot-Api-Secret-Token"
+MAX_BODY: Final = 256 * 1024
+"""Bytes of a webhook body we read at most (a Telegram update or a Twilio form is a few kilobytes)."""
+REMEMBERED_UPDATES: Final = 10_000
+"""Telegram update ids the webhook remembers, to drop a redelivered update before it reaches the handlers."""
+_CODE: Final = re.compile(f"[{CODE_ALPHABET}]{{3,12}}")
+
+
+def version() -> str:
+    """The installed package's version."""
+    try:
+        return metadata.version("moderator")
+    except metadata.PackageNotFoundError:  # run from a checkout without installing: read pyproject.toml
+        import tomllib
+
+        try:
+            project = tomllib.loads((Path(__file__).resolve().parent.parent / "pyproject.toml").read_text())
+            return str(project["project"]["version"])
+        except (OSError, KeyError, tomllib.TOMLDecodeError):
+            return "unknown"
+
+
+# --- configuration ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """What ``moderator serve`` reads from the environment, then ``./.env`` (the environment wins)."""
+
+    env: Mapping[str, str]
+    db_path: Path
+    host: str
+    port: int
+    public_url: str | None
+    telegram_token: str | None
+    telegram_api_url: str | None
+    telegram_secret: str | None
+    telegram_path: str
+
+    @classmethod
+    def load(cls, environ: Mapping[str, str] | None = None, cwd: Path | None = None) -> Settings:
+        from .transports.telegram import read_dotenv
+
+        env = {k: v for k, v in (os.environ if environ is None else environ).items() if v}
+        merged = {**read_dotenv((cwd or Path.cwd()) / ".env"), **env}
+        merged = {k: v for k, v in merged.items() if v}
+        db = merged.get("MODERATOR_DB")
+        token = merged.get("TELEGRAM_TOKEN")
+        secret = merged.get("TELEGRAM_WEBHOOK_SECRET")
+        if token and not secret:
+            # Stable across restarts, unknown to anyone without the token.
+            secret = hashlib.sha256(f"moderator-webhook:{token}".encode()).hexdigest()
+        path = "/" + merged.get("TELEGRAM_WEBHOOK_PATH", TELEGRAM_PATH).strip("/")
+        return cls(
+            env=merged,
+            db_path=Path(db).expanduser() if db else default_path(),
+            host=merged.get("MODERATOR_HOST", "127.0.0.1"),
+            port=int(merged.get("MODERATOR_PORT", "8000")),
+            public_url=merged["MODERATOR_PUBLIC_URL"].rstrip("/") if "MODERATOR_PUBLIC_URL" in merged else None,
+            telegram_token=token,
+            telegram_api_url=merged.get("TELEGRAM_API_URL"),
+            telegram_secret=secret,
+            telegram_path=path,
+        )
+
+    @property
+    def telegram_on(self) -> bool:
+        """Telegram needs its token and a public URL to register the webhook at."""
+        return bool(self.telegram_token and self.public_url)
+
+    def sms(self) -> Any:
+        """The SMS channel's settings (``transports.sms.Settings``) from the same values."""
+        from .transports import sms
+
+        return sms.Settings.load(self.env)
+
+
+# --- one log line per action ------------------------------------------------------------------------------
+
+
+class LoggedService(Service):
+    """The service, writing one structured line per handled input: channel, table, step, kind, outcome, ms.
+
+    Never a secret: no address, text, role, card or token, only the kind of command."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._last: Outgoing | None = None
+
+    def _dispatch(self, inbound: Inbound, out: Outgoing, now: float, touched: set[str]) -> None:
+        self._last = out
+        super()._dispatch(inbound, out, now, touched)
+
+    def handle(self, inbound: Inbound) -> None:
+        start = time.perf_counter()
+        self._last = None
+        outcome = "error"
+        try:
+            super().handle(inbound)
+            outcome = "duplicate" if self._last is None else "ok"
+        finally:
+            out, self._last = self._last, None
+            table_id = out.table_id if out is not None else None
+            table = self._tables.get(table_id) if table_id else None
+            fields = {
+                "channel": inbound.channel,
+                "table": table_id,
+                "step": len(table.actions) if table is not None else None,
+                "kind": type(inbound.command).__name__,
+                "outcome": outcome,
+                "ms": round((time.perf_counter() - start) * 1000, 1),
+            }
+            actions_log.info("action %s", json.dumps(fields, separators=(",", ":")))
+
+
+# --- the app ------------------------------------------------------------------------------------------------
+
+
+async def _read_body(request: Request, limit: int = MAX_BODY) -> bytes | None:
+    """The request body, or None if it is larger than ``limit``."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        return None
+    body = b""
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > limit:
+            return None
+    return body
+
+
+def create_app(
+    settings: Settings,
+    *,
+    store_factory: Callable[[], Store] | None = None,
+    telegram_request: Any = None,
+    twilio_http: Any = None,
+    clock: Callable[[], float] = time.time,
+    deliver: bool = True,
+    tick_every: float = 5.0,
+    **service_options: Any,
+) -> Starlette:
+    """The app. ``telegram_request`` (a PTB ``BaseRequest``) and ``twilio_http`` (a twilio ``HttpClient``)
+    replace the network in tests; ``deliver=False`` starts no sender (the outbox waits)."""
+    from .transports import sms as sms_transport
+
+    factory = store_factory or (lambda: Store(settings.db_path))
+    sms_settings = settings.sms()
+    sms_on = bool(sms_settings.complete)
+    routes: list[Any] = [
+        Route("/healthz", healthz, methods=["GET"]),
+        Route("/join/{code}", join_page, methods=["GET"]),
+    ]
+    if settings.telegram_on:
+        routes.append(Route(settings.telegram_path, telegram_webhook, methods=["POST"]))
+    if sms_on:
+        # The SMS webhook's own route (signature check, dedupe, TwiML); it reads ``app.state.gateway``.
+        routes.extend(sms_transport.create_app(sms_settings, factory).routes)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        store = factory()
+        service = LoggedService(store, clock=clock, **service_options)
+        state = app.state
+        state.store, state.service, state.settings = store, service, settings
+        state.telegram = state.bot = None
+        state.sms_number = sms_settings.sender if sms_on else None
+        state.seen_updates = OrderedDict()
+        on = []
+        stack = contextlib.AsyncExitStack()
+        try:
+            if settings.telegram_on:
+                await stack.enter_async_context(_telegram(app, settings, service, telegram_request, clock, deliver))
+                on.append(f"telegram (webhook {settings.public_url}{settings.telegram_path})")
+            else:
+                service.resume_all()
+            if sms_on:
+                state.gateway = sms_transport.SmsGateway(service, region=sms_settings.region)
+                if deliver:
+                    client = sms_settings.client(twilio_http)
+                    channel = sms_transport.SmsChannel(client, sms_settings.sender,
+                                                       sms_settings.messaging_service_sid)
+                    worker = sms_transport.SenderThread(factory, channel)
+                    worker.start()
+                    stack.callback(worker.stop)
+                on.append(f"sms (webhook {sms_settings.webhook_url})")
+            if not settings.telegram_on:
+                stack.push_async_callback(_cancel, asyncio.get_running_loop().create_task(_ticks(service, tick_every)))
+            off = [why for why, up in (
+                ("telegram (needs TELEGRAM_TOKEN and MODERATOR_PUBLIC_URL)", settings.telegram_on),
+                ("sms (needs TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN and TWILIO_FROM or TWILIO_MESSAGING_SERVICE_SID)",
+                 sms_on),
+            ) if not up]
+            log.info("moderator %s serving on %s; channels on: %s; off: %s", version(), settings.public_url or "-",
+                     ", ".join(on) or "none", ", ".join(off) or "none")
+            yield
+        finally:
+            await stack.aclose()
+            store.close()
+            log.info("stopped; %d messages wait in the outbox for the next start", _backlog(settings, factory))
+
+    return Starlette(routes=routes, lifespan=lifespan)
+
+
+def _backlog(settings: Settings, factory: Callable[[], Store]) -> int:
+    try:
+        store = factory()
+    except Exception:
+        return -1
+    try:
+        return store.backlog()
+    finally:
+        store.close()
+
+
+async def _cancel(task: asyncio.Task[None]) -> None:
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+
+
+async def _ticks(service: Service, every: float) -> None:
+    """Reminders for tables when no Telegram loop does it."""
+    while True:
+        await asyncio.sleep(every)
+        try:
+            service.tick()
+        except Exception:
+            log.exception("reminders failed; trying again")
+
+
+@contextlib.asynccontextmanager
+async def _telegram(app: Starlette, settings: Settings, service: Service, request: Any,
+                    clock: Callable[[], float], deliver: bool) -> AsyncIterator[None]:
+    """The PTB application without an updater: updates come from the webhook route."""
+    from telegram import Update
+
+    from .transports.telegram import TelegramBot, build_application
+
+    assert settings.telegram_token and settings.public_url
+    ptb = build_application(settings.telegram_token, api_url=settings.telegram_api_url, request=request,
+                            rate_limiter=request is None)
+    bot = TelegramBot(service, settings.db_path, clock=clock)
+    bot.install(ptb)
+    await ptb.initialize()
+    try:
+        await bot.start(ptb)
+        await ptb.bot.set_webhook(settings.public_url + settings.telegram_path, secret_token=settings.telegram_secret,
+                                  allowed_updates=Update.ALL_TYPES)
+        if deliver:
+            bot.run_sender()
+        app.state.telegram, app.state.bot = ptb, bot
+        yield
+    finally:
+        await bot.stop()
+        await ptb.shutdown()
+
+
+async def telegram_webhook(request: Request) -> Response:
+    """One update from the Bot API, processed before the answer (so a crash before it means a redelivery)."""
+    from telegram import Update
+
+    settings: Settings = request.app.state.settings
+    given = request.headers.get(SECRET_HEADER, "")
+    if not settings.telegram_secret or not hmac.compare_digest(given.encode(), settings.telegram_secret.encode()):
+        log.warning("refused a Telegram webhook request without the right secret token")
+        return Response(status_code=403)
+    body = await _read_body(request)
+    if body is None:
+        return Response(status_code=413)
+    try:
+        data = json.loads(body)
+        if not isinstance(data, dict) or not isinstance(data.get("update_id"), int):
+            raise ValueError("not an update")
+        ptb = request.app.state.telegram
+        update = Update.de_json(data, ptb.bot)
+    except Exception:  # any malformed update: Telegram never sends one, so nobody waits for it
+        log.info("ignored a Telegram webhook body that is not an update")
+        return Response(status_code=400)
+    seen: OrderedDict[int, None] = request.app.state.seen_updates
+    if update.update_id in seen:
+        return Response(status_code=200)  # a redelivery: the service has it already
+    seen[update.update_id] = None
+    if len(seen) > REMEMBERED_UPDATES:
+        seen.popitem(last=False)
+    try:
+        await ptb.process_update(update)
+    except Exception:  # logged; answering 200 stops Telegram from redelivering an update that cannot work
+        log.exception("a Telegram update failed")
+    return Response(status_code=200)
+
+
+async def healthz(request: Request) -> Response:
+    """Database reachable, outbox backlog, version and channels."""
+    state = request.app.state
+    channels = [name for name, up in (("telegram", state.telegram is not None),
+                                      ("sms", getattr(state, "gateway", None) is not None)) if up]
+    try:
+        store: Store = state.store
+        store.execute("SELECT 1").fetchone()
+        backlog = store.backlog()
+    except Exception as exc:
+        log.error("health check: database unreachable: %s", exc)
+        return JSONResponse({"ok": False, "database": "unreachable", "version": version()}, status_code=503)
+    return JSONResponse({"ok": True, "database": "ok", "outbox_backlog": backlog, "version": version(),
+                         "channels": channels})
+
+
+_PAGE: Final = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex"><title>Take a seat</title>
+<style>body{{font-family:system-ui,sans-serif;max-width:40rem;margin:2rem auto;padding:0 1rem}}
+section{{margin:2rem 0}} svg{{width:14rem;height:14rem}}</style></head>
+<body><h1>Take a seat: {code}</h1>
+{ways}
+</body></html>
+"""
+
+
+async def join_page(request: Request) -> Response:
+    """The ways to take a seat at the table with this join code; 404 (and nothing else) for any other code."""
+    from .transports.sms import join_link, qr_svg
+
+    code = str(request.path_params.get("code", "")).strip().upper()
+    state = request.app.state
+    row = state.store.table_by_code(code) if _CODE.fullmatch(code) else None
+    if row is None or row.status == "closed":
+        return PlainTextResponse("Not Found", status_code=404)
+    ways: list[tuple[str, str, str]] = []
+    if state.telegram is not None:
+        from telegram.helpers import create_deep_linked_url
+
+        ways.append(("Telegram", create_deep_linked_url(state.telegram.bot.username, code), "Open in Telegram"))
+    if state.sms_number:
+        ways.append(("Text message", join_link(state.sms_number, code), f"Text JOIN {code} to {state.sms_number}"))
+    if not ways:
+        return PlainTextResponse("Not Found", status_code=404)
+    parts = [
+        f'<section><h2>{html.escape(title)}</h2><p><a href="{html.escape(link)}">{html.escape(label)}</a></p>'
+        f"{_inline_svg(qr_svg(link))}</section>"
+        for title, link, label in ways
+    ]
+    page = _PAGE.format(code=html.escape(code), ways="\n".join(parts))
+    return HTMLResponse(page, headers={"Cache-Control": "no-store", "X-Robots-Tag": "noindex"})
+
+
+def _inline_svg(svg: str) -> str:
+    """An SVG document as an element for an HTML page (without its XML declaration)."""
+    return re.sub(r"^<\?xml[^>]*>\s*", "", svg)
+
+
+# --- running it ---------------------------------------------------------------------------------------------
+
+
+def serve(settings: Settings) -> int:
+    """``moderator serve``: uvicorn until SIGTERM or Ctrl-C (the request in hand finishes first)."""
+    import uvicorn
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    # httpx logs every request's URL at INFO, and a Bot API URL holds the bot's token.
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+    app = create_app(settings)
+    uvicorn.run(app, host=settings.host, port=settings.port, log_level="info", proxy_headers=True,
+                timeout_graceful_shutdown=30)
+    return 0

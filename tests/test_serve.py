@@ -1,0 +1,367 @@
+"""``moderator serve``: the real Starlette app (Telegram webhook, Twilio webhook, /healthz, /join/<code>) with the
+fake Bot API and the fake Twilio; security (secret token, signatures, replays, another user's button) and fuzz
+(hostile bodies never give a 5xx and never change state); ``moderator backup`` and ``moderator export``."""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import logging
+import sqlite3
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from moderator import cli
+from moderator.serve import SECRET_HEADER, Settings, create_app
+from moderator.store import Store
+from moderator.transports.telegram import callback
+from tests.fake_telegram import TOKEN, FakeBotAPI, private_chat, user
+from tests.fake_twilio import ACCOUNT_SID, AUTH_TOKEN, OUR_NUMBER, PUBLIC_URL, FakeTwilio, incoming, signature
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")  # Starlette 1.x asks for httpx2; httpx works the same here
+    from starlette.testclient import TestClient
+
+SECRET = "webhook-secret_0123456789"
+HOOK = "/telegram"
+SMS_URL = f"{PUBLIC_URL}/sms"
+
+
+class WebhookBotAPI(FakeBotAPI):
+    """The fake Bot API, also answering setWebhook (and remembering what it was told)."""
+
+    webhook: dict[str, Any] | None = None
+
+    def _result(self, api: str, params: dict[str, Any], chat: int | None) -> Any:
+        if api == "setWebhook":
+            self.webhook = params
+            return True
+        return super()._result(api, params, chat)
+
+
+def env(db: Path, **extra: str) -> dict[str, str]:
+    return {
+        "MODERATOR_DB": str(db),
+        "MODERATOR_PUBLIC_URL": PUBLIC_URL,
+        "TELEGRAM_TOKEN": TOKEN,
+        "TELEGRAM_WEBHOOK_SECRET": SECRET,
+        "TWILIO_ACCOUNT_SID": ACCOUNT_SID,
+        "TWILIO_AUTH_TOKEN": AUTH_TOKEN,
+        "TWILIO_FROM": OUR_NUMBER,
+        **extra,
+    }
+
+
+class Server:
+    """The app under a TestClient, with handles on the fakes and the database file."""
+
+    def __init__(self, client: TestClient, api: WebhookBotAPI, twilio: FakeTwilio, db: Path) -> None:
+        self.client, self.api, self.twilio, self.db = client, api, twilio, db
+        self.ids = itertools.count(1)
+
+    def update(self, body: dict[str, Any], *, secret: str | None = SECRET) -> int:
+        headers = {SECRET_HEADER: secret} if secret is not None else {}
+        return self.client.post(HOOK, json=body, headers=headers).status_code
+
+    def say(self, person: dict[str, Any], text: str, update_id: int | None = None) -> dict[str, Any]:
+        message: dict[str, Any] = {"message_id": next(self.ids), "from": person, "chat": private_chat(person),
+                                   "date": 1_800_000_000, "text": text}
+        if text.startswith("/"):
+            message["entities"] = [{"type": "bot_command", "offset": 0, "length": len(text.split()[0])}]
+        return {"update_id": update_id if update_id is not None else next(self.ids) + 1000, "message": message}
+
+    def text(self, sender: str, body: str, sid: str, *, token: str = AUTH_TOKEN) -> int:
+        form = incoming(sender, body, sid)
+        headers = {"X-Twilio-Signature": signature(SMS_URL, form, token)}
+        return self.client.post("/sms", data=form, headers=headers).status_code
+
+    def rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        with sqlite3.connect(self.db) as conn:
+            return conn.execute(sql, params).fetchall()
+
+    def snapshot(self) -> str:
+        """Everything the database holds."""
+        with sqlite3.connect(self.db) as conn:
+            return hashlib.sha256("\n".join(conn.iterdump()).encode()).hexdigest()
+
+    def game_state(self) -> tuple[Any, ...]:
+        """Tables, seats and actions: what a refused input must not change."""
+        return tuple(self.rows(f"SELECT * FROM {t} ORDER BY rowid") for t in ("game_tables", "seats", "actions"))
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[Server]:
+    db = tmp_path / "m.db"
+    api = WebhookBotAPI(clock=lambda: 1_800_000_000.0)
+    twilio = FakeTwilio()
+    app = create_app(Settings.load(env(db), cwd=tmp_path), telegram_request=api, twilio_http=twilio,
+                     deliver=False)
+    with TestClient(app, raise_server_exceptions=False) as client:
+        yield Server(client, api, twilio, db)
+
+
+ANN = user(501, "Ann")
+BOB = user(502, "Bob")
+
+
+def open_table(s: Server) -> str:
+    assert s.update(s.say(ANN, "/newgame")) == 200
+    [(code,)] = s.rows("SELECT code FROM game_tables")
+    return str(code)
+
+
+# --- the routes -------------------------------------------------------------------------------------------
+
+
+def test_start_registers_the_webhook_with_its_secret(server: Server) -> None:
+    assert server.api.webhook is not None
+    assert server.api.webhook["url"] == f"{PUBLIC_URL}{HOOK}"
+    assert server.api.webhook["secret_token"] == SECRET
+
+
+def test_healthz_reports_database_backlog_and_version(server: Server) -> None:
+    response = server.client.get("/healthz")
+    assert response.status_code == 200
+    body = response.json()
+    assert body["ok"] is True and body["database"] == "ok" and body["outbox_backlog"] == 0
+    assert body["version"] and set(body["channels"]) == {"telegram", "sms"}
+    open_table(server)
+    assert server.client.get("/healthz").json()["outbox_backlog"] > 0  # deliver=False: the reply waits
+
+
+def test_a_table_opened_on_telegram_is_joined_by_sms(server: Server) -> None:
+    code = open_table(server)
+    assert server.text("+12025550101", f"JOIN {code} Cleo", "SM1") == 200
+    seats = [r[0] for r in server.rows("SELECT name FROM seats ORDER BY position")]
+    assert "Cleo" in seats
+
+
+def test_join_page_lists_telegram_and_sms_as_links_and_qr_codes(server: Server) -> None:
+    code = open_table(server)
+    response = server.client.get(f"/join/{code.lower()}")
+    assert response.status_code == 200 and response.headers["content-type"].startswith("text/html")
+    page = response.text
+    assert f"https://t.me/ModeratorTestBot?start={code}" in page
+    assert f"sms:{OUR_NUMBER}?body=JOIN%20{code}" in page
+    assert page.count("<svg") == 2
+    assert "Ann" not in page  # nothing about who sits there
+
+
+@pytest.mark.parametrize("code", ["ZZZZZ", "AAAAA", "x", "..%2Fhealthz", "%00", "A" * 200, "<script>"])
+def test_join_page_for_an_unknown_code_is_a_bare_404(server: Server, code: str) -> None:
+    open_table(server)
+    response = server.client.get(f"/join/{code}")
+    assert response.status_code == 404
+    assert response.text == "Not Found"  # as for a path that does not exist
+
+
+def test_a_channel_without_credentials_stays_off(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    settings_ = Settings.load({"MODERATOR_DB": str(tmp_path / "m.db")}, cwd=tmp_path)
+    caplog.set_level(logging.INFO)
+    with TestClient(create_app(settings_, deliver=False)) as client:
+        assert client.get("/healthz").json()["channels"] == []
+        assert client.post(HOOK, json={"update_id": 1}).status_code == 404
+        assert client.post("/sms", data={"Body": "hi"}).status_code == 404
+    assert any("channels on: none" in r.getMessage() for r in caplog.records)
+
+
+def test_settings_come_from_dotenv_and_the_environment_wins(tmp_path: Path) -> None:
+    (tmp_path / ".env").write_text("MODERATOR_PORT=9000\nTELEGRAM_TOKEN=1:abc\nMODERATOR_HOST=0.0.0.0\n")
+    loaded = Settings.load({"MODERATOR_PORT": "9100"}, cwd=tmp_path)
+    assert (loaded.port, loaded.host, loaded.telegram_token) == (9100, "0.0.0.0", "1:abc")
+    assert loaded.telegram_secret and loaded.telegram_secret != "1:abc"  # derived, stable, not the token
+    assert Settings.load({"MODERATOR_PORT": "9100"}, cwd=tmp_path).telegram_secret == loaded.telegram_secret
+    assert not loaded.telegram_on  # no public URL to register the webhook at
+
+
+def test_with_delivery_the_reply_reaches_the_fake_bot_api(tmp_path: Path) -> None:
+    db = tmp_path / "m.db"
+    api = WebhookBotAPI(clock=lambda: 1_800_000_000.0)
+    app = create_app(Settings.load(env(db), cwd=tmp_path), telegram_request=api, twilio_http=FakeTwilio())
+    with TestClient(app) as client:
+        s = Server(client, api, FakeTwilio(), db)
+        open_table(s)
+        for _ in range(100):
+            if api.of("sendPhoto", ANN["id"]):
+                break
+            import time
+
+            time.sleep(0.05)
+        assert api.of("sendPhoto", ANN["id"])  # the join QR code went to the host
+
+
+# --- security -----------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("secret", [None, "", "wrong", SECRET + "x", SECRET.upper()])
+def test_a_missing_or_wrong_secret_token_is_refused_and_changes_nothing(server: Server, secret: str | None) -> None:
+    before = server.snapshot()
+    assert server.update(server.say(ANN, "/newgame"), secret=secret) == 403
+    assert server.snapshot() == before
+
+
+def test_a_replayed_update_is_processed_once(server: Server) -> None:
+    update = server.say(ANN, "help", update_id=77)
+    assert server.update(update) == 200
+    after_first = server.snapshot()
+    assert server.update(update) == 200
+    assert server.snapshot() == after_first
+
+
+def test_a_replayed_update_after_a_restart_is_processed_once(tmp_path: Path) -> None:
+    db = tmp_path / "m.db"
+    update = {"update_id": 5, "message": {"message_id": 1, "from": ANN, "chat": private_chat(ANN),
+                                          "date": 1_800_000_000, "text": "help"}}
+    snapshots = []
+    for _ in range(2):
+        api = WebhookBotAPI(clock=lambda: 1_800_000_000.0)
+        app = create_app(Settings.load(env(db), cwd=tmp_path), telegram_request=api, deliver=False)
+        with TestClient(app) as client:
+            assert client.post(HOOK, json=update, headers={SECRET_HEADER: SECRET}).status_code == 200
+        with sqlite3.connect(db) as conn:
+            snapshots.append(conn.execute("SELECT count(*) FROM outbox").fetchone())
+    assert snapshots[0] == snapshots[1]
+
+
+@pytest.mark.parametrize("forgery", ["other-token", "missing", "tampered"])
+def test_a_forged_twilio_signature_is_refused(server: Server, forgery: str) -> None:
+    code = open_table(server)
+    before = server.snapshot()
+    form = incoming("+12025550101", f"JOIN {code} Cleo", "SM9")
+    headers = {"X-Twilio-Signature": signature(SMS_URL, form, "not-" + AUTH_TOKEN)}
+    if forgery == "missing":
+        headers = {}
+    elif forgery == "tampered":
+        headers = {"X-Twilio-Signature": signature(SMS_URL, form)}
+        form = {**form, "Body": f"JOIN {code} Mallory"}
+    assert server.client.post("/sms", data=form, headers=headers).status_code == 403
+    assert server.snapshot() == before
+
+
+def test_one_players_button_pressed_by_another_user_is_refused(server: Server) -> None:
+    open_table(server)
+    assert server.update(server.say(ANN, "/computers 4")) == 200
+    assert server.update(server.say(ANN, "/startgame")) == 200
+    prompts = [json.loads(b) for (b,) in server.rows(
+        "SELECT body FROM outbox WHERE channel = 'telegram' AND address = ? ORDER BY id", (str(ANN["id"]),))]
+    prompt = [p for p in prompts if p.get("choices")][-1]
+    data = callback(prompt["table"], prompt["decision"], prompt["choices"][0]["token"])
+    before = server.game_state()
+    query = {"id": "q1", "from": BOB, "chat_instance": "ci", "data": data,
+             "message": {"message_id": 1, "chat": private_chat(BOB), "date": 1_800_000_000, "text": "?"}}
+    assert server.update({"update_id": 9001, "callback_query": query}) == 200
+    assert server.game_state() == before
+    query = {**query, "id": "q2", "from": ANN, "message": {**query["message"], "chat": private_chat(ANN)}}
+    assert server.update({"update_id": 9002, "callback_query": query}) == 200
+    assert server.game_state() != before  # the same button pressed by its player counts
+
+
+def test_logs_one_line_per_action_without_secrets(server: Server, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO)
+    open_table(server)
+    server.update(server.say(ANN, "/computers 4"))
+    server.update(server.say(ANN, "/startgame"))
+    lines = [r.getMessage() for r in caplog.records if r.name == "moderator.actions"]
+    assert len(lines) == 3
+    fields = [json.loads(line.removeprefix("action ")) for line in lines]
+    assert [f["kind"] for f in fields] == ["OpenTable", "AddComputers", "Start"]
+    assert all(f["outcome"] == "ok" and f["table"] and isinstance(f["ms"], float) for f in fields)
+    everything = "\n".join(r.getMessage() for r in caplog.records)
+    for secret in (TOKEN, SECRET, AUTH_TOKEN, "Fascist", "Liberal", "Hitler", str(ANN["id"])):
+        assert secret not in everything
+
+
+# --- fuzz ---------------------------------------------------------------------------------------------------
+
+HOSTILE = st.one_of(
+    st.binary(max_size=2000),
+    st.text(max_size=500).map(lambda t: t.encode("utf-8", "surrogatepass")),
+    st.just(b"\xff\xfe\x00" * 100),
+    st.just(b"{" * 5000),
+    st.just(b"x" * 300_000),
+    st.dictionaries(st.text(max_size=10), st.one_of(st.integers(), st.text(max_size=20), st.none()),
+                    max_size=5).map(lambda d: json.dumps(d).encode()),
+    st.builds(lambda i, d: json.dumps({"update_id": i, "callback_query": {
+        "id": "f", "from": {"id": 66, "is_bot": False, "first_name": "F"}, "chat_instance": "c", "data": d}}).encode(),
+        st.integers(min_value=1, max_value=2**31), st.text(max_size=64)),
+)
+CONTENT_TYPES = st.sampled_from([
+    None, "application/json", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x",
+    "text/plain; charset=utf-16", "application/x-www-form-urlencoded; charset=latin-1", "image/png", "garbage",
+])
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                  HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(body=HOSTILE, content_type=CONTENT_TYPES,
+       route=st.sampled_from(["tg-secret", "tg-none", "sms-signed-wrong", "sms", "join", "healthz"]))
+def test_hostile_requests_never_give_a_5xx_nor_change_the_game(
+    server: Server, body: bytes, content_type: str | None, route: str
+) -> None:
+    before = server.game_state()
+    headers = {"content-type": content_type} if content_type else {}
+    match route:
+        case "tg-secret":
+            response = server.client.post(HOOK, content=body, headers={**headers, SECRET_HEADER: SECRET})
+        case "tg-none":
+            response = server.client.post(HOOK, content=body, headers=headers)
+        case "sms-signed-wrong":
+            response = server.client.post("/sms", content=body,
+                                          headers={**headers, "X-Twilio-Signature": "AAAA" + body.hex()[:20]})
+        case "sms":
+            response = server.client.post("/sms", content=body, headers=headers)
+        case "join":
+            response = server.client.get("/join/" + quote(body.decode("latin-1")[:300], safe=""))
+        case _:
+            response = server.client.get("/healthz")
+    assert response.status_code < 500, (route, response.status_code)
+    if route not in ("tg-secret",):
+        assert route == "healthz" or response.status_code >= 400
+    assert server.game_state() == before
+
+
+# --- backup and export --------------------------------------------------------------------------------------
+
+
+def test_backup_copies_the_live_database(server: Server, tmp_path: Path) -> None:
+    open_table(server)
+    target = tmp_path / "copy.db"
+    assert cli.main(["backup", str(target), "--db", str(server.db)]) == 0
+    with sqlite3.connect(target) as copy:
+        assert copy.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        assert copy.execute("SELECT code FROM game_tables").fetchall() == server.rows("SELECT code FROM game_tables")
+    assert cli.main(["backup", str(target), "--db", str(tmp_path / "nothing.db")]) == 2
+
+
+def test_export_writes_a_finished_games_record_only(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from moderator.commands import AddComputers, Inbound, OpenTable, Start
+    from moderator.service import Service
+
+    db = tmp_path / "m.db"
+    store = Store(db)
+    service = Service(store, seed=lambda: 3)
+    service.handle(Inbound("console", "host", OpenTable("Host")))
+    [(table_id,)] = store.execute("SELECT id FROM game_tables").fetchall()
+    service.handle(Inbound("console", "host", AddComputers(4)))
+    service.handle(Inbound("console", "host", Start()))
+    store.close()
+    # The host's seat owes a decision: the game is not over, and its record holds every secret.
+    assert cli.main(["export", table_id, "--db", str(db)]) == 1
+    assert cli.main(["export", "NOPE", "--db", str(db)]) == 2
+    capsys.readouterr()
+    store = Store(db)
+    store.execute("UPDATE game_tables SET status = 'over' WHERE id = ?", (table_id,))  # as the host's END does
+    store.close()
+    out = tmp_path / "game.json"
+    assert cli.main(["export", table_id, "--db", str(db), "--out", str(out)]) == 0
+    assert cli.main(["replay", str(out), "--json"]) == 0  # the record replays
+    record = json.loads(out.read_text())
+    assert record["players"] and isinstance(record["actions"], list)
