@@ -184,6 +184,15 @@ def _export(args: argparse.Namespace) -> int:
         return 2
     store = Store(source)
     try:
+        if args.game is None:  # which games there are
+            rows = store.execute(
+                "SELECT t.id, t.status, t.game, count(s.position), t.updated FROM game_tables t"
+                " LEFT JOIN seats s ON s.table_id = t.id GROUP BY t.id ORDER BY t.updated DESC LIMIT 50"
+            ).fetchall()
+            for table_id, status, game, seats, updated in rows:
+                when = time.strftime("%Y-%m-%d %H:%M", time.localtime(updated))
+                print(f"{table_id}  {status:8}  game {game}  {seats} seats  {when}")
+            return 0
         service = Service(store)
         row = store.table(args.game) or store.table_by_code(args.game.strip().upper())
         table = service.table(row.id) if row is not None else None
@@ -248,7 +257,7 @@ def build_parser() -> argparse.ArgumentParser:
     bak.add_argument("--db", help="the database (default: MODERATOR_DB)")
     bak.set_defaults(run=_backup)
     exp = commands.add_parser("export", help="a finished game's record (docs/game-record.md)")
-    exp.add_argument("game", help="the table's id or join code")
+    exp.add_argument("game", nargs="?", help="the table's id (without it: a list of the latest tables)")
     exp.add_argument("--db", help="the database (default: MODERATOR_DB)")
     exp.add_argument("--out", type=Path, metavar="FILE", help="write the record to FILE (default: standard output)")
     exp.set_defaults(run=_export)

@@ -365,3 +365,6 @@ def test_export_writes_a_finished_games_record_only(tmp_path: Path, capsys: pyte
     assert cli.main(["replay", str(out), "--json"]) == 0  # the record replays
     record = json.loads(out.read_text())
     assert record["players"] and isinstance(record["actions"], list)
+    capsys.readouterr()
+    assert cli.main(["export", "--db", str(db)]) == 0  # without GAME: the latest tables
+    assert table_id in capsys.readouterr().out
