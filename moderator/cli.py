@@ -168,7 +168,7 @@ def _backup(args: argparse.Namespace) -> int:
         return 1
     finally:
         store.close()
-    print(f"backed up {source} to {target}")
+    print(f"moderator backup: {source} -> {target}", file=sys.stderr)
     return 0
 
 

@@ -240,13 +240,13 @@ def create_app(
                 on.append(f"sms (webhook {sms_settings.webhook_url})")
             if not settings.telegram_on:
                 stack.push_async_callback(_cancel, asyncio.get_running_loop().create_task(_ticks(service, tick_every)))
-            off = [why for why, up in (
-                ("telegram (needs TELEGRAM_TOKEN and MODERATOR_PUBLIC_URL)", settings.telegram_on),
-                ("sms (needs TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN and TWILIO_FROM or TWILIO_MESSAGING_SERVICE_SID)",
-                 sms_on),
-            ) if not up]
-            log.info("moderator %s serving on %s; channels on: %s; off: %s", version(), settings.public_url or "-",
-                     ", ".join(on) or "none", ", ".join(off) or "none")
+            log.info("moderator %s serving on %s; channels on: %s", version(), settings.public_url or "-",
+                     ", ".join(on) or "none")
+            if not settings.telegram_on:
+                log.info("telegram is off: it needs TELEGRAM_TOKEN and MODERATOR_PUBLIC_URL")
+            if not sms_on:
+                log.info("sms is off: it needs TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN, and TWILIO_FROM or "
+                         "TWILIO_MESSAGING_SERVICE_SID")
             yield
         finally:
             await stack.aclose()
@@ -361,10 +361,10 @@ async def healthz(request: Request) -> Response:
 
 _PAGE: Final = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex"><title>Take a seat</title>
+<meta name="robots" content="noindex"><title>{code}</title>
 <style>body{{font-family:system-ui,sans-serif;max-width:40rem;margin:2rem auto;padding:0 1rem}}
 section{{margin:2rem 0}} svg{{width:14rem;height:14rem}}</style></head>
-<body><h1>Take a seat: {code}</h1>
+<body><h1>\U0001fa91 {code}</h1>
 {ways}
 </body></html>
 """
@@ -383,9 +383,11 @@ async def join_page(request: Request) -> Response:
     if state.telegram is not None:
         from telegram.helpers import create_deep_linked_url
 
-        ways.append(("Telegram", create_deep_linked_url(state.telegram.bot.username, code), "Open in Telegram"))
+        link = create_deep_linked_url(state.telegram.bot.username, code)
+        ways.append(("Telegram", link, f"@{state.telegram.bot.username}"))
     if state.sms_number:
-        ways.append(("Text message", join_link(state.sms_number, code), f"Text JOIN {code} to {state.sms_number}"))
+        # No words of ours (they would need every language): what to text, and where.
+        ways.append(("SMS", join_link(state.sms_number, code), f"JOIN {code} \u2192 {state.sms_number}"))
     if not ways:
         return PlainTextResponse("Not Found", status_code=404)
     parts = [

@@ -368,3 +368,16 @@ def test_export_writes_a_finished_games_record_only(tmp_path: Path, capsys: pyte
     capsys.readouterr()
     assert cli.main(["export", "--db", str(db)]) == 0  # without GAME: the latest tables
     assert table_id in capsys.readouterr().out
+
+
+# --- over real HTTP ---------------------------------------------------------------------------------------
+
+
+def test_tables_played_at_once_over_http_give_no_errors(tmp_path: Path) -> None:
+    """The load test, short (``python benchmarks/serve.py`` runs 200 tables for 60 s): the real server in a child
+    process on loopback, tables played through the signed SMS webhook, stopped with SIGTERM."""
+    from benchmarks.serve import load
+
+    result, counts = load(tables=8, seconds=3.0, think=0.1, db=tmp_path / "load.db")
+    assert not result.errors, result.errors[:5]
+    assert result.started == 8 and counts["actions"] > 0 and counts["messages sent"] > 0
