@@ -33,8 +33,10 @@ from moderator.store import Store
 from moderator.transports.sms import CHANNEL, SmsChannel, SmsGateway, SmsSender
 
 TARGET = 120
-NAMES = ("Alexandra", "Bartholomew", "Constance", "Dominique", "Evangeline", "Fitzgerald", "Gwendolyn",
-         "Hieronymus", "Isadora", "Jeremiah")
+NAMES = ("Anna", "Ben", "Chloe", "David", "Emma", "Finn", "Grace", "Hugo", "Ines", "Jonas")
+"""Everyday first names (the tests check every text with 20-character names; ``--long-names`` measures those)."""
+LONG_NAMES = ("Alexandra", "Bartholomew", "Constance", "Dominique", "Evangeline", "Fitzgerald", "Gwendolyn",
+              "Hieronymus", "Isadora", "Jeremiah")
 
 
 @dataclass
@@ -59,7 +61,7 @@ class Tally:
     elections: int = 0
 
 
-def play(players: int, seed: int, host_only: bool) -> tuple[Tally, Tally]:
+def play(players: int, seed: int, host_only: bool, names: tuple[str, ...] = NAMES) -> tuple[Tally, Tally]:
     """One game; (lobby, game) segments sent and received."""
     rng = random.Random(seed)
     store = Store(memory=True)
@@ -80,11 +82,11 @@ def play(players: int, seed: int, host_only: bool) -> tuple[Tally, Tally]:
             pass
         tally.sent += sum(sms_segments(b) for _, b in twilio.texts[before:])
 
-    text(phones[0], f"NEWGAME {NAMES[0]}")
+    text(phones[0], f"NEWGAME {names[0]}")
     code = re.search(r"([A-Z0-9]{5})\.?\s*$", twilio.texts[-1][1])
     assert code is not None, twilio.texts[-1]
     for i in range(1, players):
-        text(phones[i], f"JOIN {code.group(1)} {NAMES[i]}")
+        text(phones[i], f"JOIN {code.group(1)} {names[i]}")
     if host_only:
         text(phones[0], "HOSTONLY")
     tally = game
@@ -125,14 +127,17 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--games", type=int, default=30, help="games per row (default 30)")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--long-names", action="store_true", help="ten-letter names instead of everyday ones")
     args = parser.parse_args(argv)
-    print(f"SMS segments per game, {args.games} games per row (game: GO to the end; lobby: NEWGAME to GO)")
+    print(f"SMS segments per game, {args.games} games per row (game: GO to the end; lobby: NEWGAME to GO),"
+          f" {'ten-letter' if args.long_names else 'everyday'} names")
     print(f"{'players':>7}  {'public results':<15} {'sent':>7} {'min':>5} {'max':>5} {'received':>9}"
           f" {'elections':>9} {'sent/election':>13} {'lobby':>11}")
     result = 0
     for players in (5, 7, 10):
         for host_only in (False, True):
-            games = [play(players, args.seed * 10_000 + players * 100 + g, host_only) for g in range(args.games)]
+            names = LONG_NAMES if args.long_names else NAMES
+            games = [play(players, args.seed * 10_000 + players * 100 + g, host_only, names) for g in range(args.games)]
             sent = [g.sent for _, g in games]
             received = statistics.mean(g.received for _, g in games)
             lobby = f"{statistics.mean(lb.sent for lb, _ in games):.0f}/{statistics.mean(lb.received for lb, _ in games):.0f}"
@@ -143,7 +148,11 @@ def main(argv: list[str] | None = None) -> int:
             if players == 7 and host_only:
                 average = statistics.mean(sent)
                 verdict = "meets" if average < TARGET else "MISSES"
-                result = f"target: 7 players, host phone only, < {TARGET} sent on average: {average:.1f} {verdict}"
+                under = sum(1 for n in sent if n < TARGET) / len(sent)
+                result = (
+                    f"target: 7 players, host phone only, < {TARGET} sent on average: {average:.1f} {verdict}"
+                    f" (median {statistics.median(sent):.0f}; {under:.0%} of games under {TARGET})"
+                )
     print(result)
     return 0
 
