@@ -75,6 +75,8 @@ class Result:
     latencies: list[float] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     started: int = 0
+    accepted: list[str] = field(default_factory=list)
+    """MessageSids the server answered 200."""
 
 
 def phone(table: int, seat: int) -> str:
@@ -82,7 +84,9 @@ def phone(table: int, seat: int) -> str:
 
 
 async def play_table(client: object, url: str, db: Path, table: int, until: float, think: float,
-                     result: Result) -> None:
+                     result: Result, retry: bool = False) -> None:
+    """One table's phones. With ``retry`` a text the server did not answer is sent again, with the same
+    MessageSid, until it is answered (as across a restart of the server)."""
     import httpx
 
     assert isinstance(client, httpx.AsyncClient)
@@ -92,19 +96,26 @@ async def play_table(client: object, url: str, db: Path, table: int, until: floa
     async def text(seat: int, body: str) -> None:
         form = incoming(phone(table, seat), body, f"SM{table:06d}{seat}{next(sids):020d}")
         headers = {"X-Twilio-Signature": signature(url, form)}
-        start = time.perf_counter()
-        try:
-            response = await client.post(url, data=form, headers=headers)
-        except httpx.HTTPError as exc:
-            result.errors.append(f"table {table}: {type(exc).__name__}")
+        while True:
+            start = time.perf_counter()
+            try:
+                response = await client.post(url, data=form, headers=headers)
+            except httpx.HTTPError as exc:
+                if retry and time.monotonic() < until + 60:
+                    await asyncio.sleep(0.05)
+                    continue
+                result.errors.append(f"table {table}: {type(exc).__name__}")
+                return
+            result.latencies.append(time.perf_counter() - start)
+            if response.status_code != 200:
+                result.errors.append(f"table {table}: HTTP {response.status_code}")
+            else:
+                result.accepted.append(form["MessageSid"])
             return
-        result.latencies.append(time.perf_counter() - start)
-        if response.status_code != 200:
-            result.errors.append(f"table {table}: HTTP {response.status_code}")
 
     await text(0, f"NEWGAME Host{table}")
     code = None
-    for _ in range(200):
+    for _ in range(600):
         with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
             row = conn.execute("SELECT code FROM game_tables WHERE host_address = ?", (phone(table, 0),)).fetchone()
         if row and row[0]:
@@ -124,7 +135,7 @@ async def play_table(client: object, url: str, db: Path, table: int, until: floa
         await text(rng.randrange(HUMANS), rng.choice(ANSWERS))
 
 
-async def drive(port: int, db: Path, tables: int, seconds: float, think: float) -> Result:
+async def drive(port: int, db: Path, tables: int, seconds: float, think: float, retry: bool = False) -> Result:
     import httpx
 
     url = f"http://127.0.0.1:{port}/sms"
@@ -132,8 +143,14 @@ async def drive(port: int, db: Path, tables: int, seconds: float, think: float) 
     limits = httpx.Limits(max_connections=tables, max_keepalive_connections=tables)
     async with httpx.AsyncClient(limits=limits, timeout=30) as client:
         until = time.monotonic() + seconds
-        await asyncio.gather(*(play_table(client, url, db, t, until, think, result) for t in range(tables)))
+        await asyncio.gather(*(play_table(client, url, db, t, until, think, result, retry) for t in range(tables)))
     return result
+
+
+def start_server(db: Path, port: int) -> subprocess.Popen[bytes]:
+    """``moderator serve``'s app in a child process (see ``run_server``)."""
+    return subprocess.Popen([sys.executable, __file__, "--server"], env=server_env(db, port),
+                            stdout=subprocess.DEVNULL)
 
 
 def wait_healthy(port: int, process: subprocess.Popen[bytes], timeout: float = 30) -> None:
@@ -155,8 +172,7 @@ def wait_healthy(port: int, process: subprocess.Popen[bytes], timeout: float = 3
 def load(tables: int, seconds: float, think: float, db: Path) -> tuple[Result, dict[str, int]]:
     """Start the server, play, stop it with SIGTERM; the result and what the database holds."""
     port = free_port()
-    process = subprocess.Popen([sys.executable, __file__, "--server"], env=server_env(db, port),
-                               stdout=subprocess.DEVNULL)
+    process = start_server(db, port)
     try:
         wait_healthy(port, process)
         result = asyncio.run(drive(port, db, tables, seconds, think))

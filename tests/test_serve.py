@@ -8,6 +8,7 @@ import hashlib
 import itertools
 import json
 import logging
+import os
 import sqlite3
 import warnings
 from collections.abc import Iterator
@@ -30,6 +31,8 @@ with warnings.catch_warnings():
     warnings.simplefilter("ignore")  # Starlette 1.x asks for httpx2; httpx works the same here
     from starlette.testclient import TestClient
 
+LONG = bool(os.environ.get("MODERATOR_LONG_TESTS"))
+"""The long reliability tests: 200 tables for 60 s under load, 60 s of random SIGKILLs (see README)."""
 SECRET = "webhook-secret_0123456789"
 HOOK = "/telegram"
 SMS_URL = f"{PUBLIC_URL}/sms"
@@ -378,6 +381,69 @@ def test_tables_played_at_once_over_http_give_no_errors(tmp_path: Path) -> None:
     process on loopback, tables played through the signed SMS webhook, stopped with SIGTERM."""
     from benchmarks.serve import load
 
-    result, counts = load(tables=8, seconds=3.0, think=0.1, db=tmp_path / "load.db")
+    tables, seconds, think = (200, 60.0, 1.0) if LONG else (8, 3.0, 0.1)
+    result, counts = load(tables=tables, seconds=seconds, think=think, db=tmp_path / "load.db")
     assert not result.errors, result.errors[:5]
-    assert result.started == 8 and counts["actions"] > 0 and counts["messages sent"] > 0
+    assert result.started == tables and counts["actions"] > 0 and counts["messages sent"] > 0
+
+
+def test_sigkill_at_random_moments_loses_no_accepted_action_and_no_message(tmp_path: Path) -> None:
+    """The crash test, short: the server in a child process is killed with SIGKILL at random moments while
+    tables play through its webhook, and started again; a text not answered is sent again (same MessageSid).
+    Every text answered 200 is in the database, every game still replays, and the outbox drains."""
+    import asyncio
+    import random
+    import time
+
+    from benchmarks.serve import drive, free_port, start_server, wait_healthy
+    from moderator.service import Service
+
+    db = tmp_path / "crash.db"
+    port = free_port()
+    process = [start_server(db, port)]
+    wait_healthy(port, process[0])
+    rng = random.Random(6)
+
+    async def killer(until: float) -> int:
+        kills = 0
+        while time.monotonic() < until - 0.5:
+            await asyncio.sleep(rng.uniform(0.3, 1.0))
+            process[0].kill()
+            process[0].wait()
+            kills += 1
+            process[0] = start_server(db, port)
+            await asyncio.to_thread(wait_healthy, port, process[0])
+        return kills
+
+    async def play() -> tuple[Any, int]:
+        tables, seconds = (20, 60.0) if LONG else (6, 8.0)
+        until = time.monotonic() + seconds
+        result, kills = await asyncio.gather(drive(port, db, tables, seconds, 0.05, retry=True), killer(until))
+        return result, kills
+
+    try:
+        result, kills = asyncio.run(play())
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            with sqlite3.connect(db) as conn:
+                if not conn.execute("SELECT count(*) FROM outbox WHERE status = 'pending'").fetchone()[0]:
+                    break
+            time.sleep(0.2)
+    finally:
+        process[0].terminate()
+        process[0].wait(timeout=60)
+    assert kills >= 2 and not result.errors, result.errors[:5]
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        handled = {r[0] for r in conn.execute("SELECT external_id FROM inbound WHERE channel = 'sms'")}
+        statuses = dict(conn.execute("SELECT status, count(*) FROM outbox GROUP BY status").fetchall())
+        tables = [r[0] for r in conn.execute("SELECT id FROM game_tables")]
+    assert set(result.accepted) <= handled  # no accepted action lost
+    assert set(statuses) == {"sent"}, statuses  # no message lost (at least once: a crash may repeat one)
+    store = Store(db)
+    try:
+        service = Service(store)
+        assert len(tables) == (20 if LONG else 6) and all(service.table(t) is not None for t in tables)  # every game replays
+        assert sum(len(service.table(t).actions) for t in tables) > 0  # type: ignore[union-attr]
+    finally:
+        store.close()
