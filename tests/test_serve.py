@@ -282,6 +282,15 @@ def test_logs_one_line_per_action_without_secrets(server: Server, caplog: pytest
         assert secret not in everything
 
 
+@pytest.mark.parametrize("path", [HOOK, "/sms"])
+def test_a_huge_body_is_refused_before_it_is_read(server: Server, path: str) -> None:
+    before = server.snapshot()
+    body = b"Body=" + b"x" * 3_000_000
+    headers = {"content-type": "application/x-www-form-urlencoded", SECRET_HEADER: SECRET}
+    assert server.client.post(path, content=body, headers=headers).status_code == 413
+    assert server.snapshot() == before
+
+
 # --- fuzz ---------------------------------------------------------------------------------------------------
 
 HOSTILE = st.one_of(
