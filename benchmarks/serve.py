@@ -63,11 +63,11 @@ def run_server() -> None:
     """(Child process.) The real app under uvicorn, Twilio's REST API replaced by the fake."""
     import uvicorn
 
-    from moderator.serve import Settings, create_app
+    from moderator.serve import KEEP_ALIVE, Settings, create_app
 
     settings = Settings.load(cwd=Path(tempfile.gettempdir()))
     uvicorn.run(create_app(settings, twilio_http=FakeTwilio()), host=settings.host, port=settings.port,
-                log_level="warning")
+                log_level="warning", timeout_keep_alive=KEEP_ALIVE)
 
 
 @dataclass

@@ -57,6 +57,8 @@ TELEGRAM_PATH: Final = "/telegram"
 SECRET_HEADER: Final = "X-Telegram-Bot-Api-Secret-Token"
 MAX_BODY: Final = 256 * 1024
 """Bytes of a webhook body we read at most (a Telegram update or a Twilio form is a few kilobytes)."""
+KEEP_ALIVE: Final = 75
+"""Seconds an idle HTTP connection stays open."""
 REMEMBERED_UPDATES: Final = 10_000
 """Telegram update ids the webhook remembers, to drop a redelivered update before it reaches the handlers."""
 _CODE: Final = re.compile(f"[{CODE_ALPHABET}]{{3,12}}")
@@ -462,6 +464,8 @@ def serve(settings: Settings) -> int:
     # httpx logs every request's URL at INFO, and a Bot API URL holds the bot's token.
     logging.getLogger("httpx").setLevel(logging.WARNING)
     app = create_app(settings)
+    # Keep-alive longer than a proxy's idle timeout (nginx: 60 s): a connection closed by us while the proxy
+    # reuses it is a failed request.
     uvicorn.run(app, host=settings.host, port=settings.port, log_level="info", proxy_headers=True,
-                timeout_graceful_shutdown=30)
+                timeout_keep_alive=KEEP_ALIVE, timeout_graceful_shutdown=30)
     return 0
