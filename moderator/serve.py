@@ -172,18 +172,29 @@ class LoggedService(Service):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._last: Outgoing | None = None
+        self._applied: int | None = None
 
     def _dispatch(self, inbound: Inbound, out: Outgoing, now: float, touched: set[str]) -> None:
-        self._last = out
-        super()._dispatch(inbound, out, now, touched)
+        self._last, self._applied = out, 0
+        try:
+            super()._dispatch(inbound, out, now, touched)
+        finally:
+            self._applied, applied = None, self._applied
+        self._moves = applied
+
+    def _play(self, table: Any, actions: Any, out: Outgoing, now: float) -> None:
+        if self._applied is not None:  # the input's own moves, not the computer players' after it
+            self._applied += len(actions)
+        super()._play(table, actions, out, now)
 
     def handle(self, inbound: Inbound) -> None:
         start = time.perf_counter()
-        self._last = None
+        self._last, self._moves = None, 0
         outcome = "error"
         try:
             super().handle(inbound)
-            outcome = "duplicate" if self._last is None else "ok"
+            # applied: the game moved; answered: a reply only (a question, a refusal, a lobby change)
+            outcome = "duplicate" if self._last is None else "applied" if self._moves else "answered"
         finally:
             out, self._last = self._last, None
             table_id = out.table_id if out is not None else None
