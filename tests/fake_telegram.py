@@ -108,6 +108,8 @@ class FakeBotAPI(BaseRequest):
         """Private chats that answer 403, as for a user who never pressed Start."""
         self.fail_once: dict[tuple[str, int], tuple[int, dict[str, Any]]] = {}
         self.deletable = True
+        self.migrated: dict[int, int] = {}
+        """Groups upgraded to a supergroup: every send there answers 400 with ``migrate_to_chat_id``."""
         self._ids = itertools.count(100)
 
     # --- BaseRequest ----------------------------------------------------------------------------------
@@ -138,6 +140,10 @@ class FakeBotAPI(BaseRequest):
         if chat is not None and (api, chat) in self.fail_once:
             status, body = self.fail_once.pop((api, chat))
             return status, {"ok": False, "error_code": status, **body}
+        if chat is not None and chat in self.migrated and api in ("sendMessage", "sendPhoto", "editMessageText"):
+            return 400, {"ok": False, "error_code": 400,
+                         "description": "Bad Request: group chat was upgraded to a supergroup chat",
+                         "parameters": {"migrate_to_chat_id": self.migrated[chat]}}
         if chat is not None and chat in self.never_opened and api in ("sendMessage", "sendPhoto"):
             return 403, {"ok": False, "error_code": 403,
                          "description": "Forbidden: bot can't initiate conversation with a user"}

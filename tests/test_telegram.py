@@ -408,3 +408,27 @@ def test_moderator_telegram_without_a_token_says_so_and_exits_2(
     assert cli.main(["telegram"]) == 2
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and "TELEGRAM_TOKEN" in err
+
+
+def test_a_group_upgraded_while_the_qr_code_is_sent_moves_only_the_group(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        t = _game(tmp_path)
+        await t.boot()
+        new = -1007777
+        t.api.migrated[GROUP["id"]] = new  # every send to the old group now answers migrate_to_chat_id
+        names = NAMES[:5]
+        await t.say(names[0], "/newgame", chat=GROUP)  # the QR code is sent into the group: it moved
+        assert t.api.of("sendPhoto", new) and t.table().row.public_address == str(new)
+        code = t.join_code(new)
+        for name in names[1:]:
+            await t.say(name, f"/start {code}")
+        supergroup = group_chat(new, kind="supergroup")
+        await t.say(names[0], "/startgame", chat=supergroup)
+        await t.settle()
+        assert t.table().row.status == "playing"
+        # The host's role reached the host's private chat, never the group.
+        assert any(text.startswith(HEADER) for text in t.api.texts(t.chat_of(names[0])))
+        assert not any(HEADER in text for text in t.api.texts(new))
+        await t.stop()
+
+    run(scenario())

@@ -480,16 +480,17 @@ class TelegramChannel:
         if counter:
             pace.counter = now
 
-    def _attempt(self, address: str, chat: int, bodies: list[dict[str, Any]]) -> Exception | None:
+    def _attempt(self, address: str, chat: int, bodies: list[dict[str, Any]], *,
+                 retry: bool = True) -> Exception | None:
         """Deliver, translating Telegram's errors into the outbox's failures."""
         try:
             self._deliver(chat, bodies)
         except ChatMigrated as exc:
-            new = int(exc.new_chat_id)
-            log.info("telegram: chat %s moved to %s", chat, new)
-            self._moved[chat] = new
-            self._notices.append(("moved", str(chat), str(new)))
-            return self._attempt(address, new, bodies)
+            # Only sends into ``chat`` get here (the QR code's own target is handled in ``_join_message``).
+            new = self._migrate(chat, exc)
+            if not retry or new == chat:
+                return TemporaryFailure(f"telegram: {chat} moved to {new}")
+            return self._attempt(address, new, bodies, retry=False)  # once: the new chat is where it goes
         except RetryAfter as exc:
             seconds = _seconds(exc)
             self._pace.setdefault(chat, _Pace()).blocked_until = self.clock() + seconds
@@ -508,6 +509,15 @@ class TelegramChannel:
             log.warning("telegram: %s: %s", chat, exc)
             return TemporaryFailure(f"telegram: {exc}")
         return None
+
+    def _migrate(self, chat: int, exc: ChatMigrated) -> int:
+        """``chat`` (the chat that raised) became the supergroup ``exc`` names: map it and report it."""
+        new = int(exc.new_chat_id)
+        if new != chat:
+            log.info("telegram: chat %s moved to %s", chat, new)
+            self._moved[chat] = new
+            self._notices.append(("moved", str(chat), str(new)))
+        return new
 
     def _unreachable(self, address: str) -> None:
         self._pending.pop(int(address), None)
@@ -621,8 +631,17 @@ class TelegramChannel:
                          InlineKeyboardButton(_GO, callback_data=f"{table}:L:go")])
         markup = InlineKeyboardMarkup(rows)
         caption = _cut(compose([body])[0], CAPTION_LIMIT)
-        self._call(self.bot.send_photo(target, photo=qr_png(url), caption=caption, parse_mode=ParseMode.HTML,
-                                       reply_markup=markup))
+        png = qr_png(url)
+        try:
+            self._call(self.bot.send_photo(target, photo=png, caption=caption, parse_mode=ParseMode.HTML,
+                                           reply_markup=markup))
+        except ChatMigrated as exc:  # the group became a supergroup: the group moves, not the host's chat
+            target = self._migrate(target, exc)
+            try:
+                self._call(self.bot.send_photo(target, photo=png, caption=caption, parse_mode=ParseMode.HTML,
+                                               reply_markup=markup))
+            except ChatMigrated as again:  # never map ``chat`` for what its target did: retried later
+                raise TelegramError(f"{target} moved again to {again.new_chat_id}") from again
         self._sent(target)
 
     def _lobby_message(self, chat: int, body: dict[str, Any]) -> None:
