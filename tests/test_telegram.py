@@ -432,3 +432,38 @@ def test_a_group_upgraded_while_the_qr_code_is_sent_moves_only_the_group(tmp_pat
         await t.stop()
 
     run(scenario())
+
+
+def test_a_prompt_that_cannot_be_edited_never_stalls_the_table(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        t = _game(tmp_path)
+        names = await _started(t)
+        president = _president(t, names)
+        chat = t.chat_of(president)
+        gone = {"description": "Bad Request: message to edit not found"}
+        t.api.fail_once[("editMessageText", chat)] = (400, gone)
+        prompt = t.prompt(president)
+        assert prompt is not None
+        t.pressed.add((chat, prompt["message_id"]))
+        await t.press(president, chat, prompt["message_id"], buttons(prompt)[0]["callback_data"])
+        await t.settle(30)
+        edits = len(t.api.of("editMessageText", chat))
+        assert t.prompt(president) is not None  # the vote prompt that came with the press was delivered
+        # A vote whose prompt cannot be edited: its echo comes as a message of its own.
+        voter = next(n for n in names if n != president)
+        ballot = t.prompt(voter)
+        assert ballot is not None
+        before = len(t.api.messages(t.chat_of(voter)))
+        t.api.fail_once[("editMessageText", t.chat_of(voter))] = (400, gone)
+        t.pressed.add((t.chat_of(voter), ballot["message_id"]))
+        await t.press(voter, t.chat_of(voter), ballot["message_id"], buttons(ballot)[0]["callback_data"])
+        await t.settle(30)
+        assert len(t.api.messages(t.chat_of(voter))) == before + 1
+        assert t.api.texts(t.chat_of(voter))[-1].startswith(HEADER)
+        statuses = dict(t.store.execute("SELECT status, count(*) FROM outbox GROUP BY status").fetchall())
+        assert set(statuses) == {"sent"}, statuses
+        assert len(t.api.of("editMessageText", chat)) == edits  # the failed edit is not retried
+        await t.play(names, random.Random(6))
+        await t.stop()
+
+    run(scenario())

@@ -529,13 +529,14 @@ class TelegramChannel:
         """The calls for one chat's folded bodies: join codes, choices shown, the lobby, the counter, the rest."""
         presses = self._pending.pop(chat, [])
         echoes = [b for b in bodies if b.get("message_id") in _ECHOES] if presses else []
-        rest = [b for b in bodies if not any(b is e for e in echoes)]
+        folded: list[dict[str, Any]] = []
         try:
             for i, press in enumerate(presses):
-                self._show_choice(chat, press, echoes if i == len(presses) - 1 else [])
+                folded = self._show_choice(chat, press, echoes if i == len(presses) - 1 else [])
         except TelegramError:
-            self._pending[chat] = presses  # not shown yet: the next attempt shows them
+            self._pending[chat] = presses  # not shown yet (flood, network): the next attempt shows them
             raise
+        rest = [b for b in bodies if not any(b is e for e in folded)]  # echoes not shown go as new messages
         text: list[dict[str, Any]] = []
         for body in rest:
             mid = body.get("message_id")
@@ -606,16 +607,28 @@ class TelegramChannel:
                 self._voting[chat] = True
         bodies.clear()
 
-    def _show_choice(self, chat: int, press: Pressed, echoes: list[dict[str, Any]]) -> None:
+    def _show_choice(self, chat: int, press: Pressed, echoes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Edit the pressed prompt to show the choice (best effort); returns the echoes it shows.
+
+        A prompt that cannot be edited (deleted, too old) is left as it is: the press is dropped, never retried,
+        and its echoes go out as ordinary messages; it never decides the fate of the rest of the batch.
+        """
         live = self._known.get((chat, press.message_id)) or _Live(press.message_id, press.html)
+        before = (live.markup, live.choice)
         live.markup = press.keep
         if echoes:
             live.choice = "\n\n".join(_part(e)[0] for e in echoes)
         else:
             label = escape(press.label)
             live.choice = _ARROW + (f"<tg-spoiler>{label}</tg-spoiler>" if press.secret else label)
-        self._edit(chat, live)
+        try:
+            self._edit(chat, live)
+        except BadRequest as exc:
+            log.info("telegram: could not show a choice in %s: %s", chat, exc.message)
+            live.markup, live.choice = before
+            return []
         self._remember(chat, live)
+        return echoes
 
     def _join_message(self, chat: int, body: dict[str, Any]) -> None:
         """The table's QR code and Join button (deep link ``https://t.me/<bot>?start=<code>``)."""
