@@ -340,6 +340,8 @@ class _Live:
     choice: str = ""
     counter: str = ""
     table: str | None = None
+    protected: bool = False
+    """Sent with ``protect_content``: only such a message may have a secret edited into it."""
 
     def render(self) -> str:
         return "\n\n".join(p for p in (self.html, self.choice, self.counter) if p)
@@ -357,6 +359,8 @@ class Pressed:
     secret: bool
     keep: InlineKeyboardMarkup | None
     """Buttons to keep (a vote can be changed until the last vote is in); None removes them."""
+    protected: bool = False
+    """The prompt was sent with ``protect_content`` (used when the channel does not remember the message)."""
 
 
 @dataclass
@@ -584,7 +588,7 @@ class TelegramChannel:
             )
         )
         self._sent(chat)
-        live = _Live(message.message_id, html_text, markup)
+        live = _Live(message.message_id, html_text, markup, protected=secret)
         self._remember(chat, live)
         return live
 
@@ -613,11 +617,18 @@ class TelegramChannel:
         A prompt that cannot be edited (deleted, too old) is left as it is: the press is dropped, never retried,
         and its echoes go out as ordinary messages; it never decides the fate of the rest of the batch.
         """
-        live = self._known.get((chat, press.message_id)) or _Live(press.message_id, press.html)
+        live = self._known.get((chat, press.message_id)) or _Live(
+            press.message_id, press.html, protected=press.protected)
         before = (live.markup, live.choice)
+        # A secret echo is folded only into a protected prompt; otherwise it goes as its own protected message.
+        shown = [e for e in echoes if live.protected or not e.get("secret")]
         live.markup = press.keep
-        if echoes:
-            live.choice = "\n\n".join(_part(e)[0] for e in echoes)
+        if shown:
+            live.choice = "\n\n".join(_part(e)[0] for e in shown)
+        elif len(shown) < len(echoes):
+            live.choice = ""  # the choice itself is the secret: the prompt only loses its buttons
+            if press.keep is not None:
+                return []  # nothing changes on the prompt
         else:
             label = escape(press.label)
             live.choice = _ARROW + (f"<tg-spoiler>{label}</tg-spoiler>" if press.secret else label)
@@ -628,7 +639,7 @@ class TelegramChannel:
             live.markup, live.choice = before
             return []
         self._remember(chat, live)
-        return echoes
+        return shown
 
     def _join_message(self, chat: int, body: dict[str, Any]) -> None:
         """The table's QR code and Join button (deep link ``https://t.me/<bot>?start=<code>``)."""
@@ -954,7 +965,9 @@ class TelegramBot:
             markup = message.reply_markup if arg in ("vj", "vn") else None
             text_html = message.text_html if message.text else ""
             secret = "<tg-spoiler>" in text_html
-            self.channel.pressed(Pressed(message.chat.id, message.message_id, text_html, label, secret, markup))
+            protected = bool(message.has_protected_content)
+            self.channel.pressed(
+                Pressed(message.chat.id, message.message_id, text_html, label, secret, markup, protected))
             self._kick.set()
 
     async def on_migrated(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
