@@ -10,6 +10,7 @@ a phone would show them (edits applied), parses ``parse_mode=HTML`` as strictly 
 
 from __future__ import annotations
 
+import html
 import itertools
 import json
 import re
@@ -25,9 +26,11 @@ BOT_USERNAME = "ModeratorTestBot"
 TOKEN = f"{BOT_ID}:TEST-token"
 
 _TAGS = {"b": "bold", "strong": "bold", "i": "italic", "em": "italic", "u": "underline", "s": "strikethrough",
-         "code": "code", "pre": "pre", "tg-spoiler": "spoiler"}
+         "ins": "underline", "del": "strikethrough", "strike": "strikethrough", "code": "code", "pre": "pre",
+         "tg-spoiler": "spoiler", "blockquote": "blockquote", "a": "text_link", "span": "spoiler"}
 _ENTITIES = {"lt": "<", "gt": ">", "amp": "&", "quot": '"'}
-_TOKEN = re.compile(r"<(/?)([a-z-]+)>|&(lt|gt|amp|quot);|[<>&]")
+_TOKEN = re.compile(r"<(/?)([a-z-]+)((?:\s+[a-z-]+=\"[^\"<>]*\")*)\s*>|&(lt|gt|amp|quot|#\d+|#x[0-9a-f]+);|[<>&]", re.I)
+_ATTRIBUTE = re.compile(r'([a-z-]+)="([^"]*)"', re.I)
 
 
 class ParseError(ValueError):
@@ -38,7 +41,7 @@ def parse_html(text: str) -> tuple[str, list[dict[str, Any]]]:
     """Telegram's HTML: the plain text and its entities (offsets in UTF-16 code units)."""
     out: list[str] = []
     entities: list[dict[str, Any]] = []
-    open_tags: list[tuple[str, int]] = []
+    open_tags: list[tuple[str, int, dict[str, Any]]] = []
     position = 0
 
     def units() -> int:
@@ -47,20 +50,34 @@ def parse_html(text: str) -> tuple[str, list[dict[str, Any]]]:
     for match in _TOKEN.finditer(text):
         out.append(text[position : match.start()])
         position = match.end()
-        closing, tag, entity = match.group(1), match.group(2), match.group(3)
+        closing, tag, attributes, entity = match.group(1), match.group(2), match.group(3), match.group(4)
         if entity:
-            out.append(_ENTITIES[entity])
+            if entity.startswith("#"):
+                out.append(chr(int(entity[2:], 16) if entity[1:2].lower() == "x" else int(entity[1:])))
+            else:
+                out.append(_ENTITIES[entity.lower()])
         elif tag is not None:
+            tag = tag.lower()
+            attrs = {k.lower(): html.unescape(v) for k, v in _ATTRIBUTE.findall(attributes or "")}
             if tag not in _TAGS:
                 raise ParseError(f"unsupported start tag \"{tag}\"")
             if closing:
-                if not open_tags or open_tags[-1][0] != tag:
+                if attributes or not open_tags or open_tags[-1][0] != tag:
                     raise ParseError(f"unmatched end tag \"{tag}\"")
-                _, start = open_tags.pop()
+                _, start, extra = open_tags.pop()
                 if units() > start:
-                    entities.append({"type": _TAGS[tag], "offset": start, "length": units() - start})
+                    entities.append({"type": _TAGS[tag], "offset": start, "length": units() - start, **extra})
             else:
-                open_tags.append((tag, units()))
+                extra: dict[str, Any] = {}
+                if tag == "a":
+                    if "href" not in attrs:
+                        raise ParseError("a link without href")
+                    extra = {"url": attrs["href"]}
+                elif tag == "span" and attrs.get("class") != "tg-spoiler":
+                    raise ParseError("a span that is not a spoiler")
+                elif tag != "span" and attrs:
+                    raise ParseError(f"unexpected attributes on \"{tag}\"")
+                open_tags.append((tag, units(), extra))
         else:
             raise ParseError(f"unescaped {match.group(0)!r}")
     out.append(text[position:])

@@ -471,3 +471,45 @@ def test_a_prompt_that_cannot_be_edited_never_stalls_the_table(tmp_path: Path) -
         await t.stop()
 
     run(scenario())
+
+
+def test_after_a_restart_a_secret_prompt_shows_the_choice_in_a_spoiler(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        t = _game(tmp_path)
+        names = await _started(t)
+        rng = random.Random(1)
+        # Play until a prompt sent with protect_content (discard, enact) is waiting; then the bot restarts.
+        while True:
+            waiting = [(n, m) for n in names if (m := t.prompt(n)) is not None]
+            secret = [(n, m) for n, m in waiting if m.get("has_protected_content")]
+            if secret:
+                break
+            await t.play(names, rng, presses=1)
+        await t.stop()
+        await t.boot()  # the channel no longer remembers the prompt: it is edited from the update's text
+        name, prompt = secret[0]
+        chat = t.chat_of(name)
+        button = buttons(prompt)[0]
+        t.pressed.add((chat, prompt["message_id"]))
+        await t.press(name, chat, prompt["message_id"], button["callback_data"])
+        await t.settle(30)
+        edited = t.api.chats[chat][prompt["message_id"]]
+        assert "reply_markup" not in edited and edited.get("edit_date")  # the edit went through
+        spoilers = [edited["text"][e["offset"] : e["offset"] + e["length"]]
+                    for e in edited["entities"] if e["type"] == "spoiler"]
+        assert spoilers and edited["text"].endswith(spoilers[-1])  # the choice shown last, hidden
+        assert button["text"] in spoilers[-1]
+        await t.stop()
+
+    run(scenario())
+
+
+def test_the_fake_accepts_the_html_telegram_accepts() -> None:
+    text, entities = parse_html('<span class="tg-spoiler">a &amp; b</span> <a href="https://t.me/x?a=1&amp;b=2">l</a>'
+                                " <blockquote>q</blockquote>")
+    assert text == "a & b l q"
+    assert [e["type"] for e in entities] == ["spoiler", "text_link", "blockquote"]
+    assert entities[1]["url"] == "https://t.me/x?a=1&b=2"
+    for refused in ("<span>x</span>", "<a>x</a>", '<b class="x">y</b>', "a < b"):
+        with pytest.raises(ValueError):
+            parse_html(refused)

@@ -41,6 +41,7 @@ from telegram import (
     InlineKeyboardButton,
     InlineKeyboardMarkup,
     Message,
+    MessageEntity,
     Update,
     User,
 )
@@ -964,7 +965,8 @@ class TelegramBot:
         if after != before and isinstance(message, Message) and self.channel is not None:
             markup = message.reply_markup if arg in ("vj", "vn") else None
             text_html = message.text_html if message.text else ""
-            secret = "<tg-spoiler>" in text_html
+            secret = bool(message.has_protected_content) or any(  # PTB renders spoilers as <span class=...>
+                e.type == MessageEntity.SPOILER for e in message.entities)
             protected = bool(message.has_protected_content)
             self.channel.pressed(
                 Pressed(message.chat.id, message.message_id, text_html, label, secret, markup, protected))
