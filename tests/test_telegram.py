@@ -3,14 +3,19 @@ fed only with updates shaped as Telegram sends them."""
 
 from __future__ import annotations
 
+import asyncio
 import random
+import threading
+import time
 from pathlib import Path
 
 import pytest
+from telegram.error import RetryAfter
 from telegram.ext import AIORateLimiter
 
 from moderator import cli
 from moderator.catalog import Catalog
+from moderator.transports import telegram as telegram_transport
 from moderator.transports.telegram import (
     CALLBACK_LIMIT,
     COMMANDS,
@@ -251,18 +256,45 @@ def test_a_429_with_retry_after_is_delivered_after_the_wait(tmp_path: Path) -> N
     run(scenario())
 
 
-def test_the_rate_limiter_retries_a_short_flood_inside_ptb() -> None:
+def test_the_rate_limiter_never_sleeps_on_a_flood_inside_ptb() -> None:
     async def scenario() -> None:
         clock = Clock()
         api = FakeBotAPI(clock)
         app = build_application(TOKEN, request=api)
         assert isinstance(app.bot.rate_limiter, AIORateLimiter)
-        api.fail_once[("sendMessage", 42)] = (429, {"description": "retry", "parameters": {"retry_after": 1}})
+        api.fail_once[("sendMessage", 42)] = (429, {"description": "retry", "parameters": {"retry_after": 2}})
         async with app:
+            started = time.monotonic()
+            with pytest.raises(RetryAfter):  # back to the outbox at once, which waits without blocking
+                await app.bot.send_message(42, "hello")
+            assert time.monotonic() - started < 1.0 and len(api.of("sendMessage")) == 1
             message = await app.bot.send_message(42, "hello")
         assert message.text == "hello" and len(api.of("sendMessage")) == 2
 
     run(scenario())
+
+
+def test_a_call_that_times_out_is_cancelled_before_it_is_retried(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(telegram_transport, "API_TIMEOUT", 0.05)
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    landed: list[str] = []
+
+    async def slow_send() -> None:
+        await asyncio.sleep(0.3)
+        landed.append("sent")
+
+    try:
+        channel = telegram_transport.TelegramChannel(None, loop)  # type: ignore[arg-type]
+        with pytest.raises(TimeoutError):
+            channel._call(slow_send())
+        time.sleep(0.5)
+        assert landed == []  # the outbox retries it: the first attempt must not land as well
+    finally:
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(2)
+        loop.close()
 
 
 def test_a_restart_mid_game_resumes_and_old_buttons_work_or_say_no_longer_current(tmp_path: Path) -> None:

@@ -225,8 +225,9 @@ def build_application(
     if request is not None:
         builder = builder.request(request).get_updates_request(updates_request or request)
     if rate_limiter:
-        # Short floods are retried inside PTB; longer ones come back to the outbox as TemporaryFailure.
-        builder = builder.rate_limiter(AIORateLimiter(max_retries=2))
+        # PTB paces the bot's calls overall but never retries a 429 itself (max_retries=0): it would sleep in the
+        # one sender thread and stall every table. ``RetryAfter`` comes back to the outbox as TemporaryFailure.
+        builder = builder.rate_limiter(AIORateLimiter(max_retries=0))
     return builder.build()
 
 
@@ -559,8 +560,17 @@ class TelegramChannel:
         self._flush_text(chat, text)
 
     def _call(self, coroutine: Coroutine[Any, Any, Any]) -> Any:
-        """Run one Bot API call on the loop and wait for it (never call this on the loop's own thread)."""
-        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(API_TIMEOUT)
+        """Run one Bot API call on the loop and wait for it (never call this on the loop's own thread).
+
+        A call that takes longer than ``API_TIMEOUT`` is cancelled before the outbox retries it, so a slow call
+        cannot land after its retry (a message sent twice).
+        """
+        future = asyncio.run_coroutine_threadsafe(coroutine, self.loop)
+        try:
+            return future.result(API_TIMEOUT)
+        except TimeoutError:
+            future.cancel()
+            raise
 
     def _remember(self, chat: int, live: _Live) -> None:
         self._known[(chat, live.message_id)] = live
