@@ -545,3 +545,29 @@ def test_the_fake_accepts_the_html_telegram_accepts() -> None:
     for refused in ("<span>x</span>", "<a>x</a>", '<b class="x">y</b>', "a < b"):
         with pytest.raises(ValueError):
             parse_html(refused)
+
+
+def test_superscript_and_other_unicode_digits_are_unparseable_not_a_crash(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        t = _game(tmp_path)
+        await t.boot()
+        names = NAMES[:5]
+        await t.open_and_join(names, group=GROUP)
+        await t.say(names[0], "/computers \u00b2", chat=GROUP)  # t.feed asserts no handler failed
+        await t.say(names[0], "/reminders \u00b2")
+        await t.say(names[0], "/startgame", chat=GROUP)
+        await t.settle(10)
+        president = _president(t, names)
+        before = len(t.api.messages(t.chat_of(president)))
+        await t.say(president, "\u00b2")
+        await t.say(president, "\u0663")  # an Arabic-Indic three: decimal, not ASCII
+        assert len(t.api.messages(t.chat_of(president))) > before  # answered, as any text we cannot read
+        prompt = t.prompt(president)
+        assert prompt is not None
+        table, _, token = buttons(prompt)[0]["callback_data"].split(":")
+        await t.press(president, t.chat_of(president), prompt["message_id"], f"{table}:\u00b2:{token}")
+        lobby = f"{table}:L:u\u00b2"
+        await t.press(president, t.chat_of(president), prompt["message_id"], lobby)
+        await t.stop()
+
+    run(scenario())

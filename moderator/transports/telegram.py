@@ -904,13 +904,13 @@ class TelegramBot:
                     return
                 command = SetTheme(args[0].lower())
             case "computers":
-                command = AddComputers(int(args[0]) if args and args[0].isdigit() else None)
+                command = AddComputers(int(args[0]) if args and _number(args[0]) else None)
             case "seating" if args:
                 command = Seating(tuple(n.strip() for n in " ".join(args).split(",") if n.strip()))
             case "movephone" if args:
                 command = MovePhone(" ".join(args))
             case "reminders":
-                command = SetReminders(int(args[0]) if args and args[0].isdigit() else None)
+                command = SetReminders(int(args[0]) if args and _number(args[0]) else None)
             case _:
                 if group:
                     return
@@ -927,7 +927,7 @@ class TelegramBot:
         command: Command
         if word in _VOTES:
             command = Decide("vote", _VOTES[word])
-        elif word.isdigit():
+        elif _number(word):
             command = Choose(word, None)
         elif word in _QUERIES:
             command = Ask(_QUERIES[word])
@@ -958,7 +958,7 @@ class TelegramBot:
             command = SetLanguage(arg) if kind == "lang" else SetTheme(arg)
             self._handle(self._inbound(update, command, external_id=f"cb:{query.id}"))
             return
-        decision = int(kind) if kind.lstrip("-").isdigit() else None
+        decision = int(kind) if _number(kind.removeprefix("-")) else None
         current = table is None or (
             table.row.status in ("playing", "paused") and (decision is None or decision == table.row.decision_step)
         )
@@ -1008,6 +1008,11 @@ class TelegramBot:
                                  reply_markup=InlineKeyboardMarkup([buttons]))
 
 
+def _number(text: str) -> bool:
+    """Digits ``int()`` reads: ASCII 0-9 only (``"²".isdigit()`` is true, and ``int("²")`` raises)."""
+    return text.isdecimal() and text.isascii()
+
+
 def _lobby_command(table: Table | None, op: str) -> Command | None:
     if table is None:
         return None
@@ -1015,7 +1020,7 @@ def _lobby_command(table: Table | None, op: str) -> Command | None:
         return Start()
     if op == "cpu":
         return AddComputers(1)
-    if op.startswith("u") and op[1:].isdigit() and 0 < int(op[1:]) < len(table.seats):
+    if op.startswith("u") and _number(op[1:]) and 0 < int(op[1:]) < len(table.seats):
         position = int(op[1:])
         return MoveSeat(table.seats[position].name, position)  # one place up (positions are 1-based)
     return None
