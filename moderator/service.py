@@ -196,7 +196,7 @@ def parse_token(seat: int, token: str) -> Action | None:
     if len(token) < 2:
         return None
     head, rest = token[0], token[1:]
-    if head in "nisx" and rest.isdigit():
+    if head in "nisx" and rest.isdecimal() and rest.isascii():  # "²".isdigit(), and int("²") raises
         target = int(rest)
         return {
             "n": NominateChancellor(seat, target),
@@ -750,7 +750,7 @@ class Service:
 
     def _chosen(self, table: Table, state: GameState, seat: int, token: str) -> Action | None:
         token = token.strip()
-        if token.isdigit():
+        if token.isdecimal() and token.isascii():  # ASCII digits only: int("²") raises
             # A numbered option of the current prompt (SMS, console): the same order as the prompt's choices.
             legal = view_for(state, seat).legal_actions
             index = int(token) - 1

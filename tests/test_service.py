@@ -822,3 +822,19 @@ def test_role_counts_match_the_rules() -> None:
         liberals, fascists = ROLE_COUNTS[players]
         assert Counter(state.roles) == {Role.LIBERAL: liberals, Role.FASCIST: fascists, Role.HITLER: 1}
         assert public_view(state).president == state.president
+
+
+def test_a_superscript_or_other_unicode_digit_is_unparseable_not_a_crash() -> None:
+    h, table_id, addresses = human_table(7, seed=3)
+    state = h.table(table_id).state
+    assert state is not None
+    president = addresses[state.president]  # type: ignore[index]
+    old = h.channel.last_prompt(president)
+    assert old is not None
+
+    def reply(command: Any, raw: str) -> dict[str, Any]:
+        return only_reply(h, table_id, president, addresses, lambda: h.send(president, command, raw=raw))
+
+    for token in ("\u00b2", "\u0663", "n\u00b2", "x\u0663"):  # "²".isdigit() is true, and int("²") raises
+        assert reply(Choose(token, None), raw=token)["message_id"] == "input-unparseable"
+        assert reply(Choose(token, old["decision"]), raw=token)["message_id"] == "input-unparseable"
