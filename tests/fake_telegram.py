@@ -29,8 +29,10 @@ _TAGS = {"b": "bold", "strong": "bold", "i": "italic", "em": "italic", "u": "und
          "ins": "underline", "del": "strikethrough", "strike": "strikethrough", "code": "code", "pre": "pre",
          "tg-spoiler": "spoiler", "blockquote": "blockquote", "a": "text_link", "span": "spoiler"}
 _ENTITIES = {"lt": "<", "gt": ">", "amp": "&", "quot": '"'}
-_TOKEN = re.compile(r"<(/?)([a-z-]+)((?:\s+[a-z-]+=\"[^\"<>]*\")*)\s*>|&(lt|gt|amp|quot|#\d+|#x[0-9a-f]+);|[<>&]", re.I)
-_ATTRIBUTE = re.compile(r'([a-z-]+)="([^"]*)"', re.I)
+_TOKEN = re.compile(
+    r'<(/?)([a-z-]+)((?:\s+[a-z-]+="[^"<>]*")*)\s*>|&(lt|gt|amp|quot|#\d+|#x[0-9a-f]+);|[<>&]', re.IGNORECASE
+)
+_ATTRIBUTE = re.compile(r'([a-z-]+)="([^"]*)"', re.IGNORECASE)
 
 
 class ParseError(ValueError):
@@ -53,7 +55,8 @@ def parse_html(text: str) -> tuple[str, list[dict[str, Any]]]:
         closing, tag, attributes, entity = match.group(1), match.group(2), match.group(3), match.group(4)
         if entity:
             if entity.startswith("#"):
-                out.append(chr(int(entity[2:], 16) if entity[1:2].lower() == "x" else int(entity[1:])))
+                digits = entity[1:]
+                out.append(chr(int("0" + digits, 0) if digits[:1].lower() == "x" else int(digits)))
             else:
                 out.append(_ENTITIES[entity.lower()])
         elif tag is not None:

@@ -571,3 +571,24 @@ def test_superscript_and_other_unicode_digits_are_unparseable_not_a_crash(tmp_pa
         await t.stop()
 
     run(scenario())
+
+
+def test_a_group_that_refuses_the_qr_code_is_not_blamed_on_the_host(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        t = _game(tmp_path)
+        await t.boot()
+        host = NAMES[0]
+        kicked = {"description": "Forbidden: bot was kicked from the group chat"}
+        t.api.fail_once[("sendPhoto", GROUP["id"])] = (403, kicked)
+        await t.say(host, "/newgame", chat=GROUP)
+        await t.settle(30)
+        unreachable = EN.text("player-unreachable", name=host)
+        everywhere = [text for chat in list(t.api.chats) for text in t.api.texts(chat)]
+        assert not any(unreachable in text for text in everywhere)
+        errors = [e for (e,) in t.store.execute("SELECT last_error FROM outbox WHERE status = 'failed'")]
+        assert errors and all(str(GROUP["id"]) in e for e in errors), errors
+        await t.say(host, "/whoami")  # the host's private chat works as before
+        assert t.api.texts(t.chat_of(host))
+        await t.stop()
+
+    run(scenario())

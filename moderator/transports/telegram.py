@@ -501,14 +501,13 @@ class TelegramChannel:
             seconds = _seconds(exc)
             self._pace.setdefault(chat, _Pace()).blocked_until = self.clock() + seconds
             return TemporaryFailure(f"telegram: retry_after={seconds:g}", seconds)
-        except Forbidden as exc:
-            self._unreachable(address)
-            return PermanentFailure(f"telegram: {exc.message}")
-        except BadRequest as exc:
-            if "chat_not_found" in exc.message.lower().replace(" ", "_"):
+        except (Forbidden, BadRequest) as exc:
+            failed = getattr(exc, "moderator_chat", chat)  # the QR code goes to a group, not to ``chat``
+            if failed == chat and (isinstance(exc, Forbidden)
+                                   or "chat_not_found" in exc.message.lower().replace(" ", "_")):
                 self._unreachable(address)
-            log.warning("telegram: %s refused: %s", chat, exc.message)
-            return PermanentFailure(f"telegram: {exc.message}")
+            log.warning("telegram: %s refused: %s", failed, exc.message)
+            return PermanentFailure(f"telegram: {failed} refused: {exc.message}")
         except (NetworkError, TimeoutError) as exc:
             return TemporaryFailure(f"telegram: {exc}")
         except TelegramError as exc:
@@ -677,6 +676,12 @@ class TelegramChannel:
                                                reply_markup=markup))
             except ChatMigrated as again:  # never map ``chat`` for what its target did: retried later
                 raise TelegramError(f"{target} moved again to {again.new_chat_id}") from again
+            except (Forbidden, BadRequest) as exc:
+                setattr(exc, "moderator_chat", target)  # noqa: B010  # blame the group, not the host
+                raise
+        except (Forbidden, BadRequest) as exc:
+            setattr(exc, "moderator_chat", target)  # noqa: B010  # blame the group, not the host
+            raise
         self._sent(target)
 
     def _lobby_message(self, chat: int, body: dict[str, Any]) -> None:
