@@ -417,12 +417,34 @@ def test_the_host_orders_the_seats_with_buttons(tmp_path: Path) -> None:
         names = NAMES[:5]
         await t.open_and_join(names, group=GROUP)
         lobby = next(m for m in t.api.messages(GROUP["id"]) if "text" in m and "reply_markup" in m)
-        up = next(b for b in buttons(lobby) if b["callback_data"].endswith(":L:u4"))
+        up = next(b for b in buttons(lobby) if ":L:u4." in b["callback_data"])
         t.clock.advance(5)
         await t.press(names[0], GROUP["id"], lobby["message_id"], up["callback_data"])
         assert t.table().names == ("Ann", "Bob", "Cy", "Eve", "Dee")
         edited = t.api.chats[GROUP["id"]][lobby["message_id"]]["text"]
         assert "4. Eve, 5. Dee" in edited
+        await t.stop()
+
+    run(scenario())
+
+
+def test_a_seat_button_made_for_an_older_seating_order_moves_nobody(tmp_path: Path) -> None:
+    """A press on a lobby button drawn before the order changed is not current: it must not move someone else."""
+    async def scenario() -> None:
+        t = _game(tmp_path)
+        await t.boot()
+        names = NAMES[:5]
+        await t.open_and_join(names, group=GROUP)
+        lobby = next(m for m in t.api.messages(GROUP["id"]) if "text" in m and "reply_markup" in m)
+        stale = [b["callback_data"] for b in buttons(lobby) if ":L:u" in b["callback_data"]]
+        up4 = next(d for d in stale if ":L:u4." in d)
+        up3 = next(d for d in stale if ":L:u3." in d)
+        t.clock.advance(5)
+        await t.press(names[0], GROUP["id"], lobby["message_id"], up4)
+        assert t.table().names == ("Ann", "Bob", "Cy", "Eve", "Dee")
+        # The old "move Dee up" button now sits on position 3, which holds Eve: pressing it changes nothing.
+        await t.press(names[0], GROUP["id"], lobby["message_id"], up3)
+        assert t.table().names == ("Ann", "Bob", "Cy", "Eve", "Dee")
         await t.stop()
 
     run(scenario())

@@ -26,6 +26,7 @@ import logging
 import os
 import time
 import warnings
+import zlib
 from collections import OrderedDict, deque
 from collections.abc import Callable, Coroutine, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -297,13 +298,21 @@ def prompt_keyboard(body: dict[str, Any]) -> InlineKeyboardMarkup | None:
     return InlineKeyboardMarkup(_rows(buttons, max(len(c["label"]) for c in choices)))
 
 
+def seating_version(names: Sequence[str]) -> str:
+    """A short fingerprint of a seating order: a move button made for another order is no longer current."""
+    return f"{zlib.crc32(chr(31).join(names).encode()) & 0xFFFF:04x}"
+
+
 def lobby_keyboard(body: dict[str, Any]) -> InlineKeyboardMarkup | None:
     """The host's seating controls: move a seat up one place, add a computer player, start."""
     table, seats = body.get("table"), body.get("seats")
     if not body.get("host") or not table or seats is None:
         return None
+    version = seating_version(seats)
     moves = [
-        InlineKeyboardButton(_UP + name, callback_data=f"{table}:L:u{i}") for i, name in enumerate(seats) if i > 0
+        InlineKeyboardButton(_UP + name, callback_data=f"{table}:L:u{i}.{version}")
+        for i, name in enumerate(seats)
+        if i > 0
     ]
     rows = _rows(moves, max((len(n) for n in seats), default=0) + 2)
     rows.append(
@@ -1025,8 +1034,11 @@ def _lobby_command(table: Table | None, op: str) -> Command | None:
         return Start()
     if op == "cpu":
         return AddComputers(1)
-    if op.startswith("u") and _number(op[1:]) and 0 < int(op[1:]) < len(table.seats):
-        position = int(op[1:])
+    place, _, version = op[1:].partition(".")
+    if op.startswith("u") and _number(place) and 0 < int(place) < len(table.seats):
+        if version != seating_version(table.names):
+            return None  # made for an older seating order: moving "seat i" now would move someone else
+        position = int(place)
         return MoveSeat(table.seats[position].name, position)  # one place up (positions are 1-based)
     return None
 
