@@ -408,8 +408,8 @@ def _is_exempt_call(node: ast.Call) -> bool:
         return True  # logs are for developers
     if name in _ARGPARSE:
         return True  # command-line help is for the operator
-    if name.endswith(("Error", "Exception", "Violation", "Warning")):
-        return True  # exception messages are for developers
+    if name.endswith(("Error", "Exception", "Violation", "Warning", "Failure")):
+        return True  # exception messages (and a channel's failure reasons in the outbox) are for developers
     # Command-line diagnostics go to stderr.
     return name == "print" and any(
         k.arg == "file" and ast.unparse(k.value) == "sys.stderr" for k in node.keywords
