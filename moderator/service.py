@@ -1049,7 +1049,12 @@ class Service:
                     continue
                 out = Outgoing(table_id)
                 minutes = table.row.options.get("reminder_minutes") or 0
-                self._prompt_again(table, out, ("reminder", {"minutes": minutes}))
+                theme = table.row.theme
+
+                def remind(reply: Reply, out: Outgoing = out, theme: str = theme, minutes: int = minutes) -> None:
+                    self._say(out, reply, theme, "reminder", minutes=minutes)
+
+                self._prompt_again(table, out, remind)
                 self.store.enqueue(out.rows, now)
                 reminded += 1
         return reminded
@@ -1062,8 +1067,10 @@ class Service:
         names = self._prompt_again(table, out)
         self._say(out, reply, table.row.theme, "nudge", names=", ".join(names))
 
-    def _prompt_again(self, table: Table, out: Outgoing, note: tuple[str, dict[str, Any]] | None = None) -> list[str]:
-        """Send whoever owes a decision its prompt again, after ``note`` if given; returns their names.
+    def _prompt_again(
+        self, table: Table, out: Outgoing, note: Callable[[Reply], None] | None = None
+    ) -> list[str]:
+        """Send whoever owes a decision its prompt again, after ``note(reply)`` if given; returns their names.
 
         With physical voting the table votes with cards: during an election the President owes the record of
         the votes, and nobody owes a button.
@@ -1082,7 +1089,7 @@ class Service:
                 continue
             reply = Reply(row.channel, row.address, row.language)
             if note is not None:
-                self._say(out, reply, table.row.theme, note[0], **note[1])
+                note(reply)
             if physical:
                 self._say(out, reply, table.row.theme, "physical-vote-prompt")
                 continue
