@@ -410,44 +410,39 @@ def test_commands_are_registered_in_every_language_and_buttons_fit_callback_data
     run(scenario())
 
 
-def test_the_host_orders_the_seats_with_buttons(tmp_path: Path) -> None:
-    async def scenario() -> None:
+def _seat_moves(tmp_path: Path, *presses: str) -> tuple[str, ...]:
+    """A 5-seat lobby in the group; the host presses the first lobby message's "move up" buttons for the given
+    seat numbers (as drawn when the lobby opened), in order. Returns the seating order and the edited lobby."""
+
+    async def scenario() -> tuple[str, ...]:
         t = _game(tmp_path)
         await t.boot()
         names = NAMES[:5]
         await t.open_and_join(names, group=GROUP)
         lobby = next(m for m in t.api.messages(GROUP["id"]) if "text" in m and "reply_markup" in m)
-        up = next(b for b in buttons(lobby) if ":L:u4." in b["callback_data"])
+        drawn = {b["callback_data"].split(":L:u")[1].split(".")[0]: b["callback_data"]
+                 for b in buttons(lobby) if ":L:u" in b["callback_data"]}
         t.clock.advance(5)
-        await t.press(names[0], GROUP["id"], lobby["message_id"], up["callback_data"])
-        assert t.table().names == ("Ann", "Bob", "Cy", "Eve", "Dee")
-        edited = t.api.chats[GROUP["id"]][lobby["message_id"]]["text"]
-        assert "4. Eve, 5. Dee" in edited
+        for seat in presses:
+            await t.press(names[0], GROUP["id"], lobby["message_id"], drawn[seat])
+        order = (*t.table().names, t.api.chats[GROUP["id"]][lobby["message_id"]]["text"])
         await t.stop()
+        return order
 
-    run(scenario())
+    return asyncio.run(scenario())
+
+
+def test_the_host_orders_the_seats_with_buttons(tmp_path: Path) -> None:
+    *order, lobby_text = _seat_moves(tmp_path, "4")
+    assert tuple(order) == ("Ann", "Bob", "Cy", "Eve", "Dee")
+    assert "4. Eve, 5. Dee" in lobby_text
 
 
 def test_a_seat_button_made_for_an_older_seating_order_moves_nobody(tmp_path: Path) -> None:
     """A press on a lobby button drawn before the order changed is not current: it must not move someone else."""
-    async def scenario() -> None:
-        t = _game(tmp_path)
-        await t.boot()
-        names = NAMES[:5]
-        await t.open_and_join(names, group=GROUP)
-        lobby = next(m for m in t.api.messages(GROUP["id"]) if "text" in m and "reply_markup" in m)
-        stale = [b["callback_data"] for b in buttons(lobby) if ":L:u" in b["callback_data"]]
-        up4 = next(d for d in stale if ":L:u4." in d)
-        up3 = next(d for d in stale if ":L:u3." in d)
-        t.clock.advance(5)
-        await t.press(names[0], GROUP["id"], lobby["message_id"], up4)
-        assert t.table().names == ("Ann", "Bob", "Cy", "Eve", "Dee")
-        # The old "move Dee up" button now sits on position 3, which holds Eve: pressing it changes nothing.
-        await t.press(names[0], GROUP["id"], lobby["message_id"], up3)
-        assert t.table().names == ("Ann", "Bob", "Cy", "Eve", "Dee")
-        await t.stop()
-
-    run(scenario())
+    # After "move Eve up", the old "move Dee up" button points at position 3, which now holds Eve.
+    *order, _ = _seat_moves(tmp_path, "4", "3")
+    assert tuple(order) == ("Ann", "Bob", "Cy", "Eve", "Dee")
 
 
 def test_settings_read_the_environment_then_a_dotenv_file(tmp_path: Path) -> None:
