@@ -69,12 +69,16 @@ def to_gsm7(text: str) -> str:
     return "".join(out)
 
 
+_BUNDLED: Final = Path(__file__).resolve().parent.parent / "messages"
+"""``messages/`` next to the code, resolved once (``Catalog.load`` runs for every message the service sends)."""
+
+
 def messages_dir() -> Path:
     """The folder of ``<theme>/<lang>.toml``: ``$MODERATOR_MESSAGES``, else ``messages/`` next to the code."""
     override = os.environ.get(ENV_VAR)
     if override:
         return Path(override)
-    return Path(__file__).resolve().parent.parent / "messages"
+    return _BUNDLED
 
 
 def themes() -> tuple[str, ...]:

@@ -431,8 +431,8 @@ class Service:
             for row in self.store.tables_of(inbound.channel, inbound.chat):
                 if row.public_address == inbound.chat:
                     return self.table(row.id)
-        rows = self.store.tables_of(inbound.channel, inbound.address)
-        return self.table(rows[0].id) if rows else None
+        ids = self.store.table_ids_of(inbound.channel, inbound.address)
+        return self.table(ids[0]) if ids else None
 
     # --- words -------------------------------------------------------------------------------------------
 
@@ -839,7 +839,7 @@ class Service:
         first = len(table.log)
         self.store.append_events(
             table.row.id, table.row.game, first,
-            [(state.step, e.kind, _payload(e)) for e in events],
+            [(state.step, _kind(e), _payload(e)) for e in events],
         )
         table.log.extend(events)
         for seat, memory in table.memories.items():
@@ -868,6 +868,7 @@ class Service:
         # An event renders the same for every seat that may see it (render's contract): once per language/channel.
         rendered: dict[tuple[int, str, bool], list[Message]] = {}
         catalogs: dict[str, Catalog] = {}
+        audiences = [e.audience for e in events]
         for seat in table.seats:
             if seat.computer:
                 continue
@@ -875,8 +876,8 @@ class Service:
             catalog = catalogs.get(seat.language) or catalogs.setdefault(
                 seat.language, self._catalog(table.row.theme, seat.language))
             public = not group and self._gets_public(table, seat)
-            for i, event in enumerate(events):
-                if not event.audience.includes(seat.position) or not (public or not event.audience.everyone):
+            for i, (event, audience) in enumerate(zip(events, audiences)):
+                if not audience.includes(seat.position) or not (public or not audience.everyone):
                     continue
                 messages = rendered.get((i, seat.language, sms))
                 if messages is None:
@@ -1191,6 +1192,18 @@ def _remember(memory: Memory, events: Sequence[Event]) -> Memory:
     return memory
 
 
+_KINDS: dict[type, str] = {}
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _kind(event: Event) -> str:
+    """``event.kind``, worked out once per event class (it depends on the class only)."""
+    kind = _KINDS.get(type(event))
+    if kind is None:
+        kind = _KINDS[type(event)] = event.kind
+    return kind
+
+
 def _payload(event: Event) -> str:
     """An event as JSON for the log (enums as their values)."""
     import json
@@ -1201,7 +1214,10 @@ def _payload(event: Event) -> str:
             return [value(x) for x in v]
         return v.value if hasattr(v, "value") else v
 
-    return json.dumps({f.name: value(getattr(event, f.name)) for f in fields(event)})
+    names = _FIELDS.get(type(event))
+    if names is None:
+        names = _FIELDS[type(event)] = tuple(f.name for f in fields(event))
+    return json.dumps({name: value(getattr(event, name)) for name in names})
 
 
 def _clean_name(name: str) -> str:

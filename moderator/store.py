@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -116,6 +116,48 @@ def m001_initial(db: Database) -> None:
             BEGIN SELECT RAISE(ABORT, 'events are append-only'); END;
         """
     )
+
+
+@migrations()
+def m002_address_indexes(db: Database) -> None:
+    """Find a table by its host's or its public channel's address without scanning every table."""
+    db.executescript(
+        """
+        CREATE INDEX game_tables_host ON game_tables(host_channel, host_address);
+        CREATE INDEX game_tables_public ON game_tables(public_channel, public_address)
+            WHERE public_channel IS NOT NULL;
+        """
+    )
+
+
+_TABLES_OF = (
+    # Three index searches (every input asks this): a join with OR would scan every table.
+    " FROM game_tables t WHERE t.status != 'closed' AND t.id IN ("
+    "SELECT table_id FROM seats WHERE channel = ? AND address = ?"
+    " UNION ALL SELECT id FROM game_tables WHERE host_channel = ? AND host_address = ?"
+    " UNION ALL SELECT id FROM game_tables WHERE public_channel = ? AND public_address = ?)"
+    " ORDER BY t.updated DESC, t.rowid"
+)
+"""The tables of (channel, address) x 3, newest first: ``SELECT`` what you need, then this."""
+
+def _dumper(ensure_ascii: bool) -> Callable[[dict[str, Any]], str]:
+    """``json.dumps(obj, ensure_ascii=...)`` for a dict, the same text, with the C encoder built once.
+
+    ``json.dumps`` builds a new encoder for every call, which costs more than encoding a short message; the
+    arguments below are the ones ``JSONEncoder.iterencode`` passes (no circular check: our dicts are trees).
+    """
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:  # no C speedups: the pure-Python path, as json.dumps would take
+        return json.JSONEncoder(ensure_ascii=ensure_ascii).encode
+    quote = json.encoder.encode_basestring_ascii if ensure_ascii else json.encoder.encode_basestring
+    encode = make(None, json.JSONEncoder().default, quote, None, ": ", ", ", False, False, True)
+    return lambda obj: "".join(encode(obj, 0))
+
+
+_BODY_JSON = _dumper(ensure_ascii=False)
+"""``json.dumps(body, ensure_ascii=False)`` for the outbox (about ten rows for every action)."""
+_ACTION_JSON = _dumper(ensure_ascii=True)
+"""``json.dumps(action)`` for the action log."""
 
 
 def default_path() -> Path:
@@ -259,15 +301,12 @@ class Store:
 
     def tables_of(self, channel: str, address: str) -> list[TableRow]:
         """Unfinished tables this address sits at, hosts, or is the public channel of, newest first."""
-        rows = self.execute(
-            "SELECT DISTINCT t.* FROM game_tables t LEFT JOIN seats s ON s.table_id = t.id"
-            " WHERE t.status != 'closed' AND ((s.channel = ? AND s.address = ?)"
-            " OR (t.host_channel = ? AND t.host_address = ?)"
-            " OR (t.public_channel = ? AND t.public_address = ?))"
-            " ORDER BY t.updated DESC",
-            (channel, address, channel, address, channel, address),
-        ).fetchall()
+        rows = self.execute("SELECT t.*" + _TABLES_OF, (channel, address) * 3).fetchall()
         return [_table(r) for r in rows]
+
+    def table_ids_of(self, channel: str, address: str) -> list[str]:
+        """The ids of ``tables_of`` (every input asks: the rows' JSON need not be read)."""
+        return [r[0] for r in self.execute("SELECT t.id" + _TABLES_OF, (channel, address) * 3).fetchall()]
 
     def open_tables(self) -> list[str]:
         """Ids of every table whose game is under way (to resume after a restart)."""
@@ -310,7 +349,7 @@ class Store:
         """Append the n-th action of a game (append-only)."""
         self.execute(
             "INSERT INTO actions (table_id, game, n, action, created) VALUES (?, ?, ?, ?, ?)",
-            (table_id, game, n, json.dumps(action), now),
+            (table_id, game, n, _ACTION_JSON(action), now),
         )
 
     def actions(self, table_id: str, game: int) -> list[dict[str, Any]]:
@@ -340,7 +379,7 @@ class Store:
         """Queue (table_id, channel, address, message_id, body) messages for delivery."""
         self.db.conn.executemany(
             "INSERT INTO outbox (table_id, channel, address, message_id, body, created) VALUES (?, ?, ?, ?, ?, ?)",
-            [(t, c, a, m, json.dumps(b, ensure_ascii=False), now) for t, c, a, m, b in rows],
+            [(t, c, a, m, _BODY_JSON(b), now) for t, c, a, m, b in rows],
         )
 
     def due(self, now: float, limit: int = 100, channels: Sequence[str] | None = None) -> list[OutboxRow]:
