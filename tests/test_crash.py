@@ -68,8 +68,17 @@ def _driver(db: Path, seed: int) -> subprocess.Popen[str]:
 
 
 def _finish(proc: subprocess.Popen[str], timeout: float) -> str:
-    """Wait for a driver to end on its own; its stdout, which must say DONE."""
-    out, err = proc.communicate(timeout=timeout)
+    """Wait for a driver to end on its own; its stdout, which must say DONE. A driver that hangs is killed."""
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+        raise AssertionError(f"driver still running after {timeout:.0f} s:\n{out}\n{err}") from None
+    finally:
+        if proc.poll() is None:  # interrupted: leave no driver behind
+            proc.kill()
+            proc.communicate()
     assert proc.returncode == 0 and "DONE" in out, f"driver failed (exit {proc.returncode}):\n{out}\n{err}"
     return out
 
