@@ -140,11 +140,6 @@ class GameState:
         return self.history.not_hitler
 
     @property
-    def veto_proposed(self) -> bool:
-        """The Chancellor proposed a veto in the session under way."""
-        return self.phase is Phase.VETO or self.veto_refused
-
-    @property
     def veto_unlocked(self) -> bool:
         """Veto power holds for every session that starts with five or more fascist policies enacted."""
         return self.fascist_policies >= 5
@@ -153,10 +148,6 @@ class GameState:
     def alive_count(self) -> int:
         """How many players are alive."""
         return self.alive.count(True)
-
-    def hitler(self) -> Seat:
-        """Hitler's seat."""
-        return self.roles.index(Role.HITLER)
 
 
 _NO_HISTORY = History()
