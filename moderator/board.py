@@ -1,0 +1,528 @@
+"""The board as a picture: the public facts of a game (``Board``) and a PNG of them in the table's theme.
+
+``Board`` is built from ``engine.public_view`` and the table's names and theme, and from nothing else. It has
+no field for a role, a card in hand or the deck's order, so no secret can be drawn; the winner is known only
+once the game is over. It travels as plain JSON (``to_json``/``from_json``), e.g. in an outbox row, and is
+drawn at send time by ``render_png``: the liberal track (5 slots), the fascist track (6 slots, each with the
+power it grants at this player count), the election tracker, the draw and discard piles, veto, and the seats
+in order marking the President, the Chancellor, the term-limited and the dead.
+
+Every word comes from the catalog (terms and the ``board-*`` messages); the colours from
+``messages/colours.toml``, one table per theme. The font is Pillow's built-in scalable one, so the picture is
+the same on every machine.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import tomllib
+from dataclasses import dataclass, fields
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Final
+
+from PIL import Image, ImageDraw, ImageFont
+
+from .catalog import DEFAULT_THEME, Catalog, messages_dir
+from .engine import Party, Phase, PublicView, Seat
+from .engine.types import (
+    CHAOS_AT,
+    FASCIST_POLICIES_TO_WIN,
+    LIBERAL_POLICIES_TO_WIN,
+    FASCIST_TRACK,
+)
+from .render import TableInfo
+
+WIDTH: Final = 1200
+"""Pixels across: sharp on a TV, still readable when a phone shrinks it to its width."""
+MARGIN: Final = 36
+GAP: Final = 14
+SEATS_PER_ROW: Final = 5
+ELLIPSIS: Final = "\u2026"
+
+_CANDIDATES: Final = frozenset({Phase.NOMINATION, Phase.ELECTION})
+"""Phases in which President and Chancellor are candidates, not yet elected."""
+
+Colour = tuple[int, int, int]
+
+
+# --- the facts -------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Board:
+    """What the board shows: public facts only, with no field that could hold a role or a card."""
+
+    players: int
+    names: tuple[str, ...]
+    theme: str
+    step: int
+    """The engine's step: two boards of one game with the same step show the same thing."""
+    phase: Phase
+    liberal_policies: int
+    fascist_policies: int
+    election_tracker: int
+    draw_pile: int
+    discard_pile: int
+    president: Seat | None
+    chancellor: Seat | None
+    alive: tuple[bool, ...]
+    term_limited: tuple[Seat, ...]
+    veto_unlocked: bool
+    winner: Party | None
+    """Set only once the game is over."""
+
+    @classmethod
+    def of(cls, view: PublicView, table: TableInfo) -> Board:
+        """The board of a public view, with the table's names and theme."""
+        if len(table.names) != view.players:
+            raise ValueError(f"{len(table.names)} names for {view.players} players")
+        return cls(
+            players=view.players,
+            names=tuple(table.names),
+            theme=table.theme,
+            step=view.step,
+            phase=view.phase,
+            liberal_policies=view.liberal_policies,
+            fascist_policies=view.fascist_policies,
+            election_tracker=view.election_tracker,
+            draw_pile=view.draw_pile,
+            discard_pile=view.discard_pile,
+            president=view.president,
+            chancellor=view.chancellor,
+            alive=tuple(view.alive),
+            term_limited=tuple(view.term_limited),
+            veto_unlocked=view.veto_unlocked,
+            winner=view.winner if view.phase is Phase.GAME_OVER else None,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """A plain dict (str, int, bool, None and lists only) that ``from_json`` reads back."""
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            out[f.name] = list(value) if isinstance(value, tuple) else value
+        out["phase"] = self.phase.value
+        out["winner"] = None if self.winner is None else self.winner.value
+        return out
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Board:
+        """The board ``to_json`` wrote; raises ``ValueError``/``KeyError`` for anything else."""
+        players = int(data["players"])
+        board = cls(
+            players=players,
+            names=tuple(str(n) for n in data["names"]),
+            theme=str(data["theme"]),
+            step=int(data["step"]),
+            phase=Phase(data["phase"]),
+            liberal_policies=int(data["liberal_policies"]),
+            fascist_policies=int(data["fascist_policies"]),
+            election_tracker=int(data["election_tracker"]),
+            draw_pile=int(data["draw_pile"]),
+            discard_pile=int(data["discard_pile"]),
+            president=None if data["president"] is None else int(data["president"]),
+            chancellor=None if data["chancellor"] is None else int(data["chancellor"]),
+            alive=tuple(bool(a) for a in data["alive"]),
+            term_limited=tuple(int(s) for s in data["term_limited"]),
+            veto_unlocked=bool(data["veto_unlocked"]),
+            winner=None if data["winner"] is None else Party(data["winner"]),
+        )
+        if players not in FASCIST_TRACK or len(board.names) != players or len(board.alive) != players:
+            raise ValueError("a board needs 5 to 10 players, with a name and a life for each")
+        return board
+
+    def drawn(self) -> dict[str, Any]:
+        """``to_json`` without the step: two boards with the same ``drawn`` look the same."""
+        out = self.to_json()
+        del out["step"]
+        return out
+
+
+# --- the colours -----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Palette:
+    """A theme's colours for the board image (``messages/colours.toml``)."""
+
+    background: Colour
+    panel: Colour
+    text: Colour
+    muted: Colour
+    ink: Colour
+    liberal_track: Colour
+    liberal: Colour
+    fascist_track: Colour
+    fascist: Colour
+    tracker: Colour
+    president: Colour
+    chancellor: Colour
+    limited: Colour
+    dead: Colour
+
+
+COLOURS_FILE: Final = "colours.toml"
+_BUNDLED_COLOURS: Final = Path(__file__).resolve().parent.parent / "messages" / COLOURS_FILE
+
+
+def colour_tables() -> dict[str, dict[str, str]]:
+    """Every theme's table of ``colours.toml`` as written (the messages folder's own, else the bundled one)."""
+    path = messages_dir() / COLOURS_FILE
+    return _read_colours(str(path if path.is_file() else _BUNDLED_COLOURS))
+
+
+@lru_cache(maxsize=8)
+def _read_colours(path: str) -> dict[str, dict[str, str]]:
+    with open(path, "rb") as f:
+        data = tomllib.load(f)
+    if not all(isinstance(t, dict) and all(isinstance(v, str) for v in t.values()) for t in data.values()):
+        raise ValueError(f"{path}: every table must map colour names to strings")
+    return data
+
+
+def parse_colour(text: str) -> Colour:
+    """``"#rrggbb"`` as an RGB triple; raises ``ValueError`` for anything else."""
+    if len(text) != 7 or text[0] != "#":
+        raise ValueError(f"not a #rrggbb colour: {text!r}")
+    return int(text[1:3], 16), int(text[3:5], 16), int(text[5:7], 16)
+
+
+def palette(theme: str) -> Palette:
+    """A theme's colours, key by key falling back to classic's."""
+    tables = colour_tables()
+    merged = {**tables.get(DEFAULT_THEME, {}), **tables.get(theme, {})}
+    return Palette(**{f.name: parse_colour(merged[f.name]) for f in fields(Palette)})
+
+
+# --- the layout ------------------------------------------------------------------------------------------
+
+Box = tuple[int, int, int, int]
+"""(left, top, right, bottom) in pixels."""
+
+_HEADER_H: Final = 64
+_TRACK_TITLE_H: Final = 42
+_SLOT_H: Final = 132
+_PAD: Final = 16
+_STATUS_H: Final = 132
+_SEAT_H: Final = 132
+_LEGEND_H: Final = 40
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """Where everything is drawn for a player count (tests use it to look at one slot or seat)."""
+
+    players: int
+    height: int
+    header: Box
+    liberal_track: Box
+    fascist_track: Box
+    liberal_slots: tuple[Box, ...]
+    fascist_slots: tuple[Box, ...]
+    status: tuple[Box, Box, Box, Box]
+    """The election tracker, veto, the draw pile, the discard pile."""
+    seats: tuple[Box, ...]
+    legend: Box
+
+
+@lru_cache(maxsize=16)
+def layout(players: int) -> Layout:
+    """The boxes of a board with this many players."""
+    inner = WIDTH - 2 * MARGIN
+    slot_w = (inner - 2 * _PAD - (FASCIST_POLICIES_TO_WIN - 1) * GAP) // FASCIST_POLICIES_TO_WIN
+    y = MARGIN // 2
+    header = (MARGIN, y, WIDTH - MARGIN, y + _HEADER_H)
+    y = header[3] + GAP
+    track_h = _PAD + _TRACK_TITLE_H + _SLOT_H + _PAD
+
+    def slots(top: int, count: int) -> tuple[Box, ...]:
+        row_w = count * slot_w + (count - 1) * GAP
+        left = MARGIN + (inner - row_w) // 2  # centred: the liberal track has one slot fewer
+        sy = top + _PAD + _TRACK_TITLE_H
+        return tuple((left + i * (slot_w + GAP), sy, left + i * (slot_w + GAP) + slot_w, sy + _SLOT_H)
+                     for i in range(count))
+
+    liberal = (MARGIN, y, WIDTH - MARGIN, y + track_h)
+    y = liberal[3] + GAP
+    fascist = (MARGIN, y, WIDTH - MARGIN, y + track_h)
+    y = fascist[3] + GAP
+    status_w = (inner - 3 * GAP) // 4
+    status = tuple((MARGIN + i * (status_w + GAP), y, MARGIN + i * (status_w + GAP) + status_w, y + _STATUS_H)
+                   for i in range(4))
+    y += _STATUS_H + GAP
+    per_row = min(players, SEATS_PER_ROW)
+    seat_w = (inner - (SEATS_PER_ROW - 1) * GAP) // SEATS_PER_ROW
+    seats: list[Box] = []
+    rows = math.ceil(players / per_row)
+    for seat in range(players):
+        row, col = divmod(seat, per_row)
+        in_row = min(per_row, players - row * per_row)
+        left = MARGIN + (inner - (in_row * seat_w + (in_row - 1) * GAP)) // 2
+        top = y + row * (_SEAT_H + GAP)
+        seats.append((left + col * (seat_w + GAP), top, left + col * (seat_w + GAP) + seat_w, top + _SEAT_H))
+    y += rows * (_SEAT_H + GAP)
+    legend = (MARGIN, y, WIDTH - MARGIN, y + _LEGEND_H)
+    height = legend[3] + MARGIN // 2
+    return Layout(players, height, header, liberal, fascist, slots(liberal[1], LIBERAL_POLICIES_TO_WIN),
+                  slots(fascist[1], FASCIST_POLICIES_TO_WIN), status, tuple(seats), legend)  # type: ignore[arg-type]
+
+
+# --- drawing ---------------------------------------------------------------------------------------------
+
+
+FONT_FOLDER: Final = "fonts"
+"""DejaVu Sans, cut down to Latin, Greek and Cyrillic, in ``messages/fonts`` (``LICENSE-DejaVu.txt``): umlauts and
+accented names need glyphs that Pillow's built-in font lacks, and a system font may be missing."""
+_BUNDLED_FONTS: Final = _BUNDLED_COLOURS.parent / FONT_FOLDER
+
+
+@lru_cache(maxsize=64)
+def _font(size: int, bold: bool = False) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
+    name = "DejaVuSans-Bold.ttf" if bold else "DejaVuSans.ttf"
+    for folder in (messages_dir() / FONT_FOLDER, _BUNDLED_FONTS):
+        if (folder / name).is_file():
+            return ImageFont.truetype(str(folder / name), size)
+    return ImageFont.load_default(size=size)  # Pillow's own scalable font: ASCII only, but never missing
+
+
+def _width(text: str, size: int, bold: bool = False) -> float:
+    return _font(size, bold).getlength(text)
+
+
+def fit(text: str, width: float, size: int, smallest: int, bold: bool = False) -> tuple[str, int]:
+    """``text`` at the largest size from ``size`` down to ``smallest`` that fits ``width``, else cut with "…"."""
+    for s in range(size, smallest - 1, -2):
+        if _width(text, s, bold) <= width:
+            return text, s
+    cut = text
+    while cut and _width(cut + ELLIPSIS, smallest, bold) > width:
+        cut = cut[:-1]
+    return cut.rstrip() + ELLIPSIS, smallest
+
+
+def fit_lines(text: str, width: float, size: int, smallest: int, lines: int) -> tuple[list[str], int]:
+    """``text`` wrapped at spaces into at most ``lines`` lines of ``width``, as large as fits (cut if it must)."""
+    words = text.split()
+    for s in range(size, smallest - 1, -2):
+        wrapped: list[str] = []
+        for word in words:
+            if wrapped and _width(wrapped[-1] + " " + word, s) <= width:
+                wrapped[-1] += " " + word
+            else:
+                wrapped.append(word)
+        if len(wrapped) <= lines and all(_width(line, s) <= width for line in wrapped):
+            return wrapped, s
+    head = " ".join(words)
+    return [fit(head, width, smallest, smallest)[0]], smallest
+
+
+class _Painter:
+    """One image being drawn: the catalog's words and the theme's colours."""
+
+    def __init__(self, board: Board, catalog: Catalog) -> None:
+        self.board = board
+        self.catalog = catalog
+        self.colours = palette(board.theme)
+        self.layout = layout(board.players)
+        self.image = Image.new("RGB", (WIDTH, self.layout.height), self.colours.background)
+        self.draw = ImageDraw.Draw(self.image)
+
+    def term(self, key: str) -> str:
+        return self.catalog.term(key)
+
+    def cap(self, key: str) -> str:
+        word = self.catalog.term(key)
+        return word[:1].upper() + word[1:]
+
+    def text(self, xy: tuple[float, float], text: str, size: int, fill: Colour, anchor: str = "la", *,
+             bold: bool = False) -> None:
+        self.draw.text(xy, text, font=_font(size, bold), fill=fill, anchor=anchor)
+
+    def label(self, box: Box, text: str, size: int, smallest: int, fill: Colour, *, y: float | None = None,
+              anchor: str = "mm", bold: bool = False) -> None:
+        """One line centred in ``box`` (or at height ``y``), shrunk or cut to fit its width."""
+        shown, s = fit(text, box[2] - box[0] - 16, size, smallest, bold)
+        middle = (box[1] + box[3]) / 2 if y is None else y
+        self.text(((box[0] + box[2]) / 2, middle), shown, s, fill, anchor, bold=bold)
+
+    def star(self, centre: tuple[float, float], radius: float, fill: Colour) -> None:
+        points = []
+        for i in range(10):
+            r = radius if i % 2 == 0 else radius * 0.45
+            angle = -math.pi / 2 + i * math.pi / 5
+            points.append((centre[0] + r * math.cos(angle), centre[1] + r * math.sin(angle)))
+        self.draw.polygon(points, fill=fill)
+
+    # --- the parts ---------------------------------------------------------------------------------------
+
+    def paint(self) -> Image.Image:
+        self.header()
+        self.liberal_track()
+        self.fascist_track()
+        self.status()
+        self.seats()
+        self.legend()
+        return self.image
+
+    def header(self) -> None:
+        b, c, box = self.board, self.colours, self.layout.header
+        middle = (box[1] + box[3]) / 2
+        title, size = fit(self.term("game"), (box[2] - box[0]) * 0.45, 44, 26, bold=True)
+        self.text((box[0], middle), title, size, c.text, "lm", bold=True)
+        if b.winner is not None:
+            words = self.catalog.text("board-game-over", winner=self.term(
+                "liberals" if b.winner is Party.LIBERAL else "fascists"))
+            shown, size = fit(words, (box[2] - box[0]) * 0.53, 30, 18, bold=True)
+            colour = c.liberal if b.winner is Party.LIBERAL else c.fascist
+            w = _width(shown, size, bold=True)
+            self.draw.rounded_rectangle((box[2] - w - 32, box[1] + 6, box[2], box[3] - 6), 12, fill=colour)
+            self.text((box[2] - 16, middle), shown, size, (255, 255, 255), "rm", bold=True)
+
+    def _track(self, box: Box, title: str, fill: Colour) -> None:
+        self.draw.rounded_rectangle(box, 18, fill=fill)
+        self.label((box[0] + _PAD, box[1] + _PAD, box[2] - _PAD, box[1] + _PAD + _TRACK_TITLE_H), title, 28, 18,
+                   self.colours.ink, bold=True)
+
+    def _slot(self, box: Box, filled: bool, colour: Colour, card: str, power: str | None, last: bool) -> None:
+        c = self.colours
+        if filled:
+            self.draw.rounded_rectangle(box, 12, fill=colour)
+            top = box[1] + (30 if power else _SLOT_H / 2)
+            self.label(box, card, 24, 14, (255, 255, 255), y=top, bold=True)
+            ink: Colour = (255, 255, 255)
+        else:
+            self.draw.rounded_rectangle(box, 12, outline=colour, width=4)
+            ink = c.ink
+        if power:
+            lines, size = fit_lines(power, box[2] - box[0] - 16, 20, 13, 3)
+            step = size + 4
+            first = (box[1] + box[3]) / 2 - (len(lines) - 1) * step / 2 + (16 if filled else 0)
+            for i, line in enumerate(lines):
+                self.text(((box[0] + box[2]) / 2, first + i * step), line, size, ink, "mm")
+        if last and not filled:
+            self.star(((box[0] + box[2]) / 2, (box[1] + box[3]) / 2), 34, colour)
+
+    def liberal_track(self) -> None:
+        b, c = self.board, self.colours
+        self._track(self.layout.liberal_track, self.cap("liberal_policies"), c.liberal_track)
+        slots = self.layout.liberal_slots
+        for i, box in enumerate(slots):
+            self._slot(box, i < b.liberal_policies, c.liberal, self.term("liberal_card"), None, i == len(slots) - 1)
+
+    def fascist_track(self) -> None:
+        b, c = self.board, self.colours
+        self._track(self.layout.fascist_track, self.cap("fascist_policies"), c.fascist_track)
+        powers = FASCIST_TRACK[b.players]
+        slots = self.layout.fascist_slots
+        for i, box in enumerate(slots):
+            power = powers[i] if i < len(powers) else None
+            self._slot(box, i < b.fascist_policies, c.fascist, self.term("fascist_card"),
+                       None if power is None else self.term(power.value), i == len(slots) - 1)
+
+    def status(self) -> None:
+        b, c = self.board, self.colours
+        tracker, veto, draw, discard = self.layout.status
+        for box in self.layout.status:
+            self.draw.rounded_rectangle(box, 14, fill=c.panel)
+        # The election tracker: three marks, the last one is chaos.
+        self.label(tracker, self.term("election_tracker"), 22, 14, c.muted, y=tracker[1] + 24)
+        spacing = (tracker[2] - tracker[0]) / (CHAOS_AT + 1)
+        for i in range(CHAOS_AT):
+            x, y, r = tracker[0] + spacing * (i + 1), tracker[1] + 72, 20
+            if i < b.election_tracker:
+                self.draw.ellipse((x - r, y - r, x + r, y + r), fill=c.tracker)
+            else:
+                self.draw.ellipse((x - r, y - r, x + r, y + r), outline=c.tracker, width=4)
+        last = tracker[0] + spacing * CHAOS_AT
+        self.label((int(last - spacing), tracker[1], int(last + spacing), tracker[3]), self.cap("chaos"), 18, 12,
+                   c.muted, y=tracker[3] - 18)
+        # Veto: lit once unlocked.
+        word = self.cap("veto")
+        shown, size = fit(word, veto[2] - veto[0] - 48, 30, 14, bold=True)
+        w = _width(shown, size, bold=True)
+        pill = ((veto[0] + veto[2] - w) / 2 - 18, veto[1] + 40, (veto[0] + veto[2] + w) / 2 + 18, veto[3] - 40)
+        if b.veto_unlocked:
+            self.draw.rounded_rectangle(pill, 16, fill=c.fascist)
+            self.text(((veto[0] + veto[2]) / 2, (veto[1] + veto[3]) / 2), shown, size, (255, 255, 255), "mm",
+                      bold=True)
+        else:
+            self.draw.rounded_rectangle(pill, 16, outline=c.muted, width=2)
+            self.text(((veto[0] + veto[2]) / 2, (veto[1] + veto[3]) / 2), shown, size, c.muted, "mm", bold=True)
+        # The piles: a word and a number.
+        for box, key, count in ((draw, "draw_pile", b.draw_pile), (discard, "discard_pile", b.discard_pile)):
+            self.label(box, self.cap(key), 22, 14, c.muted, y=box[1] + 24)
+            self.text(((box[0] + box[2]) / 2, box[1] + 82), str(count), 52, c.text, "mm", bold=True)
+
+    def seats(self) -> None:
+        b, c = self.board, self.colours
+        candidates = b.phase in _CANDIDATES
+        for seat, box in enumerate(self.layout.seats):
+            alive = b.alive[seat]
+            president, chancellor = seat == b.president, seat == b.chancellor
+            fill = c.panel if alive else c.dead
+            self.draw.rounded_rectangle(box, 14, fill=fill)
+            if president or chancellor:
+                edge = c.president if president else c.chancellor
+                self.draw.rounded_rectangle(box, 14, outline=edge, width=6)
+            if seat in b.term_limited and b.winner is None:
+                # A hatched band along the bottom edge; the legend names the term-limited.
+                band = (box[0] + 10, box[3] - 22, box[2] - 10, box[3] - 10)
+                self.draw.rectangle(band, fill=c.limited)
+                for x in range(band[0], band[2], 12):
+                    self.draw.line((x, band[3], x + 8, band[1]), fill=fill, width=3)
+            # The seat's number and name.
+            self.text((box[0] + 14, box[1] + 12), str(seat + 1), 20, c.muted)
+            name_box = (box[0] + 8, box[1] + 30, box[2] - 8, box[1] + 72)
+            self.label(name_box, b.names[seat], 28, 14, c.text if alive else c.muted, bold=True)
+            if not alive:
+                shown, size = fit(b.names[seat], name_box[2] - name_box[0] - 16, 28, 14, bold=True)
+                w = _width(shown, size, bold=True)
+                mid_x, mid_y = (box[0] + box[2]) / 2, (name_box[1] + name_box[3]) / 2 + 2
+                self.draw.line((mid_x - w / 2, mid_y, mid_x + w / 2, mid_y), fill=c.muted, width=3)
+            badge = None
+            if not alive:
+                badge = (self.cap("executed"), c.muted, c.dead)
+            elif president:
+                badge = (self.cap("presidential_candidate" if candidates else "president"), c.president, c.ink)
+            elif chancellor:
+                badge = (self.cap("chancellor_candidate" if candidates else "chancellor"), c.chancellor, c.ink)
+            if badge is not None:
+                words, colour, ink = badge
+                area = (box[0] + 10, box[1] + 78, box[2] - 10, box[1] + 108)
+                shown, size = fit(words, area[2] - area[0] - 12, 20, 11)
+                w = _width(shown, size)
+                mid = (area[0] + area[2]) / 2
+                self.draw.rounded_rectangle((mid - w / 2 - 8, area[1], mid + w / 2 + 8, area[3]), 10, fill=colour)
+                self.text((mid, (area[1] + area[3]) / 2), shown, size, ink, "mm")
+
+    def legend(self) -> None:
+        b, c, box = self.board, self.colours, self.layout.legend
+        if not b.term_limited or b.winner is not None:
+            return
+        names = ", ".join(b.names[s] for s in b.term_limited)
+        words = self.catalog.text("board-term-limited", names=names)
+        swatch = (box[0], box[1] + 12, box[0] + 36, box[3] - 12)
+        self.draw.rectangle(swatch, fill=c.limited)
+        shown, size = fit(words, box[2] - box[0] - 52, 24, 14)
+        self.text((box[0] + 50, (box[1] + box[3]) / 2), shown, size, c.text, "lm")
+
+
+def render_png(board: Board, catalog: Catalog) -> bytes:
+    """The board as a PNG, ``WIDTH`` pixels wide, in the catalog's words and the board's theme's colours."""
+    image = _Painter(board, catalog).paint()
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG", compress_level=6)
+    return buffer.getvalue()
+
+
+def catalog_for(board: Board, lang: str) -> Catalog:
+    """The catalog to draw a board in: its theme in ``lang``, else the theme in English, else classic."""
+    for theme, language in ((board.theme, lang), (board.theme, "en"), (DEFAULT_THEME, "en")):
+        try:
+            return Catalog.load(theme, language)
+        except ValueError:
+            continue
+    return Catalog.load()
+
