@@ -69,6 +69,8 @@ def _replay(args: argparse.Namespace) -> int:
 def _play(args: argparse.Namespace) -> int:
     from .transports import console
 
+    if args.web:
+        return _play_web(args)
     if not 5 <= args.players <= 10:
         print("moderator play: --players must be 5 to 10", file=sys.stderr)
         return 2
@@ -78,7 +80,7 @@ def _play(args: argparse.Namespace) -> int:
     try:
         return console.play(
             players=args.players,
-            name=args.name,
+            name=args.name or "You",
             theme=args.theme,
             language=args.lang,
             seed=args.seed,
@@ -86,6 +88,20 @@ def _play(args: argparse.Namespace) -> int:
         )
     except KeyboardInterrupt:
         print(file=sys.stderr)
+        return 130
+
+
+def _play_web(args: argparse.Namespace) -> int:
+    from . import serve
+    from .transports import web
+
+    settings = serve.Settings.load()
+    try:
+        return web.play_on_lan(settings, name=args.name, theme=args.theme, lang=args.lang, host=args.host, port=args.port)
+    except ValueError as exc:
+        print(f"moderator play --web: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
         return 130
 
 
@@ -217,13 +233,18 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="moderator", description="Runs Secret Hitler for a table.")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    play = commands.add_parser("play", help="play at the console: you and computer players, no network")
+    play = commands.add_parser("play", help="play at the console (you and computer players, no network), or "
+                               "with --web in browsers on the local network")
     play.add_argument("--players", type=int, default=7, help="players at the table, 5 to 10 (default 7)")
-    play.add_argument("--name", default="You", help="your name at the table (default: You)")
+    play.add_argument("--name", help="your name at the table (default: You; with --web: the host takes no seat)")
     play.add_argument("--theme", default="classic", help="classic or corporate (default classic)")
     play.add_argument("--lang", default="en", help="language: en or de (default en)")
     play.add_argument("--seed", type=int, help="seed for a repeatable game")
     play.add_argument("--watch", action="store_true", help="computer players take every seat; print the story")
+    play.add_argument("--web", action="store_true",
+                      help="serve the table to browsers on the local network: phones, a table screen, pass-and-play")
+    play.add_argument("--host", default="0.0.0.0", help="with --web: the address to listen on (default all)")
+    play.add_argument("--port", type=int, default=8000, help="with --web: the port (default 8000)")
     play.set_defaults(run=_play)
 
     sim = commands.add_parser("simulate", help="play complete games between random computer players")

@@ -94,6 +94,8 @@ class Settings:
     telegram_api_url: str | None
     telegram_secret: str | None
     telegram_path: str
+    web: bool = False
+    """The browser channel (``MODERATOR_WEB=on``): phone pages, the table screen and pass-and-play."""
 
     @classmethod
     def load(cls, environ: Mapping[str, str] | None = None, cwd: Path | None = None) -> Settings:
@@ -119,6 +121,7 @@ class Settings:
             telegram_api_url=merged.get("TELEGRAM_API_URL"),
             telegram_secret=secret,
             telegram_path=path,
+            web=merged.get("MODERATOR_WEB", "off").strip().lower() in ("on", "1", "true", "yes"),
         )
 
     @property
@@ -256,6 +259,10 @@ def create_app(
 ) -> Starlette:
     """The app. ``telegram_request`` (a PTB ``BaseRequest``) and ``twilio_http`` (a twilio ``HttpClient``)
     replace the network in tests; ``deliver=False`` starts no sender (the outbox waits)."""
+    if settings.web:
+        from .transports import web
+
+        routes.extend(web.routes())
     from .transports import sms as sms_transport
 
     factory = store_factory or (lambda: SerialStore(settings.db_path))
@@ -269,7 +276,14 @@ def create_app(
         routes.append(Route(settings.telegram_path, telegram_webhook, methods=["POST"]))
     if sms_on:
         # The SMS webhook's own route (signature check, dedupe, TwiML); it reads ``app.state.gateway``.
+        state.web = None
         routes.extend(sms_transport.create_app(sms_settings, factory).routes)
+        if settings.web:
+            from .transports.web import WebTables
+
+            state.web = WebTables(service)
+            state.web.bind(asyncio.get_running_loop())
+            on.append("web (this server's pages)")
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -407,7 +421,8 @@ async def healthz(request: Request) -> Response:
     """Database reachable, outbox backlog, version and channels."""
     state = request.app.state
     channels = [name for name, up in (("telegram", state.telegram is not None),
-                                      ("sms", getattr(state, "gateway", None) is not None)) if up]
+                                      ("sms", getattr(state, "gateway", None) is not None),
+                                      ("web", state.web is not None)) if up]
     try:
         store: Store = state.store
         store.execute("SELECT 1").fetchone()
@@ -445,10 +460,15 @@ async def join_page(request: Request) -> Response:
 
         link = create_deep_linked_url(state.telegram.bot.username, code)
         ways.append(("Telegram", link, f"@{state.telegram.bot.username}"))
+    if web:
+        from .transports.web import join_section
+
+        parts.insert(0, join_section(request, code, row.theme))
     if state.sms_number:
         # No words of ours (they would need every language): what to text, and where.
         ways.append(("SMS", join_link(state.sms_number, code), f"JOIN {code} \u2192 {state.sms_number}"))
-    if not ways:
+    web = state.web is not None and row.status == "lobby"
+    if not ways and not web:
         return PlainTextResponse("Not Found", status_code=404)
     parts = [
         f'<section><h2>{html.escape(title)}</h2><p><a href="{html.escape(link)}">{html.escape(label)}</a></p>'

@@ -313,6 +313,8 @@ class Service:
         touched: set[str] = set()
         try:
             with self.store.transaction():
+        self.observers: list[Callable[[str], None]] = []
+        """Called with a table's id after an input or a reminder changed it (committed): live pages refresh."""
                 if inbound.external_id is not None and self.store.seen(inbound.channel, inbound.external_id, now):
                     return
                 out = Outgoing(None)
@@ -334,6 +336,12 @@ class Service:
         row = self.store.table(table_id)
         if row is None:
             return None
+        self._changed(touched)
+
+    def _changed(self, table_ids: set[str]) -> None:
+        for table_id in table_ids:
+            for observer in self.observers:
+                observer(table_id)
         table = Table(row, self.store.seats(table_id))
         if row.setup is not None and row.status != "lobby":
             actions = self.store.actions(table_id, row.game)
@@ -1069,6 +1077,7 @@ class Service:
         self._say(out, reply, table.row.theme, "nudge", names=", ".join(names))
 
     def _prompt_again(
+            self._changed({table_id})
         self, table: Table, out: Outgoing, note: Callable[[Reply], None] | None = None
     ) -> list[str]:
         """Send whoever owes a decision its prompt again, after ``note(reply)`` if given; returns their names.

@@ -28,6 +28,7 @@ from moderator.engine import events as ev
 from moderator.render import InputProblem, TableInfo, covered_events
 from moderator.service import LOBBY_MESSAGES
 from moderator.transports.telegram import CATALOG_IDS as TELEGRAM_IDS
+from moderator.transports.web import WEB_MESSAGES
 from tests.test_render import CATALOGS, corpus, recording, worst_names
 
 SERVICE_IDS = frozenset(LOBBY_MESSAGES) | {"computer-name"}
@@ -149,7 +150,7 @@ def test_every_message_id_is_used_and_every_used_id_exists() -> None:
             table = TableInfo(worst_names(), theme)
             corpus(table, catalog, sms=sms)  # a missing id or param raises KeyError here
             used |= {mid for mid, _ in catalog.log}  # type: ignore[attr-defined]
-    used |= SERVICE_IDS | TELEGRAM_IDS  # the Telegram command menu's descriptions
+    used |= SERVICE_IDS | TELEGRAM_IDS | set(WEB_MESSAGES)  # the Telegram menu's descriptions, browser pages
     assert used == set(REFERENCE.messages), (
         f"unused: {sorted(set(REFERENCE.messages) - used)}; unknown: {sorted(used - set(REFERENCE.messages))}"
     )
@@ -344,6 +345,7 @@ ALLOWED: frozenset[tuple[str, str]] = frozenset(
         ("record.py", "_doing"),
         ("record.py", "_WINS"),
         ("record.py", "_Timeline.event"),
+        ("transports/web.py", "play_on_lan"),  # the addresses `moderator play --web` prints for whoever started it
     }
 )
 _LOGGING = {"debug", "info", "warning", "warn", "error", "exception", "critical", "log"}

@@ -1,0 +1,32 @@
+// The live part of a page follows the table's event stream: on each change it is fetched again and swapped in.
+// Covers the reader opened stay open across a refresh; nothing else is kept in the browser.
+(() => {
+  const live = document.getElementById("live");
+  if (!live) return;
+  let busy = false, again = false, opened = false;
+  async function refresh() {
+    if (busy) { again = true; return; }
+    busy = true;
+    try {
+      const open = [...live.querySelectorAll("details[open][id]")].map((d) => d.id);
+      const response = await fetch(live.dataset.src, { cache: "no-store", credentials: "same-origin" });
+      if (response.ok) {
+        live.innerHTML = await response.text();
+        for (const id of open) {
+          const d = document.getElementById(id);
+          if (d) d.open = true;
+        }
+        live.dataset.refreshes = String(Number(live.dataset.refreshes || 0) + 1);
+      }
+    } catch (e) {
+      // offline for a moment: the next event (or the stream's reconnection) tries again
+    } finally {
+      busy = false;
+      if (again) { again = false; refresh(); }
+    }
+  }
+  const events = new EventSource(live.dataset.events);
+  events.onmessage = refresh;
+  // A reconnection may have missed a change (a locked phone, a restarted server): fetch once more.
+  events.onopen = () => { if (opened) refresh(); opened = true; };
+})();
