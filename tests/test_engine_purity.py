@@ -8,7 +8,19 @@ import sys
 from dataclasses import fields
 from pathlib import Path
 
-from moderator.engine import apply, awaiting, legal_actions, new_game
+import pytest
+
+from moderator.engine import (
+    CastVote,
+    GameState,
+    NominateChancellor,
+    Phase,
+    RuleViolation,
+    apply,
+    awaiting,
+    legal_actions,
+    new_game,
+)
 
 ENGINE = Path(__file__).resolve().parents[1] / "moderator" / "engine"
 ALLOWED_MODULES = {"__future__", "collections", "dataclasses", "enum", "functools", "hashlib", "secrets",
@@ -64,14 +76,28 @@ def test_the_same_seed_gives_the_same_game_whatever_the_global_random_state() ->
     assert play(42) == first
 
 
+def _slots(state: GameState) -> dict[str, object]:
+    # The state's own fields and every field of its core (which a vote shares with the next state).
+    return {f.name: getattr(state, f.name) for f in fields(state)} | {
+        f"core.{f.name}": getattr(state.core, f.name) for f in fields(state.core)
+    }
+
+
 def test_apply_never_changes_the_state_it_is_given() -> None:
-    """Every field of the input state is the same object before and after apply, for every action of a game."""
+    """Every field of the input state and of its core is the same object before and after apply, for every
+    action of a game, and a rejected action changes nothing either."""
     state = new_game(8, seed=5)
     pick = random.Random(5)
     while state.winner is None:
-        before = {f.name: getattr(state, f.name) for f in fields(state)}
-        action = pick.choice(legal_actions(state, awaiting(state)[0]))
+        before = _slots(state)
+        seat = awaiting(state)[0]
+        illegal = CastVote(seat, True) if state.phase is Phase.NOMINATION else NominateChancellor(seat, seat)
+        with pytest.raises(RuleViolation):
+            apply(state, illegal)
+        assert _slots(state) == before and all(_slots(state)[name] is value for name, value in before.items())
+        action = pick.choice(legal_actions(state, seat))
         after, _ = apply(state, action)
-        assert all(getattr(state, name) is value for name, value in before.items())
+        assert all(_slots(state)[name] is value for name, value in before.items())
         assert after is not state
+        assert after.core is not state.core or isinstance(action, CastVote)  # only a vote shares the core
         state = after

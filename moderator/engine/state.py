@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import secrets
 import struct
@@ -70,14 +71,14 @@ class History:
     """The order of every reshuffle so far, top first."""
 
 
-@dataclass(eq=True, repr=False, slots=True)
-class GameState:
-    """Everything about one game, secrets included. A value: nothing changes it once ``apply`` has returned it.
+@dataclass(eq=True, slots=True)
+class Core:
+    """Everything about one game but the open vote's ballots and the step count: what a vote leaves alone.
 
-    Not frozen on purpose: ``apply`` builds the next state from a shallow copy of the slots and sets what
-    changed, which is what makes random play fast enough for simulations. Every field holds an immutable
-    value (ints, enums, tuples, frozen dataclasses); what rarely changes is grouped in ``setup`` and
-    ``history`` to keep that copy small.
+    Not frozen on purpose: ``apply`` builds the next core from a shallow copy of the slots and sets what
+    changed. Once a ``GameState`` holds it, nothing changes it. Every field holds an immutable value (ints,
+    enums, tuples, frozen dataclasses); what rarely changes is grouped in ``setup`` and ``history`` to keep
+    that copy small.
     """
 
     players: int
@@ -99,10 +100,6 @@ class GameState:
     last_chancellor: Seat | None
     """The last elected government, term-limited; None after chaos until the next successful election."""
     alive: tuple[bool, ...]
-    votes: tuple[bool | None, ...]
-    """The open vote, per seat: True for Ja, False for Nein, None for not (yet) voted."""
-    unvoted: int
-    """The open vote's living seats that have not voted yet, as a bit mask (bit i: seat i); 0 otherwise."""
     hand: tuple[Policy, ...]
     """The President's three policies, then the Chancellor's two."""
     president_discard: Policy | None
@@ -112,42 +109,188 @@ class GameState:
     history: History
     winner: Party | None
     win_reason: WinReason | None
+
+    def __repr__(self) -> str:
+        # The default repr would print roles, hands and the seed into any log or traceback that shows a state.
+        return f"<Core players={self.players} phase={self.phase.value}>"
+
+
+@dataclass(eq=True, repr=False, slots=True)
+class GameState:
+    """Everything about one game, secrets included. A value: nothing changes it once ``apply`` has returned it.
+
+    Split in two for speed: the ballots of the open vote and the step count live here, everything else in a
+    shared ``Core``, so a vote (most of a game's actions) copies four slots instead of twenty-odd. Every
+    ``Core`` field reads through a property of the same name; ``replace`` builds a changed copy.
+    """
+
+    core: Core
+    ja: int
+    """The open vote's Ja votes as a bit mask (bit i: seat i); 0 outside an election."""
+    unvoted: int
+    """The open vote's living seats that have not voted yet, as a bit mask (bit i: seat i); 0 otherwise."""
     step: int
     """How many actions have been applied; a prompt made at step k is stale once the step moves on."""
 
     def __repr__(self) -> str:
         # The default repr would print roles, hands and the seed into any log or traceback that shows a state.
-        return f"<GameState players={self.players} step={self.step} phase={self.phase.value}>"
+        return f"<GameState players={self.core.players} step={self.step} phase={self.core.phase.value}>"
+
+    def replace(self, **changes: object) -> GameState:
+        """A copy with the named fields (``Core`` fields, ``ja``, ``unvoted``, ``step``) changed; for rigged tests."""
+        hot = {name: changes.pop(name) for name in ("ja", "unvoted", "step") if name in changes}
+        core = dataclasses.replace(self.core, **changes) if changes else self.core
+        return GameState(
+            core, hot.get("ja", self.ja), hot.get("unvoted", self.unvoted), hot.get("step", self.step)  # type: ignore[arg-type]
+        )
+
+    @property
+    def votes(self) -> tuple[bool | None, ...]:
+        """The open vote, per seat: True for Ja, False for Nein, None for not (yet) voted."""
+        core = self.core
+        if core.phase is not Phase.ELECTION:
+            return (None,) * core.players
+        ja, unvoted, alive = self.ja, self.unvoted, core.alive
+        return tuple(
+            None if not alive[seat] or unvoted >> seat & 1 else bool(ja >> seat & 1) for seat in range(core.players)
+        )
+
+    # The Core fields, read through (the engine itself reads ``core`` directly).
+
+    @property
+    def players(self) -> int:
+        """How many seats the game has, the dead included."""
+        return self.core.players
+
+    @property
+    def roles(self) -> tuple[Role, ...]:
+        """Every seat's secret role."""
+        return self.core.roles
+
+    @property
+    def setup(self) -> Setup:
+        """What the game was set up with."""
+        return self.core.setup
+
+    @property
+    def draw_pile(self) -> tuple[Policy, ...]:
+        """The draw pile, top first."""
+        return self.core.draw_pile
+
+    @property
+    def discard_pile(self) -> tuple[Policy, ...]:
+        """The discard pile, oldest first."""
+        return self.core.discard_pile
+
+    @property
+    def liberal_policies(self) -> int:
+        """Liberal policies enacted."""
+        return self.core.liberal_policies
+
+    @property
+    def fascist_policies(self) -> int:
+        """Fascist policies enacted."""
+        return self.core.fascist_policies
+
+    @property
+    def election_tracker(self) -> int:
+        """Failed governments in a row since the last enactment."""
+        return self.core.election_tracker
+
+    @property
+    def phase(self) -> Phase:
+        """What the game is waiting for."""
+        return self.core.phase
+
+    @property
+    def president(self) -> Seat | None:
+        """The President or Presidential Candidate."""
+        return self.core.president
+
+    @property
+    def chancellor(self) -> Seat | None:
+        """The Chancellor Candidate during the election, then the elected Chancellor until the session ends."""
+        return self.core.chancellor
+
+    @property
+    def rotation(self) -> Seat:
+        """The presidency passes next to the first living seat after this one."""
+        return self.core.rotation
+
+    @property
+    def last_president(self) -> Seat | None:
+        """The last elected President, term-limited unless five or fewer are alive; None after chaos."""
+        return self.core.last_president
+
+    @property
+    def last_chancellor(self) -> Seat | None:
+        """The last elected Chancellor, term-limited; None after chaos."""
+        return self.core.last_chancellor
+
+    @property
+    def alive(self) -> tuple[bool, ...]:
+        """Per seat: not executed."""
+        return self.core.alive
+
+    @property
+    def hand(self) -> tuple[Policy, ...]:
+        """The President's three policies, then the Chancellor's two."""
+        return self.core.hand
+
+    @property
+    def president_discard(self) -> Policy | None:
+        """The President's discard in the session under way."""
+        return self.core.president_discard
+
+    @property
+    def veto_refused(self) -> bool:
+        """The President refused a veto in the session under way."""
+        return self.core.veto_refused
+
+    @property
+    def history(self) -> History:
+        """Every session, power use and reshuffle so far."""
+        return self.core.history
+
+    @property
+    def winner(self) -> Party | None:
+        """The winning party once the game is over."""
+        return self.core.winner
+
+    @property
+    def win_reason(self) -> WinReason | None:
+        """How the game was won, once it is over."""
+        return self.core.win_reason
 
     @property
     def seed(self) -> int:
         """The secret seed of every shuffle."""
-        return self.setup.seed
+        return self.core.setup.seed
 
     @property
     def sessions(self) -> tuple[Session, ...]:
         """The truth about every finished legislative session."""
-        return self.history.sessions
+        return self.core.history.sessions
 
     @property
     def investigations(self) -> tuple[tuple[Seat, Seat], ...]:
         """(President, target) for every Investigate Loyalty, in order."""
-        return self.history.investigations
+        return self.core.history.investigations
 
     @property
     def not_hitler(self) -> tuple[Seat, ...]:
         """Chancellors publicly confirmed not Hitler."""
-        return self.history.not_hitler
+        return self.core.history.not_hitler
 
     @property
     def veto_unlocked(self) -> bool:
         """Veto power holds for every session that starts with five or more fascist policies enacted."""
-        return self.fascist_policies >= 5
+        return self.core.fascist_policies >= 5
 
     @property
     def alive_count(self) -> int:
         """How many players are alive."""
-        return self.alive.count(True)
+        return self.core.alive.count(True)
 
 
 _NO_HISTORY = History()
@@ -232,7 +375,7 @@ def new_game(
         first_president = _words(seed, "first-president", 1)[0] % players
     if not 0 <= first_president < players:
         raise InvalidSetup("the first President must be one of the players")
-    return GameState(
+    core = Core(
         players=players,
         roles=roles,
         setup=Setup(
@@ -253,13 +396,11 @@ def new_game(
         last_president=None,
         last_chancellor=None,
         alive=(True,) * players,
-        votes=(None,) * players,
-        unvoted=0,
         hand=(),
         president_discard=None,
         veto_refused=False,
         history=_NO_HISTORY,
         winner=None,
         win_reason=None,
-        step=0,
     )
+    return GameState(core, ja=0, unvoted=0, step=0)

@@ -104,8 +104,7 @@ def rigged(
     dead = tuple(dead)
     if liberal or fascist or tracker or dead:
         assert first not in dead
-        state = dataclasses.replace(
-            state,
+        state = state.replace(
             draw_pile=draw,
             liberal_policies=liberal,
             fascist_policies=fascist,

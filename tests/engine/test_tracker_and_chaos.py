@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 from moderator.engine import CastVote, Party, Phase, WinReason
 from moderator.engine import events as ev
 
@@ -166,7 +164,7 @@ def test_chaos_during_a_special_election_detour_resumes_left_of_the_caller():
     state = rigged(8, deck="FFF" "L", first=0, fascist=2)
     state, _ = play(state, govern(1, "F"))
     assert state.phase is Phase.SPECIAL_ELECTION and state.election_tracker == 0
-    state = dataclasses.replace(state, election_tracker=2)
+    state = state.replace(election_tracker=2)
     state, events = play(state, special_election(4), reject(2))
     assert one(events, ev.PolicyEnacted).by_chaos
     assert state.president == 1

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 
 from moderator.engine import AnswerVeto, EnactPolicy, Phase, Policy, ProposeVeto, apply, legal_actions, view_for
@@ -174,7 +172,7 @@ def test_veto_during_a_special_election_detour_returns_to_the_left_of_the_caller
     state = rigged(8, deck="FFF" "FLF", first=0, fascist=2)
     state, _ = play(state, govern(1, "F"))
     assert state.phase is Phase.SPECIAL_ELECTION
-    state = dataclasses.replace(state, fascist_policies=5)
+    state = state.replace(fascist_policies=5)
     state, events = play(state, special_election(4), elect(2), discard("F"), propose_veto(), answer_veto(True))
     assert one(events, ev.VetoAnswered).accepted
     assert state.president == 1 and state.election_tracker == 1
