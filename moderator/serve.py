@@ -144,24 +144,13 @@ _WRITE: Final = threading.RLock()
 class SerialStore(Store):
     """A ``Store`` whose writes take one lock shared by every connection of this process (the service's and the
     senders'). SQLite lets one writer in at a time anyway; a waiting writer otherwise sleeps in SQLite's busy
-    handler (1, 2, 5, 10 ... 100 ms), which under load costs far more than the writes themselves."""
+    handler (1, 2, 5, 10 ... 100 ms), which under load costs far more than the writes themselves. Every write of
+    ``Store`` (the senders' ``settle`` too) goes through ``transaction``."""
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:
         with _WRITE, super().transaction():
             yield
-
-    def mark_sent(self, outbox_id: int, now: float) -> None:
-        with _WRITE:
-            super().mark_sent(outbox_id, now)
-
-    def mark_retry(self, outbox_id: int, not_before: float, error: str) -> None:
-        with _WRITE:
-            super().mark_retry(outbox_id, not_before, error)
-
-    def mark_failed(self, outbox_id: int, error: str) -> None:
-        with _WRITE:
-            super().mark_failed(outbox_id, error)
 
 
 # --- one log line per action ------------------------------------------------------------------------------

@@ -1267,14 +1267,30 @@ def _match_name(text: str, names: Sequence[str]) -> str | None:
 
 
 class Sender:
-    """Delivers the outbox through the channels, oldest first, with retries and back-off."""
+    """Delivers the outbox through the channels, oldest first, with retries and back-off.
+
+    What a round delivered is recorded in one transaction at its end (``flush``), or sooner once the oldest
+    unrecorded delivery is ``hold`` seconds old: one commit per round instead of one per message, and a crash
+    repeats at most that much (the outbox is at-least-once either way)."""
 
     def __init__(self, store: Store, channels: dict[str, Channel], *, clock: Callable[[], float] = time.time,
-                 max_attempts: int = 8) -> None:
+                 max_attempts: int = 8, hold: float = 0.25) -> None:
         self.store = store
         self.channels = channels
         self.clock = clock
         self.max_attempts = max_attempts
+        self.hold = hold
+        self._sent: list[tuple[int, float]] = []
+        self._retries: list[tuple[int, float, str]] = []
+        self._failed: list[tuple[int, str]] = []
+        self._since: float | None = None
+        """``time.monotonic()`` of the oldest settlement not yet recorded (a slow channel must not hold it)."""
+
+    def flush(self) -> None:
+        """Record every settled delivery attempt not yet recorded, in one transaction."""
+        sent, retries, failed = self._sent, self._retries, self._failed
+        self._sent, self._retries, self._failed, self._since = [], [], [], None
+        self.store.settle(sent, retries, failed)
 
     def deliver_due(self, limit: int = 100) -> int:
         """Try every message that is due on a channel we have; returns how many were delivered.
@@ -1282,6 +1298,13 @@ class Sender:
         A channel with ``send_batch(address, bodies)`` gets every due message of one address at once, oldest
         first (it may fold them into fewer sends), and answers each with None (delivered) or its failure.
         """
+        try:
+            return self._deliver(limit)
+        finally:
+            self.flush()  # also after a channel raised: what went out before it is recorded as sent
+
+    def _deliver(self, limit: int) -> int:
+        """One round of ``deliver_due`` (a channel's own sender overrides this); ``_settle`` each attempt."""
         now = self.clock()
         delivered = 0
         due = self.store.due(now, limit, channels=list(self.channels))
@@ -1316,16 +1339,21 @@ class Sender:
         return None
 
     def _settle(self, row: OutboxRow, result: Exception | None, now: float, sent_at: float) -> int:
-        """Record one message's delivery attempt; 1 if it was delivered."""
+        """Note one message's delivery attempt for ``flush``; 1 if it was delivered."""
+        if self._since is None:
+            self._since = time.monotonic()
+        delivered = 0
         if isinstance(result, TemporaryFailure):
             if row.attempts + 1 >= self.max_attempts:
-                self.store.mark_failed(row.id, str(result))
+                self._failed.append((row.id, str(result)))
             else:
                 backoff = result.retry_after if result.retry_after is not None else min(2.0**row.attempts, 300.0)
-                self.store.mark_retry(row.id, now + backoff, str(result))
-            return 0
-        if result is not None:
-            self.store.mark_failed(row.id, str(result))
-            return 0
-        self.store.mark_sent(row.id, sent_at)
-        return 1
+                self._retries.append((row.id, now + backoff, str(result)))
+        elif result is not None:
+            self._failed.append((row.id, str(result)))
+        else:
+            self._sent.append((row.id, sent_at))
+            delivered = 1
+        if time.monotonic() - self._since >= self.hold:
+            self.flush()
+        return delivered

@@ -130,6 +130,12 @@ def m002_address_indexes(db: Database) -> None:
     )
 
 
+@migrations()
+def m005_outbox_address_index(db: Database) -> None:
+    """Find an address's newest messages (``last_prompt``, every typed answer asks) without scanning the outbox."""
+    db.executescript("CREATE INDEX outbox_address ON outbox(channel, address, id);")
+
+
 _TABLES_OF = (
     # Three index searches (every input asks this): a join with OR would scan every table.
     " FROM game_tables t WHERE t.status != 'closed' AND t.id IN ("
@@ -405,6 +411,28 @@ class Store:
         """The channel accepted this message."""
         with self.transaction():
             self.execute("UPDATE outbox SET status = 'sent', sent = ? WHERE id = ?", (now, outbox_id))
+
+    def settle(
+        self,
+        sent: Sequence[tuple[int, float]] = (),
+        retries: Sequence[tuple[int, float, str]] = (),
+        failed: Sequence[tuple[int, str]] = (),
+    ) -> None:
+        """Record a delivery round in one transaction: (id, sent time) delivered, (id, not_before, error) to try
+        again, (id, error) failed for good. One commit instead of one per message, which each cost an fsync."""
+        if not (sent or retries or failed):
+            return
+        with self.transaction():
+            conn = self.db.conn
+            conn.executemany("UPDATE outbox SET status = 'sent', sent = ? WHERE id = ?", [(t, i) for i, t in sent])
+            conn.executemany(
+                "UPDATE outbox SET attempts = attempts + 1, not_before = ?, last_error = ? WHERE id = ?",
+                [(t, e, i) for i, t, e in retries],
+            )
+            conn.executemany(
+                "UPDATE outbox SET status = 'failed', attempts = attempts + 1, last_error = ? WHERE id = ?",
+                [(e, i) for i, e in failed],
+            )
 
     def mark_retry(self, outbox_id: int, not_before: float, error: str) -> None:
         """Delivery failed for now; try again after ``not_before``."""

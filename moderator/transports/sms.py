@@ -507,8 +507,8 @@ class SmsSender(Sender):
         self.channel = channel
         self._stamp = 0.0
 
-    def deliver_due(self, limit: int = 100) -> int:
-        """Send what is due; returns how many outbox messages went out."""
+    def _deliver(self, limit: int) -> int:
+        """Send what is due; returns how many outbox messages went out (``deliver_due`` records them)."""
         now = self.clock()
         by_phone: dict[str, list[OutboxRow]] = {}
         for row in self.store.due(now, limit, channels=[CHANNEL]):
