@@ -10,13 +10,17 @@ host opens a table, four players join, two computer players fill it, the host st
 answer whatever they were last asked (a seeded pick of ``1``, ``2``, ``ja``, ``nein``, ``status``), each table
 waiting ``--think`` seconds (at random, up to twice that) between two texts, as people at a table do. It prints
 the actions per second, the p50 and p99 latency of the webhook, errors (any answer but 200, or none), games
-finished and messages sent. Target: p99 under 50 ms with 200 tables on a 2-core machine.
+finished and messages sent, and the CPU time the server used while the tables played (on a shared machine
+the latency says as much about the neighbours as about the server). ``BENCH_ACTIONS_LOG=FILE`` makes the server
+write its one line per handled input (with its milliseconds) to FILE. Target: p99 under 50 ms with 200 tables on
+a 2-core machine.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import random
 import socket
@@ -28,6 +32,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlencode
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -66,6 +71,10 @@ def run_server() -> None:
     from moderator.serve import KEEP_ALIVE, Settings, create_app
 
     settings = Settings.load(cwd=Path(tempfile.gettempdir()))
+    if log := os.environ.get("BENCH_ACTIONS_LOG"):  # one line per handled input, with its milliseconds
+        import logging
+
+        logging.basicConfig(filename=log, level=logging.INFO, format="%(created).3f %(name)s %(message)s")
     uvicorn.run(create_app(settings, twilio_http=FakeTwilio()), host=settings.host, port=settings.port,
                 log_level="warning", timeout_keep_alive=KEEP_ALIVE)
 
@@ -77,19 +86,95 @@ class Result:
     started: int = 0
     accepted: list[str] = field(default_factory=list)
     """MessageSids the server answered 200."""
+    server_cpu: float = float("nan")
+    """CPU seconds the server used while the tables played (the machine is shared: latency alone says little)."""
+    client_cpu: float = float("nan")
+    wall: float = float("nan")
 
 
 def phone(table: int, seat: int) -> str:
     return f"+1202555{1000 + table * HUMANS + seat:04d}"
 
 
-async def play_table(client: object, url: str, db: Path, table: int, until: float, think: float,
+class Loopback:
+    """One keep-alive HTTP/1.1 connection to the server, as one phone company's webhook client would hold.
+
+    Deliberately minimal (a request written, a ``Content-Length`` answer read): a general client costs more CPU
+    per request than the server's handler, on the same two cores, and its queueing would be measured as the
+    server's latency (httpx's pool scans every connection on every request: with 200 it saturated a core)."""
+
+    def __init__(self, port: int, timeout: float = 30.0) -> None:
+        self.port = port
+        self.timeout = timeout
+        self._streams: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None
+
+    async def post_form(self, path: str, form: dict[str, str], headers: dict[str, str]) -> int:
+        """POST a form; the answer's status. OSError (a TimeoutError too) if there was no complete answer."""
+        body = urlencode(form).encode()
+        head = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+        request = (f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{self.port}\r\n{head}"
+                   f"Content-Type: application/x-www-form-urlencoded\r\nContent-Length: {len(body)}\r\n\r\n"
+                   ).encode() + body
+        try:
+            return await asyncio.wait_for(self._exchange(request), self.timeout)
+        except (OSError, asyncio.IncompleteReadError, ValueError) as exc:
+            self.close()
+            raise ConnectionError(str(exc) or type(exc).__name__) from exc
+
+    async def _exchange(self, request: bytes) -> int:
+        if self._streams is None:
+            self._streams = await asyncio.open_connection("127.0.0.1", self.port)
+        reader, writer = self._streams
+        writer.write(request)
+        await writer.drain()
+        head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1").split("\r\n")
+        status = int(head[0].split()[1])
+        fields = dict(line.lower().split(": ", 1) for line in head[1:] if ": " in line)
+        await reader.readexactly(int(fields["content-length"]))
+        if fields.get("connection") == "close":
+            self.close()
+        return status
+
+    def close(self) -> None:
+        if self._streams is not None:
+            self._streams[1].close()
+            self._streams = None
+
+
+class JoinCodes:
+    """The join code of each host's table, read from the database by one poller for every table."""
+
+    def __init__(self, db: Path) -> None:
+        self.db = db
+        self.codes: dict[str, str] = {}
+        self.waiting = 0
+
+    async def of(self, host: str, timeout: float = 60.0) -> str | None:
+        """The code of ``host``'s table once the server has written it, or None after ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        self.waiting += 1
+        try:
+            while host not in self.codes and time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
+        finally:
+            self.waiting -= 1
+        return self.codes.get(host)
+
+    async def poll(self, until: float) -> None:
+        while time.monotonic() < until:
+            if self.waiting and self.db.exists():
+                with contextlib.closing(sqlite3.connect(f"file:{self.db}?mode=ro", uri=True)) as conn:
+                    self.codes.update(conn.execute(
+                        "SELECT host_address, code FROM game_tables WHERE code IS NOT NULL").fetchall())
+            await asyncio.sleep(0.05)
+
+
+async def play_table(port: int, codes: JoinCodes, table: int, until: float, think: float,
                      result: Result, retry: bool = False) -> None:
     """One table's phones. With ``retry`` a text the server did not answer is sent again, with the same
     MessageSid, until it is answered (as across a restart of the server)."""
-    import httpx
-
-    assert isinstance(client, httpx.AsyncClient)
+    url = f"http://127.0.0.1:{port}/sms"
+    client = Loopback(port)
     rng = random.Random(table)
     sids = iter(range(10**9))
 
@@ -99,51 +184,47 @@ async def play_table(client: object, url: str, db: Path, table: int, until: floa
         while True:
             start = time.perf_counter()
             try:
-                response = await client.post(url, data=form, headers=headers)
-            except httpx.HTTPError as exc:
+                status = await client.post_form("/sms", form, headers)
+            except ConnectionError as exc:
                 if retry and time.monotonic() < until + 60:
                     await asyncio.sleep(0.05)
                     continue
-                result.errors.append(f"table {table}: {type(exc).__name__}")
+                result.errors.append(f"table {table}: no answer ({exc})")
                 return
             result.latencies.append(time.perf_counter() - start)
-            if response.status_code != 200:
-                result.errors.append(f"table {table}: HTTP {response.status_code}")
+            if status != 200:
+                result.errors.append(f"table {table}: HTTP {status}")
             else:
                 result.accepted.append(form["MessageSid"])
             return
 
-    await text(0, f"NEWGAME Host{table}")
-    code = None
-    for _ in range(600):
-        with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
-            row = conn.execute("SELECT code FROM game_tables WHERE host_address = ?", (phone(table, 0),)).fetchone()
-        if row and row[0]:
-            code = row[0]
-            break
-        await asyncio.sleep(0.05)
-    if code is None:
-        result.errors.append(f"table {table}: no join code")
-        return
-    for seat in range(1, HUMANS):
-        await text(seat, f"JOIN {code} P{table}x{seat}")
-    await text(0, "BOTS 2")
-    await text(0, "GO")
-    result.started += 1
-    while time.monotonic() < until:
-        await asyncio.sleep(rng.uniform(0, 2 * think))
-        await text(rng.randrange(HUMANS), rng.choice(ANSWERS))
+    try:
+        await text(0, f"NEWGAME Host{table}")
+        code = await codes.of(phone(table, 0))
+        if code is None:
+            result.errors.append(f"table {table}: no join code")
+            return
+        for seat in range(1, HUMANS):
+            await text(seat, f"JOIN {code} P{table}x{seat}")
+        await text(0, "BOTS 2")
+        await text(0, "GO")
+        result.started += 1
+        while time.monotonic() < until:
+            await asyncio.sleep(rng.uniform(0, 2 * think))
+            await text(rng.randrange(HUMANS), rng.choice(ANSWERS))
+    finally:
+        client.close()
 
 
 async def drive(port: int, db: Path, tables: int, seconds: float, think: float, retry: bool = False) -> Result:
-    import httpx
-
-    url = f"http://127.0.0.1:{port}/sms"
     result = Result()
-    limits = httpx.Limits(max_connections=tables, max_keepalive_connections=tables)
-    async with httpx.AsyncClient(limits=limits, timeout=30) as client:
-        until = time.monotonic() + seconds
-        await asyncio.gather(*(play_table(client, url, db, t, until, think, result, retry) for t in range(tables)))
+    until = time.monotonic() + seconds
+    codes = JoinCodes(db)
+    poller = asyncio.get_running_loop().create_task(codes.poll(until + 60))
+    try:
+        await asyncio.gather(*(play_table(port, codes, t, until, think, result, retry) for t in range(tables)))
+    finally:
+        poller.cancel()
     return result
 
 
@@ -175,7 +256,11 @@ def load(tables: int, seconds: float, think: float, db: Path) -> tuple[Result, d
     process = start_server(db, port)
     try:
         wait_healthy(port, process)
+        server_cpu, client_cpu, start = cpu_seconds(process.pid), time.process_time(), time.perf_counter()
         result = asyncio.run(drive(port, db, tables, seconds, think))
+        result.server_cpu = cpu_seconds(process.pid) - server_cpu
+        result.client_cpu = time.process_time() - client_cpu
+        result.wall = time.perf_counter() - start
     finally:
         process.terminate()
         process.wait(timeout=60)
@@ -187,6 +272,15 @@ def load(tables: int, seconds: float, think: float, db: Path) -> tuple[Result, d
             "messages waiting": conn.execute("SELECT count(*) FROM outbox WHERE status = 'pending'").fetchone()[0],
         }
     return result, counts
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU time (user and system) a process has used so far; NaN where /proc is missing."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return float("nan")
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def percentile(values: list[float], p: float) -> float:
@@ -213,6 +307,10 @@ def main() -> int:
     print(f"webhook requests: {len(ms)} ({len(ms) / args.seconds:.0f}/s); tables started: {result.started}")
     print(f"latency: p50 {percentile(ms, 0.5):.1f} ms, p99 {percentile(ms, 0.99):.1f} ms, "
           f"max {max(ms, default=float('nan')):.1f} ms, mean {statistics.fmean(ms) if ms else float('nan'):.1f} ms")
+    per_request = result.server_cpu / len(ms) * 1000 if ms else float("nan")
+    print(f"CPU while playing ({result.wall:.1f} s): server {result.server_cpu:.1f} s "
+          f"({per_request:.2f} ms per request), this client {result.client_cpu:.1f} s; "
+          f"load average {os.getloadavg()[0]:.1f}")
     print(f"errors: {len(result.errors)}" + (f" (first: {result.errors[0]})" if result.errors else ""))
     print("database: " + ", ".join(f"{k} {v}" for k, v in counts.items()) + f"; wall time {elapsed:.1f} s")
     return 1 if result.errors else 0

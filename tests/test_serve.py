@@ -4,15 +4,20 @@ fake Bot API and the fake Twilio; security (secret token, signatures, replays, a
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hashlib
 import itertools
 import json
 import logging
 import os
 import sqlite3
+import threading
+import time
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 from urllib.parse import quote
 
@@ -21,7 +26,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from moderator import cli
-from moderator.serve import SECRET_HEADER, Settings, create_app
+from moderator.serve import SECRET_HEADER, Durable, FairLock, SerialStore, Settings, create_app
 from moderator.store import Store
 from moderator.transports.telegram import callback
 from tests.fake_telegram import TOKEN, FakeBotAPI, private_chat, user
@@ -198,8 +203,6 @@ def test_with_delivery_the_reply_reaches_the_fake_bot_api(tmp_path: Path) -> Non
         for _ in range(100):
             if api.of("sendPhoto", ANN["id"]):
                 break
-            import time
-
             time.sleep(0.05)
         assert api.of("sendPhoto", ANN["id"])  # the join QR code went to the host
 
@@ -417,7 +420,6 @@ def test_sigkill_at_random_moments_loses_no_accepted_action_and_no_message(tmp_p
     Every text answered 200 is in the database, every game still replays, and the outbox drains."""
     import asyncio
     import random
-    import time
 
     from benchmarks.serve import drive, free_port, start_server, wait_healthy
     from moderator.service import Service
@@ -471,3 +473,104 @@ def test_sigkill_at_random_moments_loses_no_accepted_action_and_no_message(tmp_p
         assert sum(len(service.table(t).actions) for t in tables) > 0  # type: ignore[union-attr]
     finally:
         store.close()
+
+
+# --- group commit -----------------------------------------------------------------------------------------
+
+
+def _inbound_ids(db: Path) -> list[str]:
+    """What another connection (a sender thread, or the next start after a crash) sees committed."""
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        return [r[0] for r in conn.execute("SELECT external_id FROM inbound ORDER BY external_id")]
+
+
+def test_inputs_handled_in_one_loop_iteration_share_one_commit(tmp_path: Path) -> None:
+    db = tmp_path / "m.db"
+
+    async def scenario() -> None:
+        store = SerialStore(db)
+        try:
+            store.group_commits(lambda: None)
+            with store.transaction():
+                store.seen("sms", "SM1", 1.0)
+            with store.transaction():
+                store.seen("sms", "SM2", 1.0)
+            assert _inbound_ids(db) == []  # written, not yet committed
+            await store.durable()
+            assert _inbound_ids(db) == ["SM1", "SM2"]
+        finally:
+            store.close()
+
+    asyncio.run(scenario())
+
+
+def test_an_input_that_fails_in_a_group_rolls_back_alone(tmp_path: Path) -> None:
+    db = tmp_path / "m.db"
+
+    async def scenario() -> None:
+        store = SerialStore(db)
+        try:
+            store.group_commits(lambda: None)
+            with store.transaction():
+                store.seen("sms", "SM1", 1.0)
+            with pytest.raises(ZeroDivisionError), store.transaction():
+                store.seen("sms", "SM2", 1.0)
+                raise ZeroDivisionError
+            with store.transaction():
+                store.seen("sms", "SM3", 1.0)
+            await store.durable()
+        finally:
+            store.close()
+
+    asyncio.run(scenario())
+    assert _inbound_ids(db) == ["SM1", "SM3"]
+
+
+def test_a_response_starts_only_after_its_writes_are_committed(tmp_path: Path) -> None:
+    db = tmp_path / "m.db"
+    seen_when_answered: list[list[str]] = []
+
+    async def scenario() -> None:
+        store = SerialStore(db)
+        store.group_commits(lambda: None)
+
+        async def app(scope: Any, receive: Any, send: Any) -> None:
+            with store.transaction():
+                store.seen("sms", "SM1", 1.0)
+            await send({"type": "http.response.start", "status": 200, "headers": []})
+            await send({"type": "http.response.body", "body": b""})
+
+        async def send(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                seen_when_answered.append(_inbound_ids(db))
+
+        scope = {"type": "http", "app": SimpleNamespace(state=SimpleNamespace(store=store))}
+        try:
+            await Durable(app)(scope, None, send)
+        finally:
+            store.close()
+
+    asyncio.run(scenario())
+    assert seen_when_answered == [["SM1"]]
+
+
+def test_the_write_lock_goes_to_the_thread_that_waited_longest() -> None:
+    lock = FairLock()
+    order: list[str] = []
+    lock.acquire()
+
+    def other() -> None:
+        lock.acquire()
+        order.append("other")
+        lock.release()
+
+    thread = threading.Thread(target=other)
+    thread.start()
+    while not lock._queue:  # the other thread waits
+        time.sleep(0.001)
+    lock.release()
+    assert lock.acquire(timeout=5)  # asks again at once, but the waiting thread goes first
+    order.append("again")
+    lock.release()
+    thread.join()
+    assert order == ["other", "again"]
