@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test bench clean
+.PHONY: run test bench clean browser
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV) || { echo "python3 -m venv failed: on Debian run 'apt-get install python3-venv'"; exit 1; }
@@ -14,8 +14,16 @@ $(BIN)/.installed: pyproject.toml
 run: $(BIN)/.installed
 	$(BIN)/moderator play
 
-test: $(BIN)/.installed
+test: $(BIN)/.installed browser
 	$(BIN)/python -m pytest
+
+# The browser tests drive Debian's Chromium through Debian's chromedriver (nothing downloads a browser).
+browser:
+	@if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then \
+		SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+		$$SUDO apt-get install -y -q chromium chromium-driver >/dev/null \
+		|| { $$SUDO apt-get update -q >/dev/null && $$SUDO apt-get install -y -q chromium chromium-driver >/dev/null; }; \
+	fi
 
 bench: $(BIN)/.installed
 	$(BIN)/python benchmarks/engine.py

@@ -633,6 +633,12 @@ def serve(settings: Settings) -> int:
     app = create_app(settings)
     # Keep-alive longer than a proxy's idle timeout (nginx: 60 s): a connection closed by us while the proxy
     # reuses it is a failed request.
-    uvicorn.run(app, host=settings.host, port=settings.port, log_level="info", proxy_headers=True,
-                timeout_keep_alive=KEEP_ALIVE, timeout_graceful_shutdown=30)
+    server = uvicorn.Server(uvicorn.Config(app, host=settings.host, port=settings.port, log_level="info",
+                                           proxy_headers=True, timeout_keep_alive=KEEP_ALIVE,
+                                           timeout_graceful_shutdown=30))
+    if settings.web:
+        from .transports.web import stop_streams_on_exit
+
+        stop_streams_on_exit(server, app)
+    server.run()
     return 0

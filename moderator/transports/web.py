@@ -196,6 +196,7 @@ class WebTables:
         self.store = service.store
         self._listeners: dict[str, set[asyncio.Queue[None]]] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._closing = False
         # The outbox's browser messages are read by the pages, not pushed: delivering one only marks it sent.
         self._sender = Sender(service.store, {CHANNEL: _ReadByPage()})
         service.observers.append(self._changed)
@@ -237,6 +238,12 @@ class WebTables:
         if self._loop is not None:
             self._loop.call_soon_threadsafe(self._wake, table_id)
 
+    def close(self) -> None:
+        """End every event stream now (the server is stopping: it need not wait for them). Any thread."""
+        self._closing = True
+        if self._loop is not None:
+            self._loop.call_soon_threadsafe(lambda: [self._wake(t) for t in list(self._listeners)])
+
     def _wake(self, table_id: str) -> None:
         for queue in self._listeners.get(table_id, ()):
             if queue.empty():
@@ -250,13 +257,14 @@ class WebTables:
         end = loop.time() + STREAM_SECONDS
         try:
             yield "retry: 500\n\n"
-            while (left := end - loop.time()) > 0:
+            while (left := end - loop.time()) > 0 and not self._closing:
                 try:
                     await asyncio.wait_for(queue.get(), min(KEEP_ALIVE, left))
                 except TimeoutError:
                     yield ":\n\n"
                     continue
-                yield "data: changed\n\n"
+                if not self._closing:
+                    yield "data: changed\n\n"
         finally:
             listeners = self._listeners.get(table_id)
             if listeners is not None:
@@ -777,5 +785,22 @@ def play_on_lan(settings: Any, *, name: str | None, theme: str, lang: str, host:
     print(f"Table screen: {base}/table/{table_id}")
     print(f"Host, on this device only: http://127.0.0.1:{port}/host/{table_id}?key={key}")
     print("Computer players can fill empty seats from the host page. Ctrl-C stops.", flush=True)
-    uvicorn.run(create_app(settings), host=host, port=port, log_level="warning", timeout_graceful_shutdown=1)
+    app = create_app(settings)
+    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning"))
+    stop_streams_on_exit(server, app)
+    server.run()
     return 0
+
+
+def stop_streams_on_exit(server: Any, app: Any) -> None:
+    """Make a uvicorn server end the browser channel's event streams as it begins to stop (else it waits for
+    them to end by themselves)."""
+    handle_exit = server.handle_exit
+
+    def handle(*args: Any) -> None:
+        web = getattr(app.state, "web", None)
+        if web is not None:
+            web.close()
+        handle_exit(*args)
+
+    server.handle_exit = handle
