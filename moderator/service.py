@@ -17,6 +17,7 @@ from typing import Any, Final, Protocol
 
 from . import record as records
 from . import render
+from .board import BOARD_MESSAGE, Board
 from .bots import ComputerPlayer, Memory
 from .catalog import DEFAULT_LANGUAGE, DEFAULT_THEME, Catalog, UnknownCatalog, sms_segments
 from .commands import (
@@ -84,6 +85,8 @@ COMPUTER_CHANNEL: Final = "computer"
 """The channel of computer players: nothing is ever sent to it."""
 SMS_CHANNELS: Final = frozenset({"sms"})
 """Channels whose messages must fit one SMS."""
+BOARD_CHANNELS: Final = frozenset({"telegram"})
+"""Channels that show a public channel the board as an image (``board.Board`` rows, drawn when sent)."""
 PUBLIC_RESULTS: Final = "public_results"
 """Table option: ``"host"`` sends public results to the host's phone only, not to every SMS seat (cost)."""
 PUBLIC_TO_HOST: Final = "host"
@@ -236,6 +239,12 @@ class Outgoing:
         }
         body.update(extra)
         self.rows.append((self.table_id, channel, address, message.message_id, body))
+
+    def board(self, channel: str, address: str, board: Board, game: int) -> None:
+        """Queue the board image for a public channel: one per input, the latest (an earlier one is dropped)."""
+        self.rows = [r for r in self.rows if (r[1], r[2], r[3]) != (channel, address, BOARD_MESSAGE)]
+        body = {"board": board.to_json(), "table": self.table_id, "game": game}
+        self.rows.append((self.table_id, channel, address, BOARD_MESSAGE, body))
 
 
 # --- a running table, kept in memory ------------------------------------------------------------------------
@@ -871,6 +880,8 @@ class Service:
             for message in render.batch_messages(events, None, info, catalog, board=board,
                                                  sms=channel in SMS_CHANNELS):
                 out.add(channel, address, message)
+            if channel in BOARD_CHANNELS:
+                out.board(channel, address, Board.of(board, info), table.row.game)
         waiting = set(awaiting(state)) if new_decision else set()
         physical = bool(table.row.options.get("physical_voting")) and state.phase is Phase.ELECTION
         # An event renders the same for every seat that may see it (render's contract): once per language/channel.

@@ -131,6 +131,25 @@ def m002_address_indexes(db: Database) -> None:
 
 
 @migrations()
+def m004_board_messages(db: Database) -> None:
+    """The message that shows a table's board image in a chat, edited in place: its id survives a restart."""
+    db.executescript(
+        """
+        CREATE TABLE board_messages (
+            channel TEXT NOT NULL,
+            address TEXT NOT NULL,
+            table_id TEXT NOT NULL,
+            game INTEGER NOT NULL,
+            message_id TEXT NOT NULL,
+            drawn TEXT NOT NULL,
+            updated REAL NOT NULL,
+            PRIMARY KEY (channel, address, table_id)
+        ) STRICT;
+        """
+    )
+
+
+@migrations()
 def m005_outbox_address_index(db: Database) -> None:
     """Find an address's newest messages (``last_prompt``, every typed answer asks) without scanning the outbox."""
     db.executescript("CREATE INDEX outbox_address ON outbox(channel, address, id);")
@@ -202,6 +221,15 @@ class TableRow:
     game: int
     setup: dict[str, Any] | None
     decision_step: int
+
+
+@dataclass(frozen=True, slots=True)
+class BoardMessage:
+    """The message a chat shows a table's board in: for which game, its id, and what it shows (a fingerprint)."""
+
+    game: int
+    message_id: str
+    drawn: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -499,6 +527,27 @@ class Store:
         """(table_id, kind) of every deadline that has passed."""
         rows = self.execute("SELECT table_id, kind FROM deadlines WHERE due <= ?", (now,)).fetchall()
         return [(r[0], r[1]) for r in rows]
+
+    # --- board images -----------------------------------------------------------------------------------
+
+    def board_message(self, channel: str, address: str, table_id: str) -> BoardMessage | None:
+        """The message showing this table's board in a chat, if one was sent."""
+        row = self.execute(
+            "SELECT game, message_id, drawn FROM board_messages WHERE channel = ? AND address = ? AND table_id = ?",
+            (channel, address, table_id),
+        ).fetchone()
+        return None if row is None else BoardMessage(int(row[0]), str(row[1]), str(row[2]))
+
+    def set_board_message(self, channel: str, address: str, table_id: str, shown: BoardMessage, now: float) -> None:
+        """Remember the message showing this table's board in a chat, and what it shows."""
+        with self.transaction():
+            self.execute(
+                "INSERT INTO board_messages (channel, address, table_id, game, message_id, drawn, updated)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (channel, address, table_id) DO UPDATE SET"
+                " game = excluded.game, message_id = excluded.message_id, drawn = excluded.drawn,"
+                " updated = excluded.updated",
+                (channel, address, table_id, shown.game, shown.message_id, shown.drawn, now),
+            )
 
 
 def _table(row: Sequence[Any]) -> TableRow:

@@ -1,8 +1,8 @@
 """An in-process fake of the Telegram Bot API behind python-telegram-bot's ``BaseRequest``, and updates shaped
 exactly as Telegram sends them.
 
-``FakeBotAPI`` answers getMe, getUpdates, sendMessage, sendPhoto, editMessageText, answerCallbackQuery,
-setMyCommands and deleteMessage, records every call with the fake clock's time, keeps every chat's messages as
+``FakeBotAPI`` answers getMe, getUpdates, sendMessage, sendPhoto, editMessageText, editMessageMedia,
+answerCallbackQuery, setMyCommands and deleteMessage, records every call with the fake clock's time, keeps every chat's messages as
 a phone would show them (edits applied), parses ``parse_mode=HTML`` as strictly as Telegram (an unescaped
 ``<`` or ``&`` is a 400), and fails on request: a 403 for a chat that never opened the bot, a one-off 429 with
 ``retry_after``, a 400 with ``migrate_to_chat_id``.
@@ -160,7 +160,8 @@ class FakeBotAPI(BaseRequest):
         if chat is not None and (api, chat) in self.fail_once:
             status, body = self.fail_once.pop((api, chat))
             return status, {"ok": False, "error_code": status, **body}
-        if chat is not None and chat in self.migrated and api in ("sendMessage", "sendPhoto", "editMessageText"):
+        if chat is not None and chat in self.migrated and api in ("sendMessage", "sendPhoto", "editMessageText",
+                                                                    "editMessageMedia"):
             return 400, {"ok": False, "error_code": 400,
                          "description": "Bad Request: group chat was upgraded to a supergroup chat",
                          "parameters": {"migrate_to_chat_id": self.migrated[chat]}}
@@ -202,6 +203,19 @@ class FakeBotAPI(BaseRequest):
                     message["reply_markup"] = params["reply_markup"]
                 else:
                     message.pop("reply_markup", None)
+                return message
+            case "editMessageMedia":
+                assert chat is not None
+                message = self.chats[chat].get(int(params["message_id"]))
+                if message is None or "photo" not in message:
+                    raise LookupError("message to edit not found")
+                media = params["media"]
+                media = json.loads(media) if isinstance(media, str) else media
+                if media.get("type") != "photo":
+                    raise LookupError("this fake edits photos only")
+                n = len(self.calls)  # a new upload: a new file
+                message["photo"] = [{"file_id": f"P{n}", "file_unique_id": f"P{n}", "width": 1200, "height": 1000}]
+                message["edit_date"] = int(self.clock())
                 return message
             case "deleteMessage":
                 if not self.deletable:
@@ -254,7 +268,8 @@ class FakeBotAPI(BaseRequest):
 
     def sends(self) -> list[Call]:
         """The calls Telegram's limits count: messages, photos and edits."""
-        return [c for c in self.calls if c.method in ("sendMessage", "sendPhoto", "editMessageText")]
+        return [c for c in self.calls
+                if c.method in ("sendMessage", "sendPhoto", "editMessageText", "editMessageMedia")]
 
     def max_per_minute(self, chat: int) -> int:
         """The most sends and edits into ``chat`` within any 60 seconds."""

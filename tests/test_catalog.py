@@ -4,6 +4,7 @@ player-facing prose (every word a player reads comes from messages/)."""
 from __future__ import annotations
 
 import ast
+import dataclasses
 import re
 import tomllib
 from pathlib import Path
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 
 import moderator
+from moderator.board import Palette, colour_tables, palette
 from moderator.catalog import (
     SMS_LIMIT,
     Catalog,
@@ -120,6 +122,17 @@ def test_theme_words_stay_out_of_the_classic_theme() -> None:
         f = read_file(path)
         text = "\n".join([*f.terms.values(), *f.messages.values(), *f.sms.values()])
         assert not [w for w in corporate_words if re.search(r"\b" + w + r"\b", text)], path
+
+
+def test_every_theme_has_every_board_colour() -> None:
+    tables = colour_tables()
+    assert set(tables) == set(themes())  # one table per theme, none for a theme that does not exist
+    for theme, table in tables.items():
+        assert set(table) == {f.name for f in dataclasses.fields(Palette)}, theme
+        for key, value in table.items():
+            assert re.fullmatch(r"#[0-9a-f]{6}", value), (theme, key, value)
+    assert palette("classic") != palette("corporate")
+    assert palette("no-such-theme") == palette("classic")  # a theme without colours draws in classic's
 
 
 # --- what the renderer emits ----------------------------------------------------------------------------

@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import html
 import io
+import json
 import logging
 import os
 import time
@@ -41,6 +42,7 @@ from telegram import (
     BotCommand,
     InlineKeyboardButton,
     InlineKeyboardMarkup,
+    InputMediaPhoto,
     Message,
     MessageEntity,
     Update,
@@ -59,6 +61,7 @@ from telegram.ext import (
 from telegram.helpers import create_deep_linked_url
 from telegram.request import BaseRequest
 
+from ..board import BOARD_MESSAGE, Board, catalog_for, render_png
 from ..catalog import DEFAULT_LANGUAGE, DEFAULT_THEME, Catalog, UnknownCatalog, languages, themes
 from ..commands import (
     AddComputers,
@@ -81,7 +84,7 @@ from ..commands import (
     Start,
 )
 from ..service import PermanentFailure, Sender, Service, Table, TemporaryFailure
-from ..store import Store, default_path
+from ..store import BoardMessage, Store, default_path
 
 log = logging.getLogger(__name__)
 
@@ -385,10 +388,15 @@ class _Pace:
 class TelegramChannel:
     """The service's ``Channel`` for Telegram: folds the outbox into few Bot API calls (runs on the sender thread)."""
 
-    def __init__(self, bot: Bot, loop: asyncio.AbstractEventLoop, *, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, bot: Bot, loop: asyncio.AbstractEventLoop, *, clock: Callable[[], float] = time.time,
+                 store: Store | None = None) -> None:
         self.bot = bot
         self.loop = loop
         self.clock = clock
+        self.store = store
+        """The sender thread's database connection: where the board message of each chat is remembered."""
+        self._boards: dict[tuple[str, str], BoardMessage] = {}
+        """Board messages by (chat, table) when there is no ``store``."""
         self._lobby: dict[int, _Live] = {}
         self._counter: dict[int, _Live] = {}
         self._voting: dict[int, bool] = {}
@@ -441,9 +449,13 @@ class TelegramChannel:
             for i in keep:
                 results[i] = TemporaryFailure("paced", wait)
             return results
-        failure = self._attempt(address, chat, kept)
+        # The board image gets its own result: a board that fails must not send the text before it again.
+        boards = [i for i in keep if bodies[i].get("message_id") == BOARD_MESSAGE]
+        failure = self._attempt(address, chat, [bodies[i] for i in keep if i not in boards])
         for i in keep:
             results[i] = failure
+        for i in boards:
+            results[i] = failure or self._attempt(address, chat, [bodies[i]])
         return results
 
     def flush(self) -> int:
@@ -481,7 +493,12 @@ class TelegramChannel:
             wait = max(wait, pace.last + GROUP_INTERVAL - now)
         else:
             wait = max(wait, pace.last + PRIVATE_INTERVAL - now)
-        if bodies and all(b.get("message_id") == _COUNTER for b in bodies):
+        if chat < 0 and any(b.get("message_id") == BOARD_MESSAGE for b in bodies) and len(bodies) > 1:
+            # The board image is a call of its own after the text: leave room for both in this minute.
+            if len(pace.window) >= GROUP_PER_MINUTE - 1:
+                wait = max(wait, pace.window[-(GROUP_PER_MINUTE - 1)] + 60.0 - now)
+        shown = [b for b in bodies if b.get("message_id") != BOARD_MESSAGE]  # a vote leaves the board as it was
+        if shown and all(b.get("message_id") == _COUNTER for b in shown):
             interval = COUNTER_INTERVAL if chat < 0 else PRIVATE_COUNTER_INTERVAL
             wait = max(wait, pace.counter + interval - now)
         return max(wait, 0.0)
@@ -552,8 +569,11 @@ class TelegramChannel:
             raise
         rest = [b for b in bodies if not any(b is e for e in folded)]  # echoes not shown go as new messages
         text: list[dict[str, Any]] = []
+        boards = [b for b in rest if b.get("message_id") == BOARD_MESSAGE]
         for body in rest:
             mid = body.get("message_id")
+            if mid == BOARD_MESSAGE:
+                continue  # drawn after the text it follows (only the latest: ``_relevant``)
             if body.get("join_code"):
                 self._flush_text(chat, text)
                 self._join_message(chat, body)
@@ -566,6 +586,8 @@ class TelegramChannel:
             else:
                 text.append(body)
         self._flush_text(chat, text)
+        if boards:
+            self._board_message(chat, boards[-1])
 
     def _call(self, coroutine: Coroutine[Any, Any, Any]) -> Any:
         """Run one Bot API call on the loop and wait for it (never call this on the loop's own thread).
@@ -730,12 +752,55 @@ class TelegramChannel:
         self._sent(chat, counter=True)
         self._counter[chat] = _Live(live.message_id, "", None, counter=counter)
 
+    def _board_message(self, chat: int, body: dict[str, Any]) -> None:
+        """The board image: sent as a photo once per game, then that one message is edited to the latest board.
+
+        A board that looks like the one shown (a vote changed only the step) costs no call. A message that can
+        no longer be edited (deleted, too old) is replaced by a new photo; its id is kept in the database, so a
+        restart edits the same message.
+        """
+        board = Board.from_json(body["board"])
+        table, game = str(body.get("table") or ""), int(body.get("game") or 0)
+        drawn = json.dumps(board.drawn(), sort_keys=True, ensure_ascii=False)
+        shown = self._board_shown(chat, table)
+        if shown is not None and shown.game == game and shown.drawn == drawn:
+            return
+        png = render_png(board, catalog_for(board, DEFAULT_LANGUAGE))
+        if shown is not None and shown.game == game:
+            try:
+                self._call(self.bot.edit_message_media(
+                    InputMediaPhoto(png, filename="board.png"), chat_id=chat, message_id=int(shown.message_id)))
+                self._sent(chat)
+                self._remember_board(chat, table, BoardMessage(game, shown.message_id, drawn))
+                return
+            except BadRequest as exc:
+                if "not modified" in exc.message.lower():
+                    self._remember_board(chat, table, BoardMessage(game, shown.message_id, drawn))
+                    return
+                log.info("telegram: the board in %s cannot be edited, sending a new one: %s", chat, exc.message)
+        message: Message = self._call(self.bot.send_photo(chat, photo=png, filename="board.png"))
+        self._sent(chat)
+        self._remember_board(chat, table, BoardMessage(game, str(message.message_id), drawn))
+
+    def _board_shown(self, chat: int, table: str) -> BoardMessage | None:
+        if self.store is None:
+            return self._boards.get((str(chat), table))
+        return self.store.board_message(CHANNEL, str(chat), table)
+
+    def _remember_board(self, chat: int, table: str, shown: BoardMessage) -> None:
+        if self.store is None:
+            self._boards[(str(chat), table)] = shown
+        else:
+            self.store.set_board_message(CHANNEL, str(chat), table, shown, self.clock())
+
 
 def _relevant(bodies: Sequence[dict[str, Any]]) -> list[int]:
-    """Indexes of the bodies worth delivering: a vote counter is superseded by any later message."""
+    """Indexes of the bodies worth delivering: a vote counter is superseded by any later message but a board
+    image, a board image by a later board image."""
     counters = [i for i, b in enumerate(bodies) if b.get("message_id") == _COUNTER]
-    drop = set(counters[:-1])
-    if counters and counters[-1] != len(bodies) - 1:
+    boards = [i for i, b in enumerate(bodies) if b.get("message_id") == BOARD_MESSAGE]
+    drop = set(counters[:-1]) | set(boards[:-1])
+    if counters and any(i not in boards for i in range(counters[-1] + 1, len(bodies))):
         drop.add(counters[-1])
     return [i for i in range(len(bodies)) if i not in drop]
 
@@ -814,6 +879,7 @@ class TelegramBot:
         if self._sender is None:
             self._sender_store = Store(self.db_path)
             self._sender = Sender(self._sender_store, {CHANNEL: self.channel}, clock=self.clock)
+            self.channel.store = self._sender_store  # board message ids, on the thread that sends
         return self._sender.deliver_due() + self.channel.flush()
 
     async def deliver(self) -> int:
