@@ -2,7 +2,7 @@
 
 Usage::
 
-    python benchmarks/serve.py [--tables 200] [--seconds 60] [--think 1.0]
+    python benchmarks/serve.py [--tables 200] [--seconds 60] [--think 1.0] [--burst]
 
 It starts ``moderator serve``'s app under uvicorn in a child process (SMS on, Twilio replaced by the in-process
 fake, a fresh database), then plays ``--tables`` tables at once through the signed ``POST /sms`` webhook: each
@@ -60,7 +60,7 @@ def server_env(db: Path, port: int) -> dict[str, str]:
         "TWILIO_AUTH_TOKEN": AUTH_TOKEN,
         "TWILIO_FROM": OUR_NUMBER,
         "TELEGRAM_TOKEN": "",
-        "PYTHONPATH": str(ROOT),
+        "PYTHONPATH": os.environ.get("BENCH_EXTRA_PATH", "") + os.pathsep + str(ROOT),
     }
 
 
@@ -86,8 +86,12 @@ class Result:
     started: int = 0
     accepted: list[str] = field(default_factory=list)
     """MessageSids the server answered 200."""
+    lobby: list[float] = field(default_factory=list)
+    """Of the latencies, those of the lobby's texts (NEWGAME, JOIN, BOTS, GO)."""
     server_cpu: float = float("nan")
     """CPU seconds the server used while the tables played (the machine is shared: latency alone says little)."""
+    loop_cpu: float = float("nan")
+    """Of which the event loop's thread (HTTP and the service; the rest is the SMS sender)."""
     client_cpu: float = float("nan")
     wall: float = float("nan")
 
@@ -170,15 +174,19 @@ class JoinCodes:
 
 
 async def play_table(port: int, codes: JoinCodes, table: int, until: float, think: float,
-                     result: Result, retry: bool = False) -> None:
+                     result: Result, retry: bool = False, burst: bool = False) -> None:
     """One table's phones. With ``retry`` a text the server did not answer is sent again, with the same
-    MessageSid, until it is answered (as across a restart of the server)."""
+    MessageSid, until it is answered (as across a restart of the server). Every text comes after a pause of up to
+    twice ``think`` seconds, the lobby's too; with ``burst`` the lobby's come at once, every table opening at the
+    same moment."""
     url = f"http://127.0.0.1:{port}/sms"
     client = Loopback(port)
     rng = random.Random(table)
     sids = iter(range(10**9))
 
-    async def text(seat: int, body: str) -> None:
+    async def text(seat: int, body: str, lobby: bool = False) -> None:
+        if not (lobby and burst):
+            await asyncio.sleep(rng.uniform(0, 2 * think))
         form = incoming(phone(table, seat), body, f"SM{table:06d}{seat}{next(sids):020d}")
         headers = {"X-Twilio-Signature": signature(url, form)}
         while True:
@@ -192,6 +200,8 @@ async def play_table(port: int, codes: JoinCodes, table: int, until: float, thin
                 result.errors.append(f"table {table}: no answer ({exc})")
                 return
             result.latencies.append(time.perf_counter() - start)
+            if lobby:
+                result.lobby.append(result.latencies[-1])
             if status != 200:
                 result.errors.append(f"table {table}: HTTP {status}")
             else:
@@ -199,30 +209,30 @@ async def play_table(port: int, codes: JoinCodes, table: int, until: float, thin
             return
 
     try:
-        await text(0, f"NEWGAME Host{table}")
+        await text(0, f"NEWGAME Host{table}", lobby=True)
         code = await codes.of(phone(table, 0))
         if code is None:
             result.errors.append(f"table {table}: no join code")
             return
         for seat in range(1, HUMANS):
-            await text(seat, f"JOIN {code} P{table}x{seat}")
-        await text(0, "BOTS 2")
-        await text(0, "GO")
+            await text(seat, f"JOIN {code} P{table}x{seat}", lobby=True)
+        await text(0, "BOTS 2", lobby=True)
+        await text(0, "GO", lobby=True)
         result.started += 1
         while time.monotonic() < until:
-            await asyncio.sleep(rng.uniform(0, 2 * think))
             await text(rng.randrange(HUMANS), rng.choice(ANSWERS))
     finally:
         client.close()
 
 
-async def drive(port: int, db: Path, tables: int, seconds: float, think: float, retry: bool = False) -> Result:
+async def drive(port: int, db: Path, tables: int, seconds: float, think: float, retry: bool = False,
+                burst: bool = False) -> Result:
     result = Result()
     until = time.monotonic() + seconds
     codes = JoinCodes(db)
     poller = asyncio.get_running_loop().create_task(codes.poll(until + 60))
     try:
-        await asyncio.gather(*(play_table(port, codes, t, until, think, result, retry) for t in range(tables)))
+        await asyncio.gather(*(play_table(port, codes, t, until, think, result, retry, burst) for t in range(tables)))
     finally:
         poller.cancel()
     return result
@@ -250,15 +260,17 @@ def wait_healthy(port: int, process: subprocess.Popen[bytes], timeout: float = 3
     raise RuntimeError("the server did not come up")
 
 
-def load(tables: int, seconds: float, think: float, db: Path) -> tuple[Result, dict[str, int]]:
+def load(tables: int, seconds: float, think: float, db: Path, burst: bool = False) -> tuple[Result, dict[str, int]]:
     """Start the server, play, stop it with SIGTERM; the result and what the database holds."""
     port = free_port()
     process = start_server(db, port)
     try:
         wait_healthy(port, process)
-        server_cpu, client_cpu, start = cpu_seconds(process.pid), time.process_time(), time.perf_counter()
-        result = asyncio.run(drive(port, db, tables, seconds, think))
+        server_cpu, loop_cpu = cpu_seconds(process.pid), cpu_seconds(process.pid, process.pid)
+        client_cpu, start = time.process_time(), time.perf_counter()
+        result = asyncio.run(drive(port, db, tables, seconds, think, burst=burst))
         result.server_cpu = cpu_seconds(process.pid) - server_cpu
+        result.loop_cpu = cpu_seconds(process.pid, process.pid) - loop_cpu
         result.client_cpu = time.process_time() - client_cpu
         result.wall = time.perf_counter() - start
     finally:
@@ -274,10 +286,11 @@ def load(tables: int, seconds: float, think: float, db: Path) -> tuple[Result, d
     return result, counts
 
 
-def cpu_seconds(pid: int) -> float:
-    """CPU time (user and system) a process has used so far; NaN where /proc is missing."""
+def cpu_seconds(pid: int, thread: int | None = None) -> float:
+    """CPU time (user and system) a process (or one of its threads) has used so far; NaN where /proc is missing."""
+    stat = Path(f"/proc/{pid}/stat") if thread is None else Path(f"/proc/{pid}/task/{thread}/stat")
     try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        fields = stat.read_text().rsplit(")", 1)[1].split()
     except OSError:
         return float("nan")
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
@@ -293,6 +306,8 @@ def main() -> int:
     parser.add_argument("--tables", type=int, default=200)
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--think", type=float, default=1.0, help="mean seconds between two texts of one table")
+    parser.add_argument("--burst", action="store_true",
+                        help="every table opens at the same moment and its lobby texts come without a pause")
     parser.add_argument("--server", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.server:
@@ -300,17 +315,20 @@ def main() -> int:
         return 0
     with tempfile.TemporaryDirectory() as tmp:
         start = time.perf_counter()
-        result, counts = load(args.tables, args.seconds, args.think, Path(tmp) / "load.db")
+        result, counts = load(args.tables, args.seconds, args.think, Path(tmp) / "load.db", args.burst)
         elapsed = time.perf_counter() - start
     ms = [x * 1000 for x in result.latencies]
     print(f"{args.tables} tables for {args.seconds:g} s (think {args.think:g} s), {os.cpu_count()} CPUs")
     print(f"webhook requests: {len(ms)} ({len(ms) / args.seconds:.0f}/s); tables started: {result.started}")
     print(f"latency: p50 {percentile(ms, 0.5):.1f} ms, p99 {percentile(ms, 0.99):.1f} ms, "
           f"max {max(ms, default=float('nan')):.1f} ms, mean {statistics.fmean(ms) if ms else float('nan'):.1f} ms")
+    lobby = [x * 1000 for x in result.lobby]
+    print(f"  of which the lobby's {len(lobby)} texts: p50 {percentile(lobby, 0.5):.1f} ms, "
+          f"p99 {percentile(lobby, 0.99):.1f} ms")
     per_request = result.server_cpu / len(ms) * 1000 if ms else float("nan")
-    print(f"CPU while playing ({result.wall:.1f} s): server {result.server_cpu:.1f} s "
-          f"({per_request:.2f} ms per request), this client {result.client_cpu:.1f} s; "
-          f"load average {os.getloadavg()[0]:.1f}")
+    print(f"CPU while playing ({result.wall:.1f} s): server {result.server_cpu:.1f} s ({per_request:.2f} ms per "
+          f"request; its event loop {result.loop_cpu:.1f} s, {result.loop_cpu / max(len(ms), 1) * 1000:.2f} ms per "
+          f"request), this client {result.client_cpu:.1f} s; load average {os.getloadavg()[0]:.1f}")
     print(f"errors: {len(result.errors)}" + (f" (first: {result.errors[0]})" if result.errors else ""))
     print("database: " + ", ".join(f"{k} {v}" for k, v in counts.items()) + f"; wall time {elapsed:.1f} s")
     return 1 if result.errors else 0
