@@ -443,7 +443,8 @@ def create_app(
                 if deliver:
                     client = sms_settings.client(twilio_http)
                     channel = sms_transport.SmsChannel(client, sms_settings.sender,
-                                                       sms_settings.messaging_service_sid)
+                                                       sms_settings.messaging_service_sid,
+                                                       status_callback=sms_settings.status_callback)
                     worker = sms_transport.SenderThread(factory, channel)
                     worker.start()
                     stack.callback(worker.stop)

@@ -133,6 +133,8 @@ LOBBY_MESSAGES: Final = (
     "public-results-all",
     "sms-cost",
     "player-unreachable",
+    "player-undelivered",
+    "sms-cost-delivery",
     "decide-in-private",
 )
 """Message ids the service renders itself (everything else comes from ``render``); a test checks the catalogs."""
@@ -589,9 +591,10 @@ class Service:
             out.table_id = table.row.id
             self._say(out, host, table.row.theme, "player-opted-out", name=table.seats[seat].name)
 
-    def unreachable(self, channel: str, address: str) -> None:
-        """A channel cannot reach this address (blocked, never opened a chat): the host and the group are told
-        who it is, at every table where it has a seat; the game waits for them as for anyone."""
+    def unreachable(self, channel: str, address: str, *, undelivered: bool = False) -> None:
+        """A channel cannot reach this address (blocked, never opened a chat; ``undelivered``: the carrier reports
+        its texts undelivered): the host and the group are told who it is, at every table where it has a seat;
+        the game waits for them as for anyone."""
         now = self.clock()
         with self.store.transaction():
             out = Outgoing(None)
@@ -606,11 +609,17 @@ class Service:
                     language = next((s.language for s in table.seats if table.is_host(s.channel, s.address)),
                                     DEFAULT_LANGUAGE)
                     host = Reply(table.row.host_channel, table.row.host_address, language)
-                    self._say(out, host, table.row.theme, "player-unreachable", name=name)
+                    self._unreachable_note(out, host, table.row.theme, name, undelivered)
                 if table.row.public_channel is not None and table.row.public_address is not None:
                     group = Reply(table.row.public_channel, table.row.public_address, DEFAULT_LANGUAGE)
-                    self._say(out, group, table.row.theme, "player-unreachable", name=name)
+                    self._unreachable_note(out, group, table.row.theme, name, undelivered)
             self.store.enqueue(out.rows, now)
+
+    def _unreachable_note(self, out: Outgoing, to: Reply, theme: str, name: str, undelivered: bool) -> None:
+        if undelivered:
+            self._say(out, to, theme, "player-undelivered", name=name)
+        else:
+            self._say(out, to, theme, "player-unreachable", name=name)
 
     def public_moved(self, channel: str, old: str, new: str) -> None:
         """A group chat got a new address (Telegram upgraded it to a supergroup): its tables follow it."""
@@ -1020,19 +1029,25 @@ class Service:
                 else:
                     self._say(out, reply, theme, "public-results-all")
             case HostCommand.COST:
-                self._say(out, reply, theme, "sms-cost", segments=self._sms_segments(table))
+                segments, delivered, failed = self._sms_segments(table)
+                if delivered or failed:
+                    self._say(out, reply, theme, "sms-cost-delivery", segments=segments, delivered=delivered,
+                              failed=failed)
+                else:
+                    self._say(out, reply, theme, "sms-cost", segments=segments)
 
-    def _sms_segments(self, table: Table) -> int:
-        """SMS segments this table's game has sent or queued; rows the channel sent as one SMS share a sent time."""
+    def _sms_segments(self, table: Table) -> tuple[int, int, int]:
+        """SMS segments this table's game has sent or queued, and of those sent how many Twilio reported
+        delivered and not delivered (status callbacks; 0 and 0 without them)."""
         since = float(table.row.options.get("started", 0.0))
-        sent: dict[tuple[str, float], list[str]] = {}
-        segments = 0
-        for address, sent_at, text in self.store.outbox_texts(table.row.id, sorted(SMS_CHANNELS), since):
-            if sent_at is None:
-                segments += sms_segments(text)
-            else:
-                sent.setdefault((address, sent_at), []).append(text)
-        return segments + sum(sms_segments("\n".join(texts)) for texts in sent.values())
+        queued = sum(
+            sms_segments(text)
+            for _, sent_at, text in self.store.outbox_texts(table.row.id, sorted(SMS_CHANNELS), since)
+            if sent_at is None
+        )
+        statuses = self.store.sms_statuses(table.row.id, since)
+        failed = statuses.get("undelivered", 0) + statuses.get("failed", 0)
+        return sum(statuses.values()) + queued, statuses.get("delivered", 0) + statuses.get("read", 0), failed
 
     def _set_status(self, table: Table, status: str, now: float) -> None:
         table.row = replace(table.row, status=status)

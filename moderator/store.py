@@ -131,6 +131,28 @@ def m002_address_indexes(db: Database) -> None:
 
 
 @migrations()
+def m003_sms_status(db: Database) -> None:
+    """Every SMS text sent (by Twilio's message SID): its table, phone and segments, and its delivery status as
+    Twilio's status callbacks report it."""
+    db.executescript(
+        """
+        CREATE TABLE sms_texts (
+            sid TEXT PRIMARY KEY,
+            table_id TEXT,
+            address TEXT NOT NULL,
+            segments INTEGER NOT NULL,
+            status TEXT NOT NULL,
+            error_code TEXT,
+            sent REAL NOT NULL,
+            updated REAL NOT NULL
+        ) STRICT;
+        CREATE INDEX sms_texts_table ON sms_texts(table_id, sent);
+        CREATE INDEX sms_texts_address ON sms_texts(table_id, address, status);
+        """
+    )
+
+
+@migrations()
 def m004_board_messages(db: Database) -> None:
     """The message that shows a table's board image in a chat, edited in place: its id survives a restart."""
     db.executescript(
@@ -230,6 +252,16 @@ class BoardMessage:
     game: int
     message_id: str
     drawn: str
+
+
+@dataclass(frozen=True, slots=True)
+class SmsText:
+    """An SMS text we sent: its SID, table, phone and last reported delivery status."""
+
+    sid: str
+    table_id: str | None
+    address: str
+    status: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -509,6 +541,38 @@ class Store:
     def backlog(self) -> int:
         """How many messages wait for delivery."""
         return int(self.execute("SELECT count(*) FROM outbox WHERE status = 'pending'").fetchone()[0])
+
+    # --- SMS texts and their delivery status ---------------------------------------------------------------
+
+    def record_sms(self, texts: Sequence[tuple[str, str | None, str, int, str]], now: float) -> None:
+        """Record texts sent: (Twilio's SID, table id, phone, segments, status as Twilio answered)."""
+        with self.transaction():
+            self.db.conn.executemany(
+                "INSERT OR IGNORE INTO sms_texts (sid, table_id, address, segments, status, sent, updated)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [(sid, table, address, segments, status, now, now) for sid, table, address, segments, status in texts],
+            )
+
+    def sms_text(self, sid: str) -> SmsText | None:
+        """A text we sent, by its SID; None if it is not ours."""
+        row = self.execute("SELECT table_id, address, status FROM sms_texts WHERE sid = ?", (sid,)).fetchone()
+        return None if row is None else SmsText(sid, row[0], row[1], row[2])
+
+    def set_sms_status(self, sid: str, status: str, error_code: str | None, now: float) -> None:
+        """The delivery status Twilio reported for a text."""
+        self.execute(
+            "UPDATE sms_texts SET status = ?, error_code = ?, updated = ? WHERE sid = ?",
+            (status, error_code, now, sid),
+        )
+
+    def sms_statuses(self, table_id: str, since: float, address: str | None = None) -> dict[str, int]:
+        """Segments of a table's texts sent since ``since`` (to one phone, if given), by delivery status."""
+        sql = "SELECT status, sum(segments) FROM sms_texts WHERE table_id = ? AND sent >= ?"
+        params: list[Any] = [table_id, since]
+        if address is not None:
+            sql += " AND address = ?"
+            params.append(address)
+        return {r[0]: int(r[1]) for r in self.execute(sql + " GROUP BY status", params).fetchall()}
 
     # --- deadlines --------------------------------------------------------------------------------------
 

@@ -47,6 +47,10 @@ class FakeTwilio(HttpClient):
         return Response(201, json.dumps({"sid": sid, "status": "queued", "to": to, "body": form["Body"],
                                          "num_segments": "1", "account_sid": ACCOUNT_SID}))
 
+    def sids_to(self, number: str) -> list[str]:
+        """The SIDs of every text sent to a number, in order (as the REST API answered them)."""
+        return [f"SM{i:032x}" for i, m in enumerate(self.sent, 1) if m["To"] == number]
+
     def to(self, number: str) -> list[str]:
         """Every text sent to a number, in order."""
         return [m["Body"] for m in self.sent if m["To"] == number]
@@ -81,6 +85,23 @@ def incoming(sender: str, body: str, sid: str, *, to: str = OUR_NUMBER) -> dict[
         "From": sender,
         "ApiVersion": "2010-04-01",
     }
+
+
+def status_report(sid: str, status: str, to: str, *, error_code: str | None = None) -> dict[str, str]:
+    """The form fields Twilio posts to a text's ``StatusCallback`` when its delivery status changes."""
+    form = {
+        "AccountSid": ACCOUNT_SID,
+        "ApiVersion": "2010-04-01",
+        "From": OUR_NUMBER,
+        "MessageSid": sid,
+        "MessageStatus": status,
+        "SmsSid": sid,
+        "SmsStatus": status,
+        "To": to,
+    }
+    if error_code is not None:
+        form["ErrorCode"] = error_code
+    return form
 
 
 def signature(url: str, form: dict[str, str], token: str = AUTH_TOKEN) -> str:

@@ -220,6 +220,8 @@ def test_service_messages_fit_one_sms(theme: str, lang: str) -> None:
         "theme": "x" * 20,
         "n": 10,
         "segments": 1000,
+        "delivered": 1000,
+        "failed": 1000,
         "minutes": 120,
     }
     # The host's own replies go to the host's channel (Telegram or the console in practice); a seating order

@@ -63,6 +63,7 @@ from tests.fake_twilio import (
     client,
     incoming,
     signature,
+    status_report,
 )
 
 with warnings.catch_warnings():
@@ -114,7 +115,7 @@ class Phones:
     def __init__(self, seed: int = 1) -> None:
         self.fake = FakeTwilio()
         self.settings = Settings.load(ENV)
-        self.channel = SmsChannel(client(self.fake), OUR_NUMBER)
+        self.channel = SmsChannel(client(self.fake), OUR_NUMBER, status_callback=self.settings.status_callback)
         self.clock = TickingClock()
         rng = random.Random(seed)
         self.app = create_app(self.settings, lambda: Store(memory=True), channel=None,
@@ -259,7 +260,8 @@ def test_a_signed_request_is_handled_and_answered_with_empty_twiml(phones: Phone
     phones.text(number(0), "NEWGAME Ann")
     assert re.fullmatch(r"Table open\. Join code: [A-Z0-9]{5}\.", phones.inbox(number(0))[0])
     request = phones.fake.requests[0]
-    assert request["data"] == {"To": number(0), "From": OUR_NUMBER, "Body": phones.inbox(number(0))[0]}
+    assert request["data"] == {"To": number(0), "From": OUR_NUMBER, "Body": phones.inbox(number(0))[0],
+                               "StatusCallback": f"{PUBLIC_URL}/sms/status"}
 
 
 @pytest.mark.parametrize(
@@ -522,7 +524,7 @@ def test_a_messaging_service_and_a_test_api_url_are_used() -> None:
 # --- folding: what is due for one phone goes out as few one-segment texts as fit ------------------------
 
 
-def test_folding_keeps_order_prompts_last_the_deal_alone_and_secrets_behind_the_header() -> None:
+def test_folding_keeps_order_prompts_last_and_secrets_behind_the_header() -> None:
     h = HEADER["en"]
     bodies = [
         {"message_id": "a", "text": "Public one."},
@@ -534,8 +536,108 @@ def test_folding_keeps_order_prompts_last_the_deal_alone_and_secrets_behind_the_
         {"message_id": "e", "text": "x" * 150},
     ]
     groups = fold(bodies)
-    assert [[b["message_id"] for b in g] for g in groups] == [["a"], ["deal-role"], ["b", "c", "p"], ["d"], ["e"]]
-    assert merged_text(groups[2]) == f"{h}\nPublic two.\nSecret three.\nPrompt. Reply: 1 A, 2 B"
+    assert [[b["message_id"] for b in g] for g in groups] == [["a", "deal-role", "b", "c", "p"], ["d"], ["e"]]
+    assert merged_text(groups[0]) == (
+        f"{h}\nPublic one.\nRole: Liberal.\n---\nPublic two.\nSecret three.\nPrompt. Reply: 1 A, 2 B"
+    )
+
+
+def test_a_part_that_a_later_part_of_the_same_text_says_is_left_out() -> None:
+    nominated = {"message_id": "chancellor-nominated", "text": "Ann nominates Bob as Chancellor. Vote now."}
+    vote = {"message_id": "prompt-vote", "text": "President Ann, Chancellor Bob? Reply: 1 Ja, 2 Nein",
+            "choices": [{"label": "Ja", "token": "vj"}]}
+    candidate = {"message_id": "presidential-candidate", "text": "Presidential Candidate: Cy."}
+    enacted = {"message_id": "policy-enacted", "text": "Enacted: Liberal policy."}
+    assert merged_text([nominated, vote]) == vote["text"]
+    assert merged_text([vote, nominated]) == f"{vote['text']}\n{nominated['text']}"  # only a later part implies
+    assert merged_text([enacted, candidate]) == "Enacted: Liberal policy.\nPresidential Candidate: Cy."
+    nominate = {"message_id": "prompt-nominate", "text": "Your Chancellor? Reply: 1 Ann", "choices": [{}]}
+    assert merged_text([enacted, candidate, nominate]) == "Enacted: Liberal policy.\nYour Chancellor? Reply: 1 Ann"
+    assert fold([nominated, vote]) == [[nominated, vote]]  # both delivered by the one text
+
+
+# --- delivery status callbacks ---------------------------------------------------------------------------
+
+STATUS = f"{PUBLIC_URL}/sms/status"
+
+
+def test_texts_ask_twilio_for_status_callbacks_only_with_a_public_url(phones: Phones) -> None:
+    phones.text(number(0), "NEWGAME Ann")
+    assert phones.fake.sent[-1]["StatusCallback"] == STATUS
+    local = Settings.load({k: v for k, v in ENV.items() if k != "MODERATOR_PUBLIC_URL"})
+    assert local.status_callback is None and local.status_url == "http://127.0.0.1:8000/sms/status"
+
+
+def started_game(p: Phones) -> int:
+    """A 5-player game by text, started; returns how many texts were sent before GO."""
+    open_table(p, NAMES[:5])
+    before = len(p.fake.sent)
+    p.text(number(0), "GO")
+    return before
+
+
+def report(p: Phones, form: dict[str, str]) -> Any:
+    """Twilio posts a status callback, signed for the status URL."""
+    return p.post(form, path="/sms/status", sign_for=STATUS)
+
+
+def cost(p: Phones) -> str:
+    p.text(number(0), "COST")
+    return p.inbox(number(0))[-1]
+
+
+@pytest.mark.parametrize("how", ["unsigned", "wrong token", "webhook url", "tampered"])
+def test_status_callbacks_not_signed_by_twilio_for_the_status_url_are_refused(phones: Phones, how: str) -> None:
+    p = phones
+    started_game(p)
+    sid = p.fake.sids_to(number(1))[-1]
+    form = status_report(sid, "undelivered", number(1), error_code="30003")
+    if how == "unsigned":
+        response = p.post(form, path="/sms/status", headers=False)
+    elif how == "wrong token":
+        response = p.post(form, path="/sms/status", sig=signature(STATUS, form, token="not-our-token"))
+    elif how == "webhook url":
+        response = p.post(form, path="/sms/status", sign_for=WEBHOOK)
+    else:
+        response = p.post(form, path="/sms/status", sig=signature(STATUS, {**form, "MessageStatus": "delivered"}))
+    assert response.status_code == 403
+    p.deliver()
+    host_texts = len(p.inbox(number(0)))
+    assert "delivered" not in cost(p) and len(p.inbox(number(0))) == host_texts + 1  # nothing was recorded
+
+
+def test_an_undelivered_text_to_a_seat_tells_the_host_once(phones: Phones) -> None:
+    p = phones
+    started_game(p)
+    name = p.table_of(number(0)).seats[p.table_of(number(0)).seat_of(CHANNEL, number(1)) or 0].name
+    told = Catalog.load().text("player-undelivered", sms=True, name=name)
+    for sid in p.fake.sids_to(number(1)):
+        for status in ("sent", "undelivered"):
+            response = report(p, status_report(sid, status, number(1), error_code="30003"))
+            assert response.status_code == 204
+    p.deliver()
+    assert p.inbox(number(0)).count(told) == 1
+    assert not any(told in t for phone in (number(1), number(2)) for t in p.inbox(phone))
+
+
+def test_cost_counts_segments_sent_and_what_twilio_reports_delivered(phones: Phones) -> None:
+    p = phones
+    go = started_game(p)
+    before = cost(p)
+    sent = int(re.findall(r"\d+", before)[0])
+    assert before == Catalog.load().text("sms-cost", sms=True, segments=sent)
+    sids = p.fake.sids_to(number(2))
+    assert report(p, status_report(sids[-1], "failed", number(2), error_code="30006")).status_code == 204
+    delivered = [f"SM{i:032x}" for i, m in enumerate(p.fake.sent, 1) if i > go and m["To"] in (number(1), number(3))]
+    for sid in delivered:
+        report(p, status_report(sid, "delivered", number(1)))
+        report(p, status_report(sid, "sent", number(1)))  # late, out of order: ignored
+    assert report(p, status_report("SM" + "f" * 32, "delivered", number(1))).status_code == 204  # not ours
+    p.deliver()
+    # Since the first COST: its reply and the host's note about the failed phone (this COST's reply is queued).
+    assert cost(p) == Catalog.load().text(
+        "sms-cost-delivery", sms=True, segments=sent + 2, delivered=len(delivered), failed=1
+    )
 
 
 # --- whole games by text --------------------------------------------------------------------------------
@@ -552,8 +654,9 @@ def test_a_whole_game_played_only_by_text(players: int, seed: int) -> None:
         table = play_by_text(p, rng)
         assert table.state is not None and table.state.phase is Phase.GAME_OVER
         check_texts(p, seats)
+        truth = Catalog.load().text("truth-title", sms=True)
         for phone in seats:
-            assert any(t.startswith("What really happened") for t in p.inbox(phone))
+            assert any(truth in t for t in p.inbox(phone))
         # The host asks what the game cost: exactly the texts sent since GO.
         game_texts = len(p.fake.sent) - started
         p.text(number(0), "COST")

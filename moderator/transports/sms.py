@@ -48,7 +48,7 @@ from twilio.request_validator import RequestValidator
 from twilio.rest import Client
 from twilio.twiml.messaging_response import MessagingResponse
 
-from ..catalog import SMS_LIMIT, languages, to_gsm7
+from ..catalog import SMS_LIMIT, languages, sms_segments, to_gsm7
 from ..commands import (
     AddComputers,
     Ask,
@@ -78,6 +78,13 @@ log = logging.getLogger(__name__)
 CHANNEL: Final = "sms"
 """The channel name in the store (``service.SMS_CHANNELS`` makes the renderer write one-segment texts for it)."""
 WEBHOOK_PATH: Final = "/sms"
+STATUS_PATH: Final = "/sms/status"
+"""Twilio's delivery status callbacks for the texts we send (``status_callback``)."""
+FINAL_STATUSES: Final = frozenset({"delivered", "undelivered", "failed", "canceled", "read"})
+NOT_DELIVERED: Final = frozenset({"undelivered", "failed"})
+"""Statuses that mean the text never reached the phone."""
+_STATUS_ORDER: Final = {"accepted": 0, "scheduled": 0, "queued": 1, "sending": 2, "sent": 3}
+"""Twilio's callbacks may arrive out of order: a later report of an earlier status changes nothing."""
 
 # Twilio's reserved keywords (Advanced Opt-Out defaults): Twilio acts on a message that is exactly one of these
 # words. They are never game commands, whatever else the message says.
@@ -111,6 +118,9 @@ class Settings:
     db_path: Path
     region: str | None
     """``MODERATOR_SMS_REGION`` (e.g. ``US``): how to read a number written without a country code."""
+    status_callback: str | None = None
+    """Where Twilio reports each text's delivery (``MODERATOR_PUBLIC_URL`` + ``/sms/status``); None without a
+    public URL, since Twilio could not reach a local address."""
 
     @classmethod
     def load(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -129,6 +139,8 @@ class Settings:
             port=port,
             db_path=Path(db).expanduser() if db else default_path(),
             region=env.get("MODERATOR_SMS_REGION"),
+            status_callback=env["MODERATOR_PUBLIC_URL"].rstrip("/") + STATUS_PATH if "MODERATOR_PUBLIC_URL" in env
+            else None,
         )
 
     @property
@@ -140,6 +152,11 @@ class Settings:
     def webhook_url(self) -> str:
         """The URL Twilio is configured to call, which its signature covers."""
         return self.public_url + WEBHOOK_PATH
+
+    @property
+    def status_url(self) -> str:
+        """The status callback URL Twilio calls, which its signature covers."""
+        return self.public_url + STATUS_PATH
 
     def client(self, http_client: Any = None) -> Client:
         """The twilio REST client (``TWILIO_API_URL`` points it at a Twilio-compatible test server)."""
@@ -334,6 +351,31 @@ class SmsGateway:
         return True
 
 
+    def delivery(self, params: Mapping[str, str]) -> bool:
+        """Record a status callback for a text we sent; False if it names no text of ours or no known status.
+
+        The first text to a seat's phone that is reported undelivered or failed tells the host (and the
+        table's group), once per table and phone: the game waits for that player as for anyone.
+        """
+        sid = params.get("MessageSid") or params.get("SmsSid") or ""
+        status = (params.get("MessageStatus") or params.get("SmsStatus") or "").lower()
+        store = self.service.store
+        text = store.sms_text(sid) if sid else None
+        if text is None or not (status in _STATUS_ORDER or status in FINAL_STATUSES):
+            return False
+        if text.status in FINAL_STATUSES or _STATUS_ORDER.get(status, 9) < _STATUS_ORDER.get(text.status, 9):
+            return True  # already final, or an older report that arrived late
+        told = text.table_id is not None and bool(
+            set(store.sms_statuses(text.table_id, 0.0, text.address)) & NOT_DELIVERED
+        )
+        with store.transaction():
+            store.set_sms_status(sid, status, params.get("ErrorCode") or None, self.service.clock())
+        if status in NOT_DELIVERED and not told:
+            log.info("an SMS was reported %s (error %s)", status, params.get("ErrorCode") or "-")
+            self.service.unreachable(CHANNEL, text.address, undelivered=True)
+        return True
+
+
 def _twiml() -> Response:
     return Response(str(MessagingResponse()), media_type="application/xml")
 
@@ -364,6 +406,18 @@ def create_app(
             log.info("ignored an SMS webhook without a usable sender or message id")
         return _twiml()
 
+    async def status(request: Request) -> Response:
+        form = await request.form()
+        url = settings.status_url + (f"?{request.url.query}" if request.url.query else "")
+        signature = request.headers.get("X-Twilio-Signature", "")
+        if not signature or not validator.validate(url, form, signature):
+            log.warning("refused a request to %s without a valid Twilio signature", STATUS_PATH)
+            return Response(status_code=403)
+        gateway: SmsGateway = request.app.state.gateway
+        if not gateway.delivery({k: str(v) for k, v in form.items()}):
+            log.info("ignored a status callback for no text of ours")
+        return Response(status_code=204)
+
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         store = store_factory()
@@ -382,7 +436,8 @@ def create_app(
                 worker.stop()
             store.close()
 
-    return Starlette(routes=[Route(WEBHOOK_PATH, webhook, methods=["POST"])], lifespan=lifespan)
+    routes = [Route(WEBHOOK_PATH, webhook, methods=["POST"]), Route(STATUS_PATH, status, methods=["POST"])]
+    return Starlette(routes=routes, lifespan=lifespan)
 
 
 # --- text out ---------------------------------------------------------------------------------------------
@@ -397,6 +452,18 @@ def fit_sms(text: str) -> str:
     return plain
 
 
+@dataclass(frozen=True, slots=True)
+class Text:
+    """One SMS text sent or tried: the messages it carried, Twilio's SID and segment count if it went out, or
+    its failure."""
+
+    parts: tuple[dict[str, Any], ...]
+    sid: str | None = None
+    segments: int = 0
+    status: str = "queued"
+    failure: Exception | None = None
+
+
 @dataclass
 class SmsChannel:
     """The service's ``Channel`` for phones: what is due for one phone goes out as few one-segment texts as it
@@ -407,6 +474,8 @@ class SmsChannel:
     messaging_service_sid: str | None = None
     on_join_code: Callable[[str], None] | None = None
     """Called with a table's join code when its host is told it (``moderator sms`` prints the QR code)."""
+    status_callback: str | None = None
+    """The URL Twilio reports each text's delivery status to (``Settings.status_callback``), if any."""
     texts: int = 0
     """Texts sent so far (each one segment)."""
 
@@ -419,88 +488,117 @@ class SmsChannel:
     def send_batch(self, address: str, bodies: Sequence[dict[str, Any]]) -> list[Exception | None]:
         """Deliver everything due for one phone, oldest first, folded into one-segment texts."""
         results: list[Exception | None] = []
-        for group, result in self.send_texts(address, bodies):
-            results.extend([result] * len(group))
+        for text in self.send_texts(address, bodies):
+            results.extend([text.failure] * len(text.parts))
         return results
 
-    def send_texts(
-        self, address: str, bodies: Sequence[dict[str, Any]]
-    ) -> list[tuple[list[dict[str, Any]], Exception | None]]:
-        """Each text sent for these messages (in order): the messages it carried, and None or its failure."""
-        out: list[tuple[list[dict[str, Any]], Exception | None]] = []
+    def send_texts(self, address: str, bodies: Sequence[dict[str, Any]]) -> list[Text]:
+        """Each text sent for these messages, in order (what it carried, and its SID or its failure)."""
+        out: list[Text] = []
         failure: Exception | None = None
         for group in fold(bodies):
-            if failure is None:
-                failure = self._create(address, merged_text(group))
-                codes = [str(b["join_code"]) for b in group if b.get("join_code")]
-                if failure is None and codes and self.on_join_code is not None:
-                    self.on_join_code(codes[0])
-            # After a failure nothing later for this phone goes out: it would overtake.
-            out.append((group, failure))
+            if failure is not None:
+                out.append(Text(tuple(group), failure=failure))  # nothing later overtakes a failed text
+                continue
+            text = self._create(address, group)
+            out.append(text)
+            failure = text.failure
+            codes = [str(b["join_code"]) for b in group if b.get("join_code")]
+            if failure is None and codes and self.on_join_code is not None:
+                self.on_join_code(codes[0])
             if isinstance(failure, PermanentFailure) and str(OPTED_OUT_ERROR) not in str(failure):
                 failure = None  # this text can never go; the next ones may
         return out
 
-    def _create(self, address: str, text: str) -> Exception | None:
-        origin = (
+    def _create(self, address: str, group: list[dict[str, Any]]) -> Text:
+        origin: dict[str, str] = (
             {"messaging_service_sid": self.messaging_service_sid}
             if self.messaging_service_sid
-            else {"from_": self.sender}
+            else {"from_": self.sender or ""}
         )
+        if self.status_callback:
+            origin["status_callback"] = self.status_callback
+        body = fit_sms(merged_text(group))
         try:
-            self.client.messages.create(to=address, body=fit_sms(text), **origin)
+            message = self.client.messages.create(to=address, body=body, **origin)
         except TwilioException as exc:
             status = getattr(exc, "status", None)
             code = getattr(exc, "code", None)
             if status == 429 or (isinstance(status, int) and status >= 500):
-                return TemporaryFailure(f"twilio {status} ({code})")
-            return PermanentFailure(f"twilio {status} ({code})")
+                return Text(tuple(group), failure=TemporaryFailure(f"twilio {status} ({code})"))
+            return Text(tuple(group), failure=PermanentFailure(f"twilio {status} ({code})"))
         except OSError as exc:  # requests' connection errors and timeouts are OSErrors
-            return TemporaryFailure(f"network: {exc}")
+            return Text(tuple(group), failure=TemporaryFailure(f"network: {exc}"))
         self.texts += 1
-        return None
+        sid = getattr(message, "sid", None)
+        segments = getattr(message, "num_segments", None)
+        return Text(
+            tuple(group),
+            sid=sid if isinstance(sid, str) else None,
+            segments=int(segments) if isinstance(segments, (int, str)) and str(segments).isdecimal()
+            else sms_segments(body),
+            status=str(getattr(message, "status", None) or "queued"),
+        )
 
 
 def _strip_header(text: str) -> str:
     return text.split("\n", 1)[1] if "\n" in text else ""
 
 
+IMPLIED_BY: Final[Mapping[str, frozenset[str]]] = {
+    # In one text, a part is left out when a later part says the same: the vote prompt names the President
+    # and the Chancellor, the nomination prompt tells its reader they are the candidate, and the game's first
+    # line repeats the start. The left-out part still counts as delivered (it was, in other words).
+    "chancellor-nominated": frozenset({"prompt-vote"}),
+    "presidential-candidate": frozenset({"prompt-nominate"}),
+    "presidential-candidate-special": frozenset({"prompt-nominate"}),
+    "game-starting": frozenset({"game-started"}),
+}
+
+
 def fold(bodies: Iterable[dict[str, Any]]) -> list[list[dict[str, Any]]]:
     """Messages due for one phone, in order, in groups that each go out as one text of at most one segment.
 
-    A group ends with a prompt (its options stay last), the deal goes alone (every seat's deal has the same
-    shape), and a secret part makes the whole text start with the neutral private header.
+    A group ends with a prompt (its options stay last), and a secret part makes the whole text start with the
+    neutral private header. The deal may share a text: it is padded to one length for every role, so what
+    shares it, and the text's length, depend on public facts only.
     """
     groups: list[list[dict[str, Any]]] = []
     for body in bodies:
         last = groups[-1] if groups else None
-        if (
-            last is not None
-            and not last[-1].get("choices")
-            and "deal-role" not in (last[0].get("message_id"), body.get("message_id"))
-            and len(merged_text([*last, body])) <= SMS_LIMIT
-        ):
+        if last is not None and not last[-1].get("choices") and len(merged_text([*last, body])) <= SMS_LIMIT:
             last.append(body)
         else:
             groups.append([body])
     return groups
 
 
+def _shown(bodies: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The parts of one text that are written out: those no later part implies (``IMPLIED_BY``)."""
+    ids = [b.get("message_id") for b in bodies]
+    return [
+        b for i, b in enumerate(bodies)
+        if not IMPLIED_BY.get(str(ids[i]), frozenset()).intersection(ids[i + 1:])
+    ]
+
+
 def merged_text(bodies: Sequence[dict[str, Any]]) -> str:
-    """The text of messages sent as one SMS: the header first if any is secret, then every part in order."""
-    texts = [to_gsm7(str(b.get("text", ""))) for b in bodies]
+    """The text of messages sent as one SMS: the header first if any is secret, then every part in order
+    (less the parts a later one implies)."""
+    shown = _shown(bodies)
+    texts = [to_gsm7(str(b.get("text", ""))) for b in shown]
     if len(texts) == 1:
         return texts[0]
-    secret = [t for b, t in zip(bodies, texts, strict=True) if b.get("secret")]
-    parts = [_strip_header(t) if b.get("secret") else t for b, t in zip(bodies, texts, strict=True)]
+    secret = [t for b, t in zip(shown, texts, strict=True) if b.get("secret")]
+    parts = [_strip_header(t) if b.get("secret") else t for b, t in zip(shown, texts, strict=True)]
     header = [secret[0].split("\n", 1)[0]] if secret else []
     return "\n".join(header + parts)
 
 
 class SmsSender(Sender):
     """The service's ``Sender`` for SMS: like ``SmsChannel.send_batch``, it folds what is due for one phone into
-    one-segment texts, and it marks the messages of one text sent at one time of their own, so the service can
-    count the texts a game cost (``COST``)."""
+    one-segment texts, and records each text it sent (Twilio's SID, table, segments), so the service can count
+    what a game cost (``COST``) and a status callback can find the text it reports on."""
 
     def __init__(self, store: Store, channel: SmsChannel, **options: Any) -> None:
         super().__init__(store, {CHANNEL: channel}, **options)
@@ -511,16 +609,24 @@ class SmsSender(Sender):
         """Send what is due; returns how many outbox messages went out (``deliver_due`` records them)."""
         now = self.clock()
         by_phone: dict[str, list[OutboxRow]] = {}
+        sent: list[tuple[str, str | None, str, int, str]] = []
         for row in self.store.due(now, limit, channels=[CHANNEL]):
             by_phone.setdefault(row.address, []).append(row)
         delivered = 0
-        for address, rows in by_phone.items():
-            bodies = [{**r.body, "message_id": r.message_id, "outbox_id": r.id} for r in rows]
-            by_id = {r.id: r for r in rows}
-            for group, result in self.channel.send_texts(address, bodies):
-                stamp = self._next_stamp()
-                for body in group:
-                    delivered += self._settle(by_id[body["outbox_id"]], result, now, stamp)
+        try:
+            for address, rows in by_phone.items():
+                bodies = [{**r.body, "message_id": r.message_id, "outbox_id": r.id} for r in rows]
+                by_id = {r.id: r for r in rows}
+                for text in self.channel.send_texts(address, bodies):
+                    stamp = self._next_stamp()
+                    for body in text.parts:
+                        delivered += self._settle(by_id[body["outbox_id"]], text.failure, now, stamp)
+                    if text.sid is not None:
+                        table = by_id[text.parts[0]["outbox_id"]].table_id
+                        sent.append((text.sid, table, address, text.segments, text.status))
+        finally:
+            if sent:  # what went out is counted (COST) and its status callbacks find it
+                self.store.record_sms(sent, now)
         return delivered
 
     def _next_stamp(self) -> float:
@@ -607,7 +713,8 @@ def serve(settings: Settings) -> int:
             link = join_link(number, code)
             print(qr_text(link), link, sep="\n", flush=True)
 
-    channel = SmsChannel(client, settings.sender, settings.messaging_service_sid, on_join_code=show)
+    channel = SmsChannel(client, settings.sender, settings.messaging_service_sid, on_join_code=show,
+                         status_callback=settings.status_callback)
     app = create_app(settings, lambda: Store(settings.db_path), channel=channel, clock=time.time)
     log.info("SMS webhook at %s", settings.webhook_url)
     uvicorn.run(app, host=settings.host, port=settings.port, log_level="info")
