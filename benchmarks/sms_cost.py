@@ -7,9 +7,11 @@ SMS to every phone" and "public results to the host's phone only" (the host text
 segments sent and received per game (from GO to the end), and in the lobby.
 
 Target (issue 5): a 7-player all-SMS game with public results on the host phone only sends fewer than 120
-segments on average.
+segments on average. "floor" is one text per phone per input that sends it anything: what perfect folding
+would reach without holding back a result for later (every result reaches the host when it happens).
+``--by-message`` prints which messages go to which phone how often (7 players, host phone only).
 
-    python benchmarks/sms_cost.py [--games 30] [--seed 1]
+    python benchmarks/sms_cost.py [--games 30] [--seed 1] [--by-message]
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import random
 import re
 import statistics
 import sys
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,13 +33,22 @@ from moderator.catalog import SMS_LIMIT, is_gsm7, sms_segments
 from moderator.engine import Phase, awaiting, view_for
 from moderator.service import Service, action_token
 from moderator.store import Store
-from moderator.transports.sms import CHANNEL, SmsChannel, SmsGateway, SmsSender
+from moderator.transports.sms import CHANNEL, SmsChannel, SmsGateway, SmsSender, Text
 
 TARGET = 120
 NAMES = ("Anna", "Ben", "Chloe", "David", "Emma", "Finn", "Grace", "Hugo", "Ines", "Jonas")
 """Everyday first names (the tests check every text with 20-character names; ``--long-names`` measures those)."""
 LONG_NAMES = ("Alexandra", "Bartholomew", "Constance", "Dominique", "Evangeline", "Fitzgerald", "Gwendolyn",
               "Hieronymus", "Isadora", "Jeremiah")
+
+
+@dataclass(frozen=True)
+class _Sent:
+    """What ``messages.create`` answers: the message's SID and segment count."""
+
+    sid: str
+    num_segments: str
+    status: str = "queued"
 
 
 @dataclass
@@ -49,9 +61,21 @@ class StubTwilio:
     def messages(self) -> StubTwilio:
         return self
 
-    def create(self, to: str, body: str, **_: Any) -> None:
+    def create(self, to: str, body: str, **_: Any) -> _Sent:
         assert len(body) <= SMS_LIMIT and is_gsm7(body), body
         self.texts.append((to, body))
+        return _Sent(f"SM{len(self.texts):032x}", str(sms_segments(body)))
+
+
+class CountingChannel(SmsChannel):
+    """``SmsChannel`` that also notes, per text, the phone and the message ids it carried."""
+
+    carried: list[tuple[str, tuple[str, ...]]]
+
+    def send_texts(self, address: str, bodies: Any) -> list[Text]:
+        texts = super().send_texts(address, bodies)
+        self.carried.extend((address, tuple(str(b["message_id"]) for b in t.parts)) for t in texts if t.sid)
+        return texts
 
 
 @dataclass
@@ -59,6 +83,8 @@ class Tally:
     sent: int = 0
     received: int = 0
     elections: int = 0
+    floor: int = 0
+    carried: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)
 
 
 def play(players: int, seed: int, host_only: bool, names: tuple[str, ...] = NAMES) -> tuple[Tally, Tally]:
@@ -67,7 +93,9 @@ def play(players: int, seed: int, host_only: bool, names: tuple[str, ...] = NAME
     store = Store(memory=True)
     service = Service(store, seed=lambda: rng.getrandbits(64), clock=_Clock())
     twilio = StubTwilio()
-    sender = SmsSender(store, SmsChannel(twilio, "+15017122661"))  # type: ignore[arg-type]
+    channel = CountingChannel(twilio, "+15017122661")  # type: ignore[arg-type]
+    channel.carried = []
+    sender = SmsSender(store, channel)
     gateway = SmsGateway(service)
     phones = [f"+1202555{1000 + i:04d}" for i in range(players)]
     ids = iter(range(1, 10**9))
@@ -81,6 +109,7 @@ def play(players: int, seed: int, host_only: bool, names: tuple[str, ...] = NAME
         while sender.deliver_due():
             pass
         tally.sent += sum(sms_segments(b) for _, b in twilio.texts[before:])
+        tally.floor += len({to for to, _ in twilio.texts[before:]})
 
     text(phones[0], f"NEWGAME {names[0]}")
     code = re.search(r"([A-Z0-9]{5})\.?\s*$", twilio.texts[-1][1])
@@ -90,6 +119,7 @@ def play(players: int, seed: int, host_only: bool, names: tuple[str, ...] = NAME
     if host_only:
         text(phones[0], "HOSTONLY")
     tally = game
+    mark = len(channel.carried)
     text(phones[0], "GO")
     table = service.table(store.tables_of(CHANNEL, phones[0])[0].id)
     assert table is not None and table.state is not None
@@ -109,6 +139,7 @@ def play(players: int, seed: int, host_only: bool, names: tuple[str, ...] = NAME
         table = service.table(table.row.id)  # type: ignore[assignment]
         assert table is not None and table.state is not None
     game.elections = sum(1 for e in table.log if e.kind == "election-decided")
+    game.carried = [("host" if to == phones[0] else "seat", ids) for to, ids in channel.carried[mark:]]
     return lobby, game
 
 
@@ -128,10 +159,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--games", type=int, default=30, help="games per row (default 30)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--long-names", action="store_true", help="ten-letter names instead of everyday ones")
+    parser.add_argument("--by-message", action="store_true", help="texts by phone and messages carried")
     args = parser.parse_args(argv)
+    if args.by_message:
+        return by_message(args.games, args.seed, LONG_NAMES if args.long_names else NAMES)
     print(f"SMS segments per game, {args.games} games per row (game: GO to the end; lobby: NEWGAME to GO),"
           f" {'ten-letter' if args.long_names else 'everyday'} names")
-    print(f"{'players':>7}  {'public results':<15} {'sent':>7} {'min':>5} {'max':>5} {'received':>9}"
+    print(f"{'players':>7}  {'public results':<15} {'sent':>7} {'min':>5} {'max':>5} {'floor':>6} {'received':>9}"
           f" {'elections':>9} {'sent/election':>13} {'lobby':>11}")
     result = 0
     for players in (5, 7, 10):
@@ -143,7 +177,8 @@ def main(argv: list[str] | None = None) -> int:
             lobby = f"{statistics.mean(lb.sent for lb, _ in games):.0f}/{statistics.mean(lb.received for lb, _ in games):.0f}"
             label = "host phone only" if host_only else "every phone"
             elections = statistics.mean(g.elections for _, g in games)
-            print(f"{players:>7}  {label:<15} {statistics.mean(sent):>7.1f} {min(sent):>5} {max(sent):>5}"
+            floor = statistics.mean(g.floor for _, g in games)
+            print(f"{players:>7}  {label:<15} {statistics.mean(sent):>7.1f} {min(sent):>5} {max(sent):>5} {floor:>6.1f}"
                   f" {received:>9.1f} {elections:>9.1f} {statistics.mean(sent) / elections:>13.1f} {lobby:>11}")
             if players == 7 and host_only:
                 average = statistics.mean(sent)
@@ -154,6 +189,17 @@ def main(argv: list[str] | None = None) -> int:
                     f" (median {statistics.median(sent):.0f}; {under:.0%} of games under {TARGET})"
                 )
     print(result)
+    return 0
+
+
+def by_message(games: int, seed: int, names: tuple[str, ...]) -> int:
+    """Texts per game of 7 players, host phone only, by recipient (host or another seat) and messages carried."""
+    played = [play(7, seed * 10_000 + 700 + g, True, names)[1] for g in range(games)]
+    counts: Counter[tuple[str, tuple[str, ...]]] = Counter(c for g in played for c in g.carried)
+    print(f"texts per game, 7 players, host phone only, {games} games: {statistics.mean(g.sent for g in played):.1f}"
+          f" (floor {statistics.mean(g.floor for g in played):.1f})")
+    for (who, ids), n in counts.most_common():
+        print(f"{n / games:7.2f}  {who:<5} {' + '.join(ids)}")
     return 0
 
 
