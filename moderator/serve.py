@@ -425,6 +425,12 @@ def create_app(
         service = LoggedService(store, clock=clock, **service_options)
         if isinstance(store, SerialStore):
             store.group_commits(service.forget)
+        if settings.web:
+            from .transports.web import WebTables
+
+            state.web = WebTables(service, public_url=settings.public_url)
+            state.web.bind(asyncio.get_running_loop())
+            on.append("web (this server's pages)")
         state = app.state
         state.store, state.service, state.settings = store, service, settings
         state.telegram = state.bot = None

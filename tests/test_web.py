@@ -6,13 +6,16 @@ from __future__ import annotations
 import random
 import re
 from pathlib import Path
+from urllib.parse import quote, urlencode
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from moderator import render
 from moderator.render import InputProblem
 from moderator.catalog import Catalog
-from moderator.engine import view_for
+from moderator.engine import awaiting, view_for
 from moderator.transports import web
 from tests.web_table import WebTable, choices, text_of
 
@@ -94,6 +97,8 @@ def test_pass_and_play_plays_a_whole_game_on_the_host_device(table: WebTable) ->
         names = table.host.get(f"/host/{table_id}/live").text
         owing = re.findall(r'href="(/host/\w+/seat/\d+)">[^<]*</a> <span class="owes">', names)
         assert owing, "pass-and-play shows nobody who owes a decision"
+        # The names list is for everyone around the device: it shows no seat's secret.
+        assert_private(table, table_id, {None: names})
         seat_url = rng.choice(owing)
         page = table.host.get(seat_url).text
         assert '<details class="secret" id="cover-' in page  # the seat's page starts covered: pass it face down
@@ -194,3 +199,110 @@ def test_an_unknown_or_closed_join_code_takes_no_seat(table: WebTable) -> None:
     table.host_do(table_id, "start")
     assert phone.post(f"/join/{code}", data={"name": "Zed"}).status_code == 404
     assert "Zed" not in table.service.table(table_id).names
+
+
+def test_browser_telegram_and_sms_seats_play_one_game_together(tmp_path: Path) -> None:
+    """A table opened on Telegram, joined by SMS and by three phones in the browser, played to the end, each seat
+    deciding through its own channel."""
+    import json
+    import warnings
+
+    from moderator.serve import Settings, create_app
+    from moderator.transports.telegram import callback
+    from tests.fake_twilio import FakeTwilio
+    from tests.test_serve import ANN, Server, WebhookBotAPI, env, open_table, private_chat
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from starlette.testclient import TestClient
+
+    db = tmp_path / "mixed.db"
+    app = create_app(Settings.load(env(db, MODERATOR_WEB="on"), cwd=tmp_path),
+                     telegram_request=WebhookBotAPI(clock=lambda: 1_800_000_000.0), twilio_http=FakeTwilio(),
+                     deliver=False)
+    with TestClient(app) as client:
+        s = Server(client, app.state.telegram, None, db)  # type: ignore[arg-type]
+        code = open_table(s)
+        bob = "+12025550102"
+        assert s.text(bob, f"JOIN {code} Bob", "SM-join") == 200
+        phones = {}
+        for name in ("Cy", "Dee", "Eve"):
+            phone = TestClient(app)
+            phone.portal = client.portal
+            assert phone.post(f"/join/{code}", data={"name": name}).status_code == 200
+            phones[name] = phone
+        assert s.update(s.say(ANN, "/startgame")) == 200
+        service = app.state.service
+        [(table_id,)] = s.rows("SELECT id FROM game_tables")  # the service's own connection is its thread's
+        channels = {seat.name: seat.channel for seat in service.table(table_id).seats}
+        assert channels == {"Ann": "telegram", "Bob": "sms", "Cy": "web", "Dee": "web", "Eve": "web"}
+        rng = random.Random(2)
+        for turn in range(600):
+            t = service.table(table_id)
+            if t.row.status == "over":
+                break
+            seat = t.seats[rng.choice(sorted(set(awaiting(t.state))))]
+            step = len(t.actions)
+            if seat.channel == "web":
+                page = phones[seat.name].get(f"/play/{table_id}/live").text
+                phones[seat.name].post(f"/play/{table_id}", data=rng.choice(choices(page)).fields)
+            elif seat.channel == "sms":
+                count = len(view_for(t.state, seat.position).legal_actions)
+                assert s.text(bob, str(rng.randint(1, count)), f"SM{turn}") == 200
+            else:
+                prompts = [json.loads(b) for (b,) in s.rows(
+                    "SELECT body FROM outbox WHERE channel = 'telegram' AND address = ? ORDER BY id",
+                    (str(ANN["id"]),))]
+                prompt = [p for p in prompts if p.get("choices")][-1]
+                data = callback(prompt["table"], prompt["decision"], rng.choice(prompt["choices"])["token"])
+                query = {"id": f"q{turn}", "from": ANN, "chat_instance": "ci", "data": data,
+                         "message": {"message_id": 1, "chat": private_chat(ANN), "date": 1_800_000_000, "text": "?"}}
+                assert s.update({"update_id": 10_000 + turn, "callback_query": query}) == 200
+            assert len(service.table(table_id).actions) > step, f"{seat.channel} seat {seat.name} did not decide"
+        assert service.table(table_id).row.status == "over"
+        # What the SMS and Telegram seats did reached the browser seats like anyone's.
+        assert "Ann" in text_of(phones["Cy"].get(f"/play/{table_id}").text)
+
+
+HOSTILE = st.one_of(st.binary(max_size=600), st.text(max_size=300).map(str.encode),
+                    st.dictionaries(st.sampled_from(["token", "decision", "nonce", "do", "name", "position", "seat"]),
+                                    st.text(max_size=80), max_size=6).map(lambda d: urlencode(d).encode()))
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                  HealthCheck.too_slow])
+@given(body=HOSTILE, route=st.sampled_from(["play", "host", "seat", "join", "screen", "new-get"]),
+       content_type=st.sampled_from(["application/x-www-form-urlencoded", "multipart/form-data; boundary=x",
+                                     "text/plain", "application/json", None]))
+def test_hostile_requests_to_the_pages_never_give_a_5xx_nor_change_the_game(
+    game: tuple[WebTable, str, object], body: bytes, route: str, content_type: str | None
+) -> None:
+    table, table_id, phone = game
+    before = (table.service.table(table_id).state.step, table.service.table(table_id).names, table.status(table_id))
+    headers = {"content-type": content_type} if content_type else {}
+    garbage = quote(body.decode("latin-1")[:100], safe="")
+    match route:
+        case "play":  # a seated phone, but a body that is no button of its prompt
+            response = phone.post(f"/play/{table_id}", content=body, headers=headers)
+        case "host":
+            response = table.device().post(f"/host/{table_id}", content=body, headers=headers)
+        case "seat":
+            response = table.device().post(f"/host/{table_id}/seat/{garbage or 0}", content=body, headers=headers)
+        case "join":
+            response = table.device().post(f"/join/{garbage or 'X'}", content=body, headers=headers)
+        case "screen":
+            response = table.device().get(f"/table/{garbage or 'X'}/live")
+        case _:
+            response = table.device().get(f"/play/{garbage or 'X'}")
+    assert response.status_code < 500, (route, response.status_code)
+    after = (table.service.table(table_id).state.step, table.service.table(table_id).names, table.status(table_id))
+    assert after == before
+
+
+@pytest.fixture
+def game(table: WebTable) -> tuple[WebTable, str, object]:
+    """A 5-player game under way; one of its phones."""
+    table_id, code = table.open("Host", play=False)
+    phones = [table.join(code, name) for name in NAMES]
+    table.host_do(table_id, "start")
+    return table, table_id, phones[0]

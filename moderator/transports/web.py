@@ -191,8 +191,11 @@ def _catalog(theme: str, lang: str) -> Catalog:
 class WebTables:
     """The browser channel's view of the service: who a cookie is, and the live parts of every page."""
 
-    def __init__(self, service: Service) -> None:
+    def __init__(self, service: Service, *, public_url: str | None = None) -> None:
         self.service = service
+        self.public_url = public_url
+        """Where phones reach this server (join links and QR codes); else the address a page was asked for."""
+        self._boards: dict[str, tuple[str, bytes]] = {}
         self.store = service.store
         self._listeners: dict[str, set[asyncio.Queue[None]]] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -314,9 +317,9 @@ class WebTables:
         body = "".join(parts)
         return _covered(f"cover-{position}", cover, body) if cover is not None else body
 
-    def screen_part(self, table: Table, base_url: str) -> str:
+    def screen_part(self, table: Table, base_url: str, lang: str) -> str:
         """The table screen's live part: public information only."""
-        catalog = _catalog(table.row.theme, DEFAULT_LANGUAGE)
+        catalog = _catalog(table.row.theme, lang)
         state = table.state
         parts: list[str] = []
         if table.row.status == "lobby" or state is None:
@@ -392,11 +395,24 @@ class WebTables:
 
     # pieces
 
+    def board_image(self, table: Table) -> bytes:
+        """The board as a PNG, drawn once per version of the table (every page shows the same image)."""
+        from ..board import Board, render_png
+
+        assert table.state is not None
+        version = _version(table)
+        cached = self._boards.get(table.row.id)
+        if cached is None or cached[0] != version:
+            catalog = _catalog(table.row.theme, DEFAULT_LANGUAGE)
+            cached = version, render_png(Board.of(public_view(table.state), table.info()), catalog)
+            self._boards[table.row.id] = cached
+        return cached[1]
+
     def _board(self, table: Table, catalog: Catalog) -> str:
         assert table.state is not None
         view = public_view(table.state)
         lines = "".join(_text(m.text) for m in render.board_messages(view, table.info(), catalog))
-        version = f"{table.row.game}.{view.step}.{len(table.log)}"
+        version = _version(table)
         return (f'<section class="board"><img alt="" src="/table/{table.row.id}/board.png?v={version}">'
                 f"{lines}</section>")
 
@@ -407,10 +423,15 @@ class WebTables:
     def _join_qr(self, table: Table, catalog: Catalog, base_url: str) -> str:
         from .sms import qr_svg
 
-        url = f"{base_url.rstrip('/')}/join/{table.row.code}"
+        url = f"{(self.public_url or base_url).rstrip('/')}/join/{table.row.code}"
         svg = re.sub(r"^<\?xml[^>]*>\s*", "", qr_svg(url))
         return (f'<section class="join"><h2>{_e(catalog.text("web-scan-to-join"))}</h2>{svg}'
                 f'<p class="code">{_e(table.row.code)}</p><p><a href="{_e(url)}">{_e(url)}</a></p></section>')
+
+
+def _version(table: Table) -> str:
+    """Changes whenever the board may have: game, events, theme."""
+    return f"{table.row.game}.{len(table.log)}.{table.row.theme}"
 
 
 class _ReadByPage:
@@ -580,22 +601,21 @@ async def screen(request: Request) -> Response:
     if table is None:
         return _not_found()
     web = _web(request)
-    part = web.screen_part(table, str(request.base_url))
+    lang = _language(request, table.row.theme)
+    part = web.screen_part(table, str(request.base_url), lang)
     if request.url.path.endswith("/live"):
         return HTMLResponse(part, headers=_NO_STORE)
-    title = _catalog(table.row.theme, DEFAULT_LANGUAGE).text("web-table-screen")
-    return _page(title, '<div class="screen">' + _live(f"/table/{table.row.id}/live", table.row.id, part) + "</div>")
+    title = _catalog(table.row.theme, lang).text("web-table-screen")
+    return _page(title, '<div class="screen">' + _live(f"/table/{table.row.id}/live", table.row.id, part) + "</div>",
+                 lang=lang)
 
 
 async def board_png(request: Request) -> Response:
     """The board image of the game under way."""
-    from ..board import Board, render_png
-
     table = _table(request)
     if table is None or table.state is None:
         return _not_found()
-    catalog = _catalog(table.row.theme, DEFAULT_LANGUAGE)
-    image = render_png(Board.of(public_view(table.state), table.info()), catalog)
+    image = _web(request).board_image(table)
     # The URL carries the version, so a changed board is a new URL; the same one may be cached briefly.
     return Response(image, media_type="image/png", headers={"Cache-Control": "private, max-age=60"})
 
@@ -770,19 +790,22 @@ def play_on_lan(settings: Any, *, name: str | None, theme: str, lang: str, host:
     from ..store import Store
     from .sms import qr_text
 
-    settings = dataclasses.replace(settings, web=True)
+    lan = lan_address() if host in ("0.0.0.0", "::") else host
+    base = f"http://{lan}:{port}"
+    # Phones reach this laptop at its LAN address, whatever address the host's own browser uses.
+    # (Telegram's webhook needs a public HTTPS address: without one configured it stays off.)
+    settings = dataclasses.replace(settings, web=True, public_url=settings.public_url or base,
+                                   telegram_token=settings.telegram_token if settings.public_url else None)
     store = Store(settings.db_path)
     try:
         table_id, key = open_table(Service(store), name=name or "", play=name is not None, theme=theme, lang=lang)
         code = store.table(table_id).code  # type: ignore[union-attr]
     finally:
         store.close()
-    lan = lan_address() if host in ("0.0.0.0", "::") else host
-    base = f"http://{lan}:{port}"
-    join_url = f"{base}/join/{code}"
+    join_url = f"{settings.public_url}/join/{code}"
     print(qr_text(join_url))
     print(f"Phones join: {join_url}   (code {code})")
-    print(f"Table screen: {base}/table/{table_id}")
+    print(f"Table screen: {settings.public_url}/table/{table_id}")
     print(f"Host, on this device only: http://127.0.0.1:{port}/host/{table_id}?key={key}")
     print("Computer players can fill empty seats from the host page. Ctrl-C stops.", flush=True)
     app = create_app(settings)
