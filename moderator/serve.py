@@ -393,10 +393,6 @@ def create_app(
 ) -> Starlette:
     """The app. ``telegram_request`` (a PTB ``BaseRequest``) and ``twilio_http`` (a twilio ``HttpClient``)
     replace the network in tests; ``deliver=False`` starts no sender (the outbox waits)."""
-    if settings.web:
-        from .transports import web
-
-        routes.extend(web.routes())
     from .transports import sms as sms_transport
 
     factory = store_factory or (lambda: SerialStore(settings.db_path))
@@ -408,16 +404,13 @@ def create_app(
     ]
     if settings.telegram_on:
         routes.append(Route(settings.telegram_path, telegram_webhook, methods=["POST"]))
+    if settings.web:
+        from .transports import web
+
+        routes.extend(web.routes())
     if sms_on:
         # The SMS webhook's own route (signature check, dedupe, TwiML); it reads ``app.state.gateway``.
-        state.web = None
         routes.extend(sms_transport.create_app(sms_settings, factory).routes)
-        if settings.web:
-            from .transports.web import WebTables
-
-            state.web = WebTables(service)
-            state.web.bind(asyncio.get_running_loop())
-            on.append("web (this server's pages)")
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -425,18 +418,19 @@ def create_app(
         service = LoggedService(store, clock=clock, **service_options)
         if isinstance(store, SerialStore):
             store.group_commits(service.forget)
+        state = app.state
+        state.store, state.service, state.settings = store, service, settings
+        state.telegram = state.bot = None
+        state.sms_number = sms_settings.sender if sms_on else None
+        state.seen_updates = OrderedDict()
+        state.web = None
+        on = []
         if settings.web:
             from .transports.web import WebTables
 
             state.web = WebTables(service, public_url=settings.public_url)
             state.web.bind(asyncio.get_running_loop())
             on.append("web (this server's pages)")
-        state = app.state
-        state.store, state.service, state.settings = store, service, settings
-        state.telegram = state.bot = None
-        state.sms_number = sms_settings.sender if sms_on else None
-        state.seen_updates = OrderedDict()
-        on = []
         stack = contextlib.AsyncExitStack()
         try:
             if settings.telegram_on:
@@ -603,10 +597,6 @@ async def join_page(request: Request) -> Response:
 
         link = create_deep_linked_url(state.telegram.bot.username, code)
         ways.append(("Telegram", link, f"@{state.telegram.bot.username}"))
-    if web:
-        from .transports.web import join_section
-
-        parts.insert(0, join_section(request, code, row.theme))
     if state.sms_number:
         # No words of ours (they would need every language): what to text, and where.
         ways.append(("SMS", join_link(state.sms_number, code), f"JOIN {code} \u2192 {state.sms_number}"))
@@ -618,6 +608,10 @@ async def join_page(request: Request) -> Response:
         f"{_inline_svg(qr_svg(link))}</section>"
         for title, link, label in ways
     ]
+    if web:
+        from .transports.web import join_section
+
+        parts.insert(0, join_section(request, code, row.theme))
     page = _PAGE.format(code=html.escape(code), ways="\n".join(parts))
     return HTMLResponse(page, headers={"Cache-Control": "no-store", "X-Robots-Tag": "noindex"})
 

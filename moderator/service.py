@@ -315,6 +315,8 @@ class Service:
         self.computer = computer or ComputerPlayer()
         self.drive_computers = drive_computers
         self._tables: dict[str, Table] = {}
+        self.observers: list[Callable[[str], None]] = []
+        """Called with a table's id after an input or a reminder changed it (committed): live pages refresh."""
 
     # --- the entry point -------------------------------------------------------------------------------
 
@@ -324,8 +326,6 @@ class Service:
         touched: set[str] = set()
         try:
             with self.store.transaction():
-        self.observers: list[Callable[[str], None]] = []
-        """Called with a table's id after an input or a reminder changed it (committed): live pages refresh."""
                 if inbound.external_id is not None and self.store.seen(inbound.channel, inbound.external_id, now):
                     return
                 out = Outgoing(None)
@@ -338,6 +338,12 @@ class Service:
             raise
         for table_id in touched:
             self.run_computers(table_id)
+        self._changed(touched)
+
+    def _changed(self, table_ids: set[str]) -> None:
+        for table_id in table_ids:
+            for observer in self.observers:
+                observer(table_id)
 
     def table(self, table_id: str) -> Table | None:
         """A table, loaded from the database (and its game rebuilt by replay) on first use."""
@@ -347,12 +353,6 @@ class Service:
         row = self.store.table(table_id)
         if row is None:
             return None
-        self._changed(touched)
-
-    def _changed(self, table_ids: set[str]) -> None:
-        for table_id in table_ids:
-            for observer in self.observers:
-                observer(table_id)
         table = Table(row, self.store.seats(table_id))
         if row.setup is not None and row.status != "lobby":
             actions = self.store.actions(table_id, row.game)
@@ -1092,6 +1092,7 @@ class Service:
                 self._prompt_again(table, out, remind)
                 self.store.enqueue(out.rows, now)
                 reminded += 1
+            self._changed({table_id})
         return reminded
 
     def _nudge(self, table: Table, out: Outgoing, reply: Reply) -> None:
@@ -1103,7 +1104,6 @@ class Service:
         self._say(out, reply, table.row.theme, "nudge", names=", ".join(names))
 
     def _prompt_again(
-            self._changed({table_id})
         self, table: Table, out: Outgoing, note: Callable[[Reply], None] | None = None
     ) -> list[str]:
         """Send whoever owes a decision its prompt again, after ``note(reply)`` if given; returns their names.

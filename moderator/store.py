@@ -519,6 +519,16 @@ class Store:
         ).fetchone()
         return None if row is None else dict(json.loads(row[0]))
 
+    def messages_to(self, channel: str, address: str, limit: int = 60) -> list[tuple[int, str, dict[str, Any]]]:
+        """(outbox id, message id, body) of the newest messages queued for an address, oldest first; cancelled
+        and failed ones are left out. A channel that is read rather than pushed (a web page) shows these."""
+        rows = self.execute(
+            "SELECT id, message_id, body FROM outbox WHERE channel = ? AND address = ?"
+            " AND status IN ('pending', 'sent') ORDER BY id DESC LIMIT ?",
+            (channel, address, limit),
+        ).fetchall()
+        return [(int(r[0]), str(r[1]), dict(json.loads(r[2]))) for r in reversed(rows)]
+
     def drop_pending(self, channel: str, address: str) -> int:
         """Cancel every pending message to an address (it opted out); returns how many."""
         with self.transaction():
@@ -628,14 +638,4 @@ def _table(row: Sequence[Any]) -> TableRow:
         game=row[9],
         setup=None if row[10] is None else json.loads(row[10]),
         decision_step=row[11],
-    def messages_to(self, channel: str, address: str, limit: int = 60) -> list[tuple[int, str, dict[str, Any]]]:
-        """(outbox id, message id, body) of the newest messages queued for an address, oldest first; cancelled
-        and failed ones are left out. A channel that is read rather than pushed (a web page) shows these."""
-        rows = self.execute(
-            "SELECT id, message_id, body FROM outbox WHERE channel = ? AND address = ?"
-            " AND status IN ('pending', 'sent') ORDER BY id DESC LIMIT ?",
-            (channel, address, limit),
-        ).fetchall()
-        return [(int(r[0]), str(r[1]), dict(json.loads(r[2]))) for r in reversed(rows)]
-
     )
