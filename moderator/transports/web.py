@@ -101,6 +101,7 @@ WEB_MESSAGES: Final = (
     "web-table-screen",
     "web-host-page",
     "web-theme",
+    "web-end-confirm",
 )
 """Message ids the browser pages use (a test checks the catalogs have them)."""
 
@@ -138,9 +139,9 @@ def _e(text: object) -> str:
     return html.escape(str(text))
 
 
-def _page(title: str, body: str, *, lang: str = DEFAULT_LANGUAGE, status: int = 200) -> HTMLResponse:
+def _page(title: str, body: str, *, lang: str = DEFAULT_LANGUAGE, status: int = 200, kind: str = "") -> HTMLResponse:
     page = string.Template(_asset("page.html")).substitute(
-        title=_e(title), body=body, lang=_e(lang), style=_asset("style.css"), script=_asset("live.js")
+        title=_e(title), body=body, lang=_e(lang), style=_asset("style.css"), script=_asset("live.js"), kind=_e(kind)
     )
     return HTMLResponse(page, status_code=status, headers=_NO_STORE)
 
@@ -152,15 +153,18 @@ def _text(text: str, cls: str = "msg") -> str:
     return f'<p class="{cls}">{_e(text)}</p>'
 
 
-def _covered(element_id: str, summary: str, inner: str) -> str:
-    """A secret behind a tap-to-reveal cover (tap again to hide)."""
-    return f'<details class="secret" id="{_e(element_id)}"><summary>{_e(summary)}</summary>{inner}</details>'
+def _covered(element_id: str, summary: str, inner: str, hint: str = "") -> str:
+    """A secret behind a tap-to-reveal cover (tap again to hide); ``hint`` says so under the title."""
+    note = f'<small>{_e(hint)}</small>' if hint else ""
+    return (f'<details class="secret" id="{_e(element_id)}"><summary><span>{_e(summary)}</span>{note}</summary>'
+            f"{inner}</details>")
 
 
-def _button(label: str, fields: dict[str, object], *, action: str = "", cls: str = "") -> str:
+def _button(label: str, fields: dict[str, object], *, action: str = "", cls: str = "", confirm: str = "") -> str:
     hidden = "".join(f'<input type="hidden" name="{_e(k)}" value="{_e(v)}">' for k, v in fields.items())
     target = f' action="{_e(action)}"' if action else ""
-    return f'<form method="post"{target} class="inline">{hidden}<button class="{cls}">{_e(label)}</button></form>'
+    ask = f' data-confirm="{_e(confirm)}"' if confirm else ""  # live.js asks before posting
+    return f'<form method="post"{target} class="inline"{ask}>{hidden}<button class="{cls}">{_e(label)}</button></form>'
 
 
 def _live(src: str, table_id: str, inner: str) -> str:
@@ -303,7 +307,7 @@ class WebTables:
             elif table.row.status == "playing":
                 parts.append(_text(catalog.text("web-nothing-owed"), "quiet"))
             knowledge = "".join(_text(m.text) for m in render.knowledge_messages(view, info, catalog))
-            parts.append(_covered("know", catalog.text("knowledge-title"), knowledge))
+            parts.append(_covered("know", catalog.text("knowledge-title"), knowledge, catalog.text("web-reveal")))
             parts.append(self._board(table, catalog))
         else:
             parts.append(self._seats(table, catalog))
@@ -381,8 +385,10 @@ class WebTables:
                                  f"{_e(seat.name)}</a>{mark}</li>")
                 parts.append(f'<h2>{_e(catalog.text("web-pass-title"))}</h2><ul class="pass">{"".join(names)}</ul>')
             controls = {"playing": ("pause", "end"), "paused": ("resume", "end"), "over": ("rematch",)}
-            parts.append("".join(_button(catalog.text(f"web-{do}"), {"do": do, "nonce": nonce})
-                                 for do in controls.get(status, ())))
+            parts.append("".join(
+                _button(catalog.text(f"web-{do}"), {"do": do, "nonce": nonce},
+                        confirm=catalog.text("web-end-confirm") if do == "end" else "")
+                for do in controls.get(status, ())))
             if table.state is not None:
                 parts.append(self._board(table, catalog))
         host = table.row.host_address
@@ -606,8 +612,7 @@ async def screen(request: Request) -> Response:
     if request.url.path.endswith("/live"):
         return HTMLResponse(part, headers=_NO_STORE)
     title = _catalog(table.row.theme, lang).text("web-table-screen")
-    return _page(title, '<div class="screen">' + _live(f"/table/{table.row.id}/live", table.row.id, part) + "</div>",
-                 lang=lang)
+    return _page(title, _live(f"/table/{table.row.id}/live", table.row.id, part), lang=lang, kind="screen")
 
 
 async def board_png(request: Request) -> Response:

@@ -1,5 +1,10 @@
 // The live part of a page follows the table's event stream: on each change it is fetched again and swapped in.
 // Covers the reader opened stay open across a refresh; nothing else is kept in the browser.
+// A form with data-confirm (ending the game) asks first.
+document.addEventListener("submit", (event) => {
+  const ask = event.target.dataset && event.target.dataset.confirm;
+  if (ask && !window.confirm(ask)) event.preventDefault();
+});
 (() => {
   const live = document.getElementById("live");
   if (!live) return;
