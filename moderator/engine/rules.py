@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import fields
-from functools import cache
+from functools import cache, lru_cache
 from typing import assert_never
 
 from .actions import (
@@ -152,7 +152,9 @@ def apply(state: GameState, action: Action) -> tuple[GameState, tuple[Event, ...
     core = state.core
     seat = action.seat
     phase = core.phase
-    if action.__class__ is CastVote and phase is _PHASE_ELECTION and 0 <= seat < core.players and core.alive[seat]:
+    if (
+        action.__class__ is CastVote and phase is _PHASE_ELECTION and 0 <= seat < core.players and core.alive[seat]
+    ):
         # Most actions are votes, and a vote that is not the last changes only the ballots: the new state
         # shares the core. The last vote decides the election and takes the general path below.
         bit = 1 << seat
@@ -223,21 +225,34 @@ def awaiting(state: GameState) -> tuple[Seat, ...]:
 
 def eligible_chancellors(state: GameState) -> tuple[Seat, ...]:
     """The players the Presidential Candidate may nominate: living, not themselves, not term-limited."""
-    return _eligible_chancellors(state.core)
+    s = state.core
+    return _eligible_chancellors(s.alive, s.president, s.last_president, s.last_chancellor)
 
 
-def _eligible_chancellors(s: Core) -> tuple[Seat, ...]:
-    alive, president = s.alive, s.president
-    last_chancellor = s.last_chancellor
-    # With five or fewer players alive only the last elected Chancellor is term-limited.
-    last_president = s.last_president if alive.count(True) > FEW_ALIVE else None
-    return tuple(
-        [
-            seat
-            for seat in range(s.players)
-            if alive[seat] and seat != president and seat != last_chancellor and seat != last_president
-        ]
-    )
+# The hot paths below avoid comprehensions and generator expressions that read local variables: those
+# variables become cells, and every call of the function then allocates and frees one object per cell.
+
+
+@lru_cache(maxsize=1 << 16)
+def _eligible_chancellors(
+    alive: tuple[bool, ...], president: Seat | None, last_president: Seat | None, last_chancellor: Seat | None
+) -> tuple[Seat, ...]:
+    # Cached: a game meets few distinct term-limit positions, and this runs at every nomination.
+    if alive.count(True) <= FEW_ALIVE:
+        # With five or fewer players alive only the last elected Chancellor is term-limited.
+        last_president = None
+    eligible = []
+    for seat, living in enumerate(alive):
+        if living and seat != president and seat != last_chancellor and seat != last_president:
+            eligible.append(seat)
+    return tuple(eligible)
+
+
+@lru_cache(maxsize=1 << 16)
+def _nominations(alive: tuple[bool, ...], president: Seat, last_president: Seat | None,
+                 last_chancellor: Seat | None) -> tuple[NominateChancellor, ...]:
+    eligible = _eligible_chancellors(alive, president, last_president, last_chancellor)
+    return tuple(map(_NOMINATE[president].__getitem__, eligible))
 
 
 def legal_actions(state: GameState, seat: Seat) -> tuple[Action, ...]:
@@ -254,58 +269,63 @@ def legal_actions(state: GameState, seat: Seat) -> tuple[Action, ...]:
     if phase is _PHASE_LEGISLATIVE_CHANCELLOR:
         if seat != s.chancellor:
             return ()
-        enact = _ENACT[seat]
-        choices: tuple[Action, ...] = tuple(enact[p] for p in _distinct(s.hand))
+        hand = s.hand
         if s.fascist_policies >= VETO_ZONE and not s.veto_refused:
-            choices += (_PROPOSE_VETO[seat],)
-        return choices
+            return _ENACT_OR_VETO[seat][_F in hand][_L in hand]
+        return _ENACT[seat][_F in hand][_L in hand]
     if seat != s.president:
         return ()
-    match phase:
-        case Phase.NOMINATION:
-            nominate = _NOMINATE[seat]
-            return tuple([nominate[target] for target in _eligible_chancellors(s)])
-        case Phase.LEGISLATIVE_PRESIDENT:
-            discard = _DISCARD[seat]
-            return tuple(discard[p] for p in _distinct(s.hand))
-        case Phase.VETO:
-            return _ANSWER_VETO[seat]
-        case Phase.INVESTIGATE:
-            investigated = {target for _, target in s.history.investigations}
-            investigate = _INVESTIGATE_LOYALTY[seat]
-            return tuple(investigate[t] for t in _others_alive(s, seat) if t not in investigated)
-        case Phase.SPECIAL_ELECTION:
-            call = _CALL_SPECIAL_ELECTION[seat]
-            return tuple(call[t] for t in _others_alive(s, seat))
-        case Phase.EXECUTION:
-            execute = _EXECUTE[seat]
-            return tuple(execute[t] for t in _others_alive(s, seat))
+    if phase is _PHASE_NOMINATION:
+        return _nominations(s.alive, seat, s.last_president, s.last_chancellor)
+    if phase is _PHASE_LEGISLATIVE_PRESIDENT:
+        hand = s.hand
+        return _DISCARD[seat][_F in hand][_L in hand]
+    if phase is _PHASE_VETO:
+        return _ANSWER_VETO[seat]
+    if phase is _PHASE_INVESTIGATE:
+        targets = _others_alive(s, seat)
+        for _, target in s.history.investigations:
+            if target in targets:
+                targets.remove(target)
+        return tuple(map(_INVESTIGATE_LOYALTY[seat].__getitem__, targets))
+    if phase is _PHASE_SPECIAL_ELECTION:
+        return tuple(map(_CALL_SPECIAL_ELECTION[seat].__getitem__, _others_alive(s, seat)))
+    if phase is _PHASE_EXECUTION:
+        return tuple(map(_EXECUTE[seat].__getitem__, _others_alive(s, seat)))
     return ()
 
 
 # --- legal-action tables (actions are immutable, so one instance each serves every game) ---------------
 
+
+def _by_cards(
+    make: Callable[[Policy], Action], extra: tuple[Action, ...] = ()
+) -> tuple[tuple[tuple[Action, ...], ...], ...]:
+    # Indexed [hand holds F][hand holds L]; two policies of one kind are the same choice, F first.
+    return (
+        ((), (make(_L),) + extra),
+        ((make(_F),) + extra, (make(_F), make(_L)) + extra),
+    )
+
+
 _SEATS = range(MAX_PLAYERS)
 _VOTES = tuple((CastVote(s, True), CastVote(s, False)) for s in _SEATS)
 _NOMINATE = tuple(tuple(NominateChancellor(s, t) for t in _SEATS) for s in _SEATS)
-_DISCARD = tuple({p: DiscardPolicy(s, p) for p in Policy} for s in _SEATS)
-_ENACT = tuple({p: EnactPolicy(s, p) for p in Policy} for s in _SEATS)
-_PROPOSE_VETO = tuple(ProposeVeto(s) for s in _SEATS)
+_DISCARD = tuple(_by_cards(lambda p, s=s: DiscardPolicy(s, p)) for s in _SEATS)
+_ENACT = tuple(_by_cards(lambda p, s=s: EnactPolicy(s, p)) for s in _SEATS)
+_ENACT_OR_VETO = tuple(_by_cards(lambda p, s=s: EnactPolicy(s, p), (ProposeVeto(s),)) for s in _SEATS)
 _ANSWER_VETO = tuple((AnswerVeto(s, True), AnswerVeto(s, False)) for s in _SEATS)
 _INVESTIGATE_LOYALTY = tuple(tuple(InvestigateLoyalty(s, t) for t in _SEATS) for s in _SEATS)
 _CALL_SPECIAL_ELECTION = tuple(tuple(CallSpecialElection(s, t) for t in _SEATS) for s in _SEATS)
 _EXECUTE = tuple(tuple(ExecutePlayer(s, t) for t in _SEATS) for s in _SEATS)
 
 
-def _distinct(hand: tuple[Policy, ...]) -> tuple[Policy, ...]:
-    # Two policies of one kind are the same choice.
-    has_f, has_l = _F in hand, _L in hand
-    return (_F, _L) if has_f and has_l else (_F,) if has_f else (_L,)
-
-
 def _others_alive(s: Core, seat: Seat) -> list[Seat]:
-    alive = s.alive
-    return [t for t in range(s.players) if alive[t] and t != seat]
+    others = []
+    for other, living in enumerate(s.alive):
+        if living and other != seat:
+            others.append(other)
+    return others
 
 
 # --- elections ------------------------------------------------------------------------------------------
@@ -324,9 +344,8 @@ def _nominate(state: GameState, s: Core, action: NominateChancellor, events: lis
         raise IneligibleChancellor(action.seat, s.phase)
     s.chancellor = target
     s.phase = _PHASE_ELECTION
-    alive = s.alive
     state.ja = 0
-    state.unvoted = sum([1 << seat for seat in range(s.players) if alive[seat]])
+    state.unvoted = _ALIVE_MASK[s.alive]
     events.append(_chancellor_nominated(action.seat, target))
 
 
@@ -360,18 +379,11 @@ _VOTE_PROGRESSED = tuple(
 
 def _decide_election(state: GameState, s: Core, events: list[Event]) -> None:
     """A strict majority of Ja among the living elects; a tie fails."""
-    president, chancellor, alive, ja = s.president, s.chancellor, s.alive, state.ja
+    president, chancellor = s.president, s.chancellor
     assert president is not None and chancellor is not None
-    # Every living seat has voted, and only living seats vote.
-    elected = ja.bit_count() * 2 > alive.count(True)
-    events.append(
-        ElectionDecided(
-            president,
-            chancellor,
-            tuple([(seat, ja >> seat & 1 == 1) for seat in range(s.players) if alive[seat]]),
-            elected,
-        )
-    )
+    decided = _election_decided(president, chancellor, _ALIVE_MASK[s.alive], state.ja)
+    elected = decided.elected
+    events.append(decided)
     state.ja = 0
     if not elected:
         _advance_election_tracker(s, events)
@@ -396,10 +408,26 @@ def _decide_election(state: GameState, s: Core, events: list[Event]) -> None:
     events.append(_policies_drawn(president, s.hand))
 
 
+@lru_cache(maxsize=1 << 16)
+def _election_decided(president: Seat, chancellor: Seat, voters: int, ja: int) -> ElectionDecided:
+    # Every living seat (a bit of ``voters``) has voted, and only living seats vote. Cached: the event is an
+    # immutable value, and building a frozen dataclass costs more than the lookup.
+    ballots = []
+    for seat in _SEATS_IN_MASK[voters]:
+        ballots.append((seat, ja >> seat & 1 == 1))
+    return ElectionDecided(president, chancellor, tuple(ballots), ja.bit_count() * 2 > voters.bit_count())
+
+
 _SEATS_IN_MASK: tuple[tuple[Seat, ...], ...] = tuple(
     tuple(seat for seat in range(MAX_PLAYERS) if mask >> seat & 1) for mask in range(1 << MAX_PLAYERS)
 )
 """The seats whose bits are set, for every mask: who still owes a vote, without a loop per call."""
+_ALIVE_MASK: dict[tuple[bool, ...], int] = {
+    tuple(mask >> seat & 1 == 1 for seat in range(players)): mask
+    for players in range(MAX_PLAYERS + 1)
+    for mask in range(1 << players)
+}
+"""The living seats as a bit mask (bit i: seat i), for every ``alive`` tuple."""
 
 
 def _advance_election_tracker(s: Core, events: list[Event]) -> None:
@@ -600,8 +628,9 @@ def _investigate(s: Core, action: InvestigateLoyalty, events: list[Event]) -> No
     _check_power(s, action.seat, _PHASE_INVESTIGATE)
     target = action.target
     _check_target(s, action.seat, target, CannotTargetSelf)
-    if any(t == target for _, t in s.history.investigations):
-        raise AlreadyInvestigated(action.seat, s.phase)
+    for _, investigated in s.history.investigations:
+        if investigated == target:
+            raise AlreadyInvestigated(action.seat, s.phase)
     h = s.history
     s.history = History(h.sessions, h.investigations + ((action.seat, target),), h.peeks, h.not_hitler, h.reshuffles)
     events.append(LoyaltyInvestigated(action.seat, target))

@@ -137,12 +137,10 @@ class GameState:
         return f"<GameState players={self.core.players} step={self.step} phase={self.core.phase.value}>"
 
     def replace(self, **changes: object) -> GameState:
-        """A copy with the named fields (``Core`` fields, ``ja``, ``unvoted``, ``step``) changed; for rigged tests."""
-        hot = {name: changes.pop(name) for name in ("ja", "unvoted", "step") if name in changes}
+        """A copy with the named fields (``Core`` fields, ``ja``, ``unvoted``, ``step``) changed: rigged tests."""
+        ja, unvoted, step = changes.pop("ja", self.ja), changes.pop("unvoted", self.unvoted), changes.pop("step", self.step)
         core = dataclasses.replace(self.core, **changes) if changes else self.core
-        return GameState(
-            core, hot.get("ja", self.ja), hot.get("unvoted", self.unvoted), hot.get("step", self.step)  # type: ignore[arg-type]
-        )
+        return GameState(core, ja, unvoted, step)  # type: ignore[arg-type]
 
     @property
     def votes(self) -> tuple[bool | None, ...]:
@@ -152,7 +150,7 @@ class GameState:
             return (None,) * core.players
         ja, unvoted, alive = self.ja, self.unvoted, core.alive
         return tuple(
-            None if not alive[seat] or unvoted >> seat & 1 else bool(ja >> seat & 1) for seat in range(core.players)
+            None if not alive[seat] or unvoted >> seat & 1 else ja >> seat & 1 == 1 for seat in range(core.players)
         )
 
     # The Core fields, read through (the engine itself reads ``core`` directly).
