@@ -221,7 +221,7 @@ class WebTables:
         return hmac.compare_digest(address_of(token), table.row.host_address)
 
     def local_seats(self, table: Table) -> list[int]:
-        """Seats taken on the host's device (the host's own seat first, if the host plays)."""
+        """Seats taken on the host's device (the host's own among them, if the host plays), in seating order."""
         host = table.row.host_address
         if table.row.host_channel != CHANNEL or host is None:
             return []
