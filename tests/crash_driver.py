@@ -20,11 +20,14 @@ before its game ends is a bug (exit 2).
 from __future__ import annotations
 
 import argparse
+import contextlib
+import dataclasses
 import hashlib
 import json
 import os
 import random
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -178,11 +181,307 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("db", type=Path)
     parser.add_argument("seed", type=int)
+    parser.add_argument("--serve", action="store_true", help="run the server of the HTTP crash test instead")
     parser.add_argument("--tables", type=int, default=4)
     parser.add_argument("--journal", type=Path, default=None, help="default: DB_FILE with .journal appended")
     args = parser.parse_args()
+    if args.serve:
+        serve(args.db, args.seed)
+        return 0
     journal = args.journal or args.db.with_name(args.db.name + ".journal")
     return Driver(args.db, args.seed, args.tables, journal).run()
+
+
+
+# --- over HTTP: the real ``moderator serve`` process, killed and restarted ------------------------------------
+#
+# ``python tests/crash_driver.py --serve DB_FILE`` runs ``moderator serve``'s app under uvicorn (settings from the
+# environment, ``serve_env``) with the Bot API and Twilio's REST API replaced by fakes that journal every message
+# they accept (fsync'd before they answer, so before the outbox marks it sent). ``HttpPlayers`` plays scripted
+# 7-player tables through its webhooks, Telegram and SMS seats mixed at every table: one input at a time, the next
+# only once the server has delivered everything the last one caused, so a run is a pure function of the seed
+# however slow the machine is and wherever the server is killed. An input the server did not answer is sent
+# again, the same update or MessageSid, once it is back.
+
+SECRET = "crash-webhook-secret"
+
+
+def seat_channel(table: int, seat: int) -> str:
+    """Telegram and SMS alternate around every table, and from table to table (so hosts use both)."""
+    return "telegram" if (table + seat) % 2 == 0 else "sms"
+
+
+def seat_address(table: int, seat: int) -> str:
+    """The address the service knows a scripted seat by: a Telegram user id or an E.164 number."""
+    if seat_channel(table, seat) == "telegram":
+        return str(10_000 + 10 * table + seat)
+    return f"+12025551{table % 10}{seat:02d}"
+
+
+def serve_env(db: Path, port: int) -> dict[str, str]:
+    """The environment of the server process."""
+    from tests.fake_telegram import TOKEN
+    from tests.fake_twilio import ACCOUNT_SID, AUTH_TOKEN, OUR_NUMBER
+
+    return {
+        **os.environ,
+        "MODERATOR_DB": str(db),
+        "MODERATOR_HOST": "127.0.0.1",
+        "MODERATOR_PORT": str(port),
+        "MODERATOR_PUBLIC_URL": f"http://127.0.0.1:{port}",
+        "TELEGRAM_TOKEN": TOKEN,
+        "TELEGRAM_WEBHOOK_SECRET": SECRET,
+        "TWILIO_ACCOUNT_SID": ACCOUNT_SID,
+        "TWILIO_AUTH_TOKEN": AUTH_TOKEN,
+        "TWILIO_FROM": OUR_NUMBER,
+        "PYTHONPATH": str(Path(__file__).resolve().parent.parent),
+    }
+
+
+class Journal:
+    """Appends one JSON line per accepted message, fsync'd before the fake answers."""
+
+    def __init__(self, path: Path) -> None:
+        self.file = open(path, "ab")  # noqa: SIM115 - open for the server's lifetime
+
+    def write(self, to: str, text: str) -> None:
+        self.file.write((json.dumps({"address": to, "text": text}, ensure_ascii=False) + "\n").encode())
+        self.file.flush()
+        os.fsync(self.file.fileno())
+
+
+def serve(db: Path, seed: int) -> None:
+    """(The server process.) ``moderator serve``'s app with journaling fakes; every table's game seed is a
+    function of ``seed`` and how many tables had started before it (set-up is sequential)."""
+    import sqlite3
+
+    import uvicorn
+
+    from moderator.serve import KEEP_ALIVE, Settings, create_app
+    from moderator.transports import sms as sms_transport
+    from moderator.transports import telegram as telegram_transport
+    from tests.fake_telegram import FakeBotAPI
+    from tests.fake_twilio import FakeTwilio
+
+    journal = Journal(db.with_name(db.name + ".journal"))
+
+    class BotAPI(FakeBotAPI):
+        def _result(self, api: str, params: dict[str, Any], chat: int | None) -> Any:
+            if api == "setWebhook":
+                return True
+            result = super()._result(api, params, chat)
+            if api in ("sendMessage", "editMessageText"):
+                journal.write(f"telegram:{chat}", self._text(params)[0])
+            elif api == "sendPhoto":
+                journal.write(f"telegram:{chat}", self._text(params, "caption")[0])
+            return result
+
+    class Twilio(FakeTwilio):
+        def request(self, method: str, uri: str, params: Any = None, data: Any = None, *args: Any,
+                    **kwargs: Any) -> Any:
+            response = super().request(method, uri, params, data, *args, **kwargs)
+            if response.status_code < 300:
+                form = dict(data or {})
+                journal.write(f"sms:{form['To']}", str(form["Body"]))
+            return response
+
+    def table_seed() -> int:
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+            started = conn.execute("SELECT count(*) FROM game_tables WHERE status != 'lobby'").fetchone()[0]
+        return game_seed(seed, int(started))
+
+    def fast() -> float:
+        """A clock a thousand times faster than the wall's (and later after every restart): the Telegram channel
+        paces counters to a few per minute, and the script waits for every message before its next input."""
+        return 1_800_000_000.0 + (time.time() - 1_790_000_000.0) * 1000
+
+    @dataclasses.dataclass
+    class Sender(sms_transport.SenderThread):
+        """Looks for due texts every 10 ms, not 500: the script waits for every delivery before its next input."""
+
+        interval: float = 0.01
+
+    class Bot(telegram_transport.TelegramBot):
+        """Delivers paced messages (vote counters) within 10 ms of their turn, not 500, for the same reason."""
+
+        def run_sender(self, interval: float = 0.01) -> None:
+            super().run_sender(interval)
+
+    sms_transport.SenderThread = Sender  # type: ignore[misc]
+    telegram_transport.TelegramBot = Bot  # type: ignore[misc]
+    settings = Settings.load()
+    app = create_app(settings, telegram_request=BotAPI(clock=fast), twilio_http=Twilio(), seed=table_seed,
+                     clock=fast)
+    uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning", timeout_keep_alive=KEEP_ALIVE)
+
+
+class HttpPlayers:
+    """The scripted seats of every table, playing through the server's webhooks (see the section's comment)."""
+
+    def __init__(self, db: Path, seed: int, tables: int, port: int, *, wait_up: Any = None) -> None:
+        import http.client
+
+        self.db, self.seed, self.tables, self.port = db, seed, tables, port
+        self.wait_up = wait_up or (lambda: None)
+        """Called after a request got no answer: returns once a server is listening again."""
+        self._connection: http.client.HTTPConnection | None = None
+        self.ids = iter(range(1, 10**9))
+        self.accepted: list[tuple[str, str]] = []
+        """(channel, external id) of every input the server answered 200."""
+        self.retries = 0
+
+    # --- HTTP -------------------------------------------------------------------------------------------
+
+    def _post(self, path: str, body: bytes, headers: dict[str, str]) -> int:
+        """POST until the server answers (it may be down, or killed while it handles this): the status."""
+        import http.client
+
+        while True:
+            try:
+                if self._connection is None:
+                    self._connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
+                self._connection.request("POST", path, body, headers)
+                response = self._connection.getresponse()
+                response.read()
+                return response.status
+            except (OSError, http.client.HTTPException):
+                if self._connection is not None:
+                    self._connection.close()
+                    self._connection = None
+                self.retries += 1
+                self.wait_up()
+
+    def telegram(self, update: dict[str, Any], external_id: str) -> None:
+        from moderator.serve import SECRET_HEADER
+
+        status = self._post("/telegram", json.dumps(update).encode(),
+                            {"Content-Type": "application/json", SECRET_HEADER: SECRET})
+        assert status == 200, f"telegram webhook answered {status}"
+        self.accepted.append(("telegram", external_id))
+
+    def sms(self, sender: str, text: str) -> None:
+        from urllib.parse import urlencode
+
+        from tests.fake_twilio import incoming, signature
+
+        sid = f"SM{next(self.ids):032d}"
+        form = incoming(sender, text, sid)
+        url = f"http://127.0.0.1:{self.port}/sms"
+        status = self._post("/sms", urlencode(form).encode(), {
+            "Content-Type": "application/x-www-form-urlencoded", "X-Twilio-Signature": signature(url, form)})
+        assert status == 200, f"sms webhook answered {status}"
+        self.accepted.append(("sms", sid))
+
+    # --- the seats --------------------------------------------------------------------------------------
+
+    def say(self, table: int, seat: int, text: str) -> None:
+        """A seat types ``text`` (a Telegram command, or an SMS)."""
+        address = seat_address(table, seat)
+        if seat_channel(table, seat) == "sms":
+            self.sms(address, text)
+            return
+        person = {"id": int(address), "is_bot": False, "first_name": f"P{seat}", "language_code": "en"}
+        message: dict[str, Any] = {"message_id": next(self.ids), "from": person, "date": 1_800_000_000,
+                                   "chat": {"id": int(address), "type": "private", "first_name": f"P{seat}"},
+                                   "text": text}
+        if text.startswith("/"):
+            message["entities"] = [{"type": "bot_command", "offset": 0, "length": len(text.split()[0])}]
+        update_id = next(self.ids)
+        self.telegram({"update_id": update_id, "message": message}, str(update_id))
+
+    def press(self, table: int, seat: int, prompt: dict[str, Any], token: str) -> None:
+        """A Telegram seat presses a prompt's button (the message it was on is long gone: no edit applies)."""
+        from moderator.transports.telegram import callback
+
+        address = int(seat_address(table, seat))
+        person = {"id": address, "is_bot": False, "first_name": f"P{seat}", "language_code": "en"}
+        query_id = f"q{next(self.ids)}"
+        query = {"id": query_id, "from": person, "chat_instance": str(address),
+                 "data": callback(prompt["table"], prompt["decision"], token),
+                 "message": {"message_id": 1, "date": 1_800_000_000, "text": "?",
+                             "chat": {"id": address, "type": "private", "first_name": f"P{seat}"}}}
+        self.telegram({"update_id": next(self.ids), "callback_query": query}, f"cb:{query_id}")
+
+    # --- what the server did (read from the database, committed) ------------------------------------------
+
+    def _rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        import sqlite3
+
+        with contextlib.closing(sqlite3.connect(f"file:{self.db}?mode=ro", uri=True, timeout=30)) as conn:
+            return conn.execute(sql, params).fetchall()
+
+    def settle(self, timeout: float = 60.0) -> None:
+        """Wait until the outbox is delivered: whatever the last input caused has reached its phones."""
+        deadline = time.monotonic() + timeout
+        while self._rows("SELECT count(*) FROM outbox WHERE status = 'pending'")[0][0]:
+            assert time.monotonic() < deadline, "the outbox is not delivered"
+            time.sleep(0.01)
+
+    def table_row(self, table: int) -> tuple[str, str | None, str] | None:
+        """(id, join code, status) of a scripted table, found by its host's address."""
+        rows = self._rows("SELECT id, code, status FROM game_tables WHERE host_address = ?",
+                          (seat_address(table, 0),))
+        return rows[0] if rows else None
+
+    def prompt(self, table: int, seat: int) -> dict[str, Any] | None:
+        """The newest prompt delivered to a seat."""
+        rows = self._rows(
+            "SELECT body FROM outbox WHERE channel = ? AND address = ? AND status = 'sent'"
+            " AND json_array_length(body, '$.choices') > 0 ORDER BY id DESC LIMIT 1",
+            (seat_channel(table, seat), seat_address(table, seat)))
+        return json.loads(rows[0][0]) if rows else None
+
+    # --- the script -------------------------------------------------------------------------------------
+
+    def set_up(self, table: int) -> None:
+        """Open the table (its host first), seat the six others in order, start."""
+        host_sms = seat_channel(table, 0) == "sms"
+        self.say(table, 0, "NEWGAME P0" if host_sms else "/newgame")
+        self.settle()
+        row = self.table_row(table)
+        assert row is not None and row[1], f"table {table} has no join code"
+        for seat in range(1, PLAYERS):
+            self.say(table, seat, f"JOIN {row[1]} P{seat}" if seat_channel(table, seat) == "sms"
+                     else f"/start {row[1]}")
+            self.settle()
+        self.say(table, 0, "GO" if host_sms else "/startgame")
+        self.settle()
+
+    def play(self) -> None:
+        """Every table set up one after the other, then one answer at a time until every game is over."""
+        for table in range(self.tables):
+            self.set_up(table)
+        answered: set[tuple[int, int, int]] = set()
+        while True:
+            moved = False
+            for table in range(self.tables):
+                row = self.table_row(table)
+                assert row is not None
+                if row[2] != "playing":
+                    continue
+                for seat in range(PLAYERS):
+                    prompt = self.prompt(table, seat)
+                    if prompt is None or prompt.get("decision") is None:
+                        continue
+                    key = (table, seat, int(prompt["decision"]))
+                    if key in answered:
+                        continue
+                    answered.add(key)
+                    rng = random.Random(f"{self.seed}/{table}/{seat}/{prompt['decision']}")
+                    index = rng.randrange(len(prompt["choices"]))
+                    if seat_channel(table, seat) == "sms":
+                        self.say(table, seat, str(index + 1))
+                    else:
+                        self.press(table, seat, prompt, prompt["choices"][index]["token"])
+                    self.settle()
+                    moved = True
+                    break
+                if moved:
+                    break
+            if not moved:
+                break
+        stuck = [t for t in range(self.tables) if (self.table_row(t) or ("", "", ""))[2] != "over"]
+        assert not stuck, f"tables {stuck} stopped before their game ended"
 
 
 if __name__ == "__main__":

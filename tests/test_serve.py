@@ -418,7 +418,6 @@ def test_sigkill_at_random_moments_loses_no_accepted_action_and_no_message(tmp_p
     """The crash test, short: the server in a child process is killed with SIGKILL at random moments while
     tables play through its webhook, and started again; a text not answered is sent again (same MessageSid).
     Every text answered 200 is in the database, every game still replays, and the outbox drains."""
-    import asyncio
     import random
 
     from benchmarks.serve import drive, free_port, start_server, wait_healthy
@@ -430,9 +429,9 @@ def test_sigkill_at_random_moments_loses_no_accepted_action_and_no_message(tmp_p
     wait_healthy(port, process[0])
     rng = random.Random(6)
 
-    async def killer(until: float) -> int:
+    async def killer() -> int:
         kills = 0
-        while time.monotonic() < until - 0.5:
+        for _ in range(10 if LONG else 2):  # a fixed number: a restart on a busy machine takes seconds
             await asyncio.sleep(rng.uniform(0.3, 1.0))
             process[0].kill()
             process[0].wait()
@@ -443,8 +442,7 @@ def test_sigkill_at_random_moments_loses_no_accepted_action_and_no_message(tmp_p
 
     async def play() -> tuple[Any, int]:
         tables, seconds = (20, 60.0) if LONG else (6, 8.0)
-        until = time.monotonic() + seconds
-        result, kills = await asyncio.gather(drive(port, db, tables, seconds, 0.05, retry=True), killer(until))
+        result, kills = await asyncio.gather(drive(port, db, tables, seconds, 0.05, retry=True), killer())
         return result, kills
 
     try:
@@ -458,7 +456,7 @@ def test_sigkill_at_random_moments_loses_no_accepted_action_and_no_message(tmp_p
     finally:
         process[0].terminate()
         process[0].wait(timeout=60)
-    assert kills >= 2 and not result.errors, result.errors[:5]
+    assert kills == (10 if LONG else 2) and not result.errors, result.errors[:5]
     with sqlite3.connect(db) as conn:
         assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
         handled = {r[0] for r in conn.execute("SELECT external_id FROM inbound WHERE channel = 'sms'")}
