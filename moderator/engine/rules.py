@@ -102,6 +102,21 @@ _policy_discarded = cache(PolicyDiscarded)
 _policies_handed_over = cache(PoliciesHandedOver)
 _policies_received = cache(PoliciesReceived)
 _policy_enacted_event = cache(PolicyEnacted)
+_chancellor_not_hitler = cache(ChancellorNotHitler)
+_policy_peek_used = cache(PolicyPeekUsed)
+_top_policies_seen = cache(TopPoliciesSeen)
+_presidential_power_granted = cache(PresidentialPowerGranted)
+_veto_proposed = cache(VetoProposed)
+_veto_answered = cache(VetoAnswered)
+_deck_reshuffled = cache(DeckReshuffled)
+_loyalty_investigated = cache(LoyaltyInvestigated)
+_party_membership_seen = cache(PartyMembershipSeen)
+_special_election_called = cache(SpecialElectionCalled)
+_player_executed = cache(PlayerExecuted)
+_TERM_LIMITS_CLEARED = TermLimitsCleared()
+_VETO_UNLOCKED = VetoUnlocked()
+# Sessions are immutable values too, and a table meets few distinct ones (seats, cards, outcome).
+_session = cache(Session)
 
 _new = object.__new__
 _F, _L = Policy.FASCIST, Policy.LIBERAL
@@ -117,6 +132,32 @@ _PHASE_INVESTIGATE = Phase.INVESTIGATE
 _PHASE_SPECIAL_ELECTION = Phase.SPECIAL_ELECTION
 _PHASE_EXECUTION = Phase.EXECUTION
 _PHASE_GAME_OVER = Phase.GAME_OVER
+
+
+# The slot descriptors' setters of the frozen History, by name.
+_SET_SESSIONS = History.__dict__["sessions"].__set__
+_SET_INVESTIGATIONS = History.__dict__["investigations"].__set__
+_SET_PEEKS = History.__dict__["peeks"].__set__
+_SET_NOT_HITLER = History.__dict__["not_hitler"].__set__
+_SET_RESHUFFLES = History.__dict__["reshuffles"].__set__
+
+
+def _history(
+    sessions: tuple[Session, ...],
+    investigations: tuple[tuple[Seat, Seat], ...],
+    peeks: tuple[tuple[Seat, tuple[Policy, ...]], ...],
+    not_hitler: tuple[Seat, ...],
+    reshuffles: tuple[tuple[Policy, ...], ...],
+) -> History:
+    # History(...) itself: a frozen dataclass's __init__ sets each slot through object.__setattr__, which
+    # costs nearly twice as much as these slot setters. The result is the same frozen value.
+    h = _new(History)
+    _SET_SESSIONS(h, sessions)
+    _SET_INVESTIGATIONS(h, investigations)
+    _SET_PEEKS(h, peeks)
+    _SET_NOT_HITLER(h, not_hitler)
+    _SET_RESHUFFLES(h, reshuffles)
+    return h
 
 
 def _make_copy() -> Callable[[Core], Core]:
@@ -395,8 +436,8 @@ def _decide_election(state: GameState, s: Core, events: list[Event]) -> None:
             _end(s, events, Party.FASCIST, WinReason.HITLER_ELECTED)
             return
         h = s.history
-        s.history = History(h.sessions, h.investigations, h.peeks, h.not_hitler + (chancellor,), h.reshuffles)
-        events.append(ChancellorNotHitler(chancellor))
+        s.history = _history(h.sessions, h.investigations, h.peeks, h.not_hitler + (chancellor,), h.reshuffles)
+        events.append(_chancellor_not_hitler(chancellor))
     draw = s.draw_pile
     assert len(draw) >= 3, "the reshuffle rule keeps three cards in the draw pile"
     s.hand = draw[:3]
@@ -441,7 +482,7 @@ def _advance_election_tracker(s: Core, events: list[Event]) -> None:
         s.last_president = s.last_chancellor = None
         if not _policy_enacted(s, events, draw[0], True):
             return
-        events.append(TermLimitsCleared())
+        events.append(_TERM_LIMITS_CLEARED)
     _next_presidency(s, events)
 
 
@@ -497,13 +538,13 @@ def _enact(s: Core, action: EnactPolicy, events: list[Event]) -> None:
         # The peek asks nothing of the President: the top three are shown and play moves on.
         top = s.draw_pile[:3]
         h = s.history
-        s.history = History(h.sessions, h.investigations, h.peeks + ((president, top),), h.not_hitler, h.reshuffles)
-        events.append(PolicyPeekUsed(president))
-        events.append(TopPoliciesSeen(president, top))
+        s.history = _history(h.sessions, h.investigations, h.peeks + ((president, top),), h.not_hitler, h.reshuffles)
+        events.append(_policy_peek_used(president))
+        events.append(_top_policies_seen(president, top))
         _next_presidency(s, events)
     else:
         s.phase = _POWER_PHASE[power]
-        events.append(PresidentialPowerGranted(president, power))
+        events.append(_presidential_power_granted(president, power))
 
 
 _POWER_PHASE = {
@@ -518,9 +559,9 @@ def _end_session(s: Core, enacted: Policy | None, veto_proposed: bool) -> None:
     assert president is not None and chancellor is not None and discard is not None
     # Whatever the President drew is what the Chancellor received plus the President's discard.
     drawn = tuple(sorted(s.hand + (discard,)))
-    session = Session(president, chancellor, drawn, discard, s.hand, enacted, veto_proposed)
+    session = _session(president, chancellor, drawn, discard, s.hand, enacted, veto_proposed)
     h = s.history
-    s.history = History(h.sessions + (session,), h.investigations, h.peeks, h.not_hitler, h.reshuffles)
+    s.history = _history(h.sessions + (session,), h.investigations, h.peeks, h.not_hitler, h.reshuffles)
     s.hand = ()
 
 
@@ -535,7 +576,7 @@ def _propose_veto(s: Core, action: ProposeVeto, events: list[Event]) -> None:
     if s.veto_refused:
         raise VetoAlreadyRefused(action.seat, s.phase)
     s.phase = _PHASE_VETO
-    events.append(VetoProposed(action.seat))
+    events.append(_veto_proposed(action.seat))
 
 
 def _answer_veto(s: Core, action: AnswerVeto, events: list[Event]) -> None:
@@ -544,7 +585,7 @@ def _answer_veto(s: Core, action: AnswerVeto, events: list[Event]) -> None:
         raise OutOfTurn(action.seat, s.phase)
     if action.seat != s.president:
         raise NotThePresident(action.seat, s.phase)
-    events.append(VetoAnswered(action.seat, action.accept))
+    events.append(_veto_answered(action.seat, action.accept))
     if not action.accept:
         s.veto_refused = True
         s.phase = _PHASE_LEGISLATIVE_CHANCELLOR
@@ -574,7 +615,7 @@ def _policy_enacted(s: Core, events: list[Event], policy: Policy, by_chaos: bool
         _end(s, events, Party.FASCIST, WinReason.POLICIES)
         return False
     if policy is _F and s.fascist_policies == VETO_ZONE:
-        events.append(VetoUnlocked())
+        events.append(_VETO_UNLOCKED)
     _reshuffle_if_needed(s, events)
     return True
 
@@ -597,8 +638,9 @@ def _reshuffle_if_needed(s: Core, events: list[Event]) -> None:
         order = shuffled(cards, s.setup.seed, f"reshuffle/{done}")
     s.draw_pile = order
     s.discard_pile = ()
-    s.history = History(history.sessions, history.investigations, history.peeks, history.not_hitler, history.reshuffles + (order,))
-    events.append(DeckReshuffled(len(order)))
+    h = history
+    s.history = _history(h.sessions, h.investigations, h.peeks, h.not_hitler, h.reshuffles + (order,))
+    events.append(_deck_reshuffled(len(order)))
     events.append(DrawPileShuffled(order))
 
 
@@ -632,9 +674,9 @@ def _investigate(s: Core, action: InvestigateLoyalty, events: list[Event]) -> No
         if investigated == target:
             raise AlreadyInvestigated(action.seat, s.phase)
     h = s.history
-    s.history = History(h.sessions, h.investigations + ((action.seat, target),), h.peeks, h.not_hitler, h.reshuffles)
-    events.append(LoyaltyInvestigated(action.seat, target))
-    events.append(PartyMembershipSeen(action.seat, target, s.roles[target].party))
+    s.history = _history(h.sessions, h.investigations + ((action.seat, target),), h.peeks, h.not_hitler, h.reshuffles)
+    events.append(_loyalty_investigated(action.seat, target))
+    events.append(_party_membership_seen(action.seat, target, s.roles[target].party))
     _next_presidency(s, events)
 
 
@@ -642,7 +684,7 @@ def _special_election(s: Core, action: CallSpecialElection, events: list[Event])
     """The President picks any other living player, term-limited ones too, as the next candidate."""
     _check_power(s, action.seat, _PHASE_SPECIAL_ELECTION)
     _check_target(s, action.seat, action.target, CannotTargetSelf)
-    events.append(SpecialElectionCalled(action.seat, action.target))
+    events.append(_special_election_called(action.seat, action.target))
     # Afterwards the presidency resumes to the left of the President who called the special election.
     s.rotation = action.seat
     _next_presidency(s, events, special=action.target)
@@ -654,7 +696,7 @@ def _execute(s: Core, action: ExecutePlayer, events: list[Event]) -> None:
     target = action.target
     _check_target(s, action.seat, target, CannotTargetSelf)
     s.alive = s.alive[:target] + (False,) + s.alive[target + 1 :]
-    events.append(PlayerExecuted(action.seat, target))
+    events.append(_player_executed(action.seat, target))
     if s.roles[target] is _HITLER:
         _end(s, events, Party.LIBERAL, WinReason.HITLER_EXECUTED)
         return
