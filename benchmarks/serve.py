@@ -88,6 +88,8 @@ class Result:
     """MessageSids the server answered 200."""
     lobby: list[float] = field(default_factory=list)
     """Of the latencies, those of the lobby's texts (NEWGAME, JOIN, BOTS, GO)."""
+    game: list[float] = field(default_factory=list)
+    """Of the latencies, those of the texts after GO."""
     server_cpu: float = float("nan")
     """CPU seconds the server used while the tables played (the machine is shared: latency alone says little)."""
     loop_cpu: float = float("nan")
@@ -200,8 +202,7 @@ async def play_table(port: int, codes: JoinCodes, table: int, until: float, thin
                 result.errors.append(f"table {table}: no answer ({exc})")
                 return
             result.latencies.append(time.perf_counter() - start)
-            if lobby:
-                result.lobby.append(result.latencies[-1])
+            (result.lobby if lobby else result.game).append(result.latencies[-1])
             if status != 200:
                 result.errors.append(f"table {table}: HTTP {status}")
             else:
@@ -323,8 +324,9 @@ def main() -> int:
     print(f"latency: p50 {percentile(ms, 0.5):.1f} ms, p99 {percentile(ms, 0.99):.1f} ms, "
           f"max {max(ms, default=float('nan')):.1f} ms, mean {statistics.fmean(ms) if ms else float('nan'):.1f} ms")
     lobby = [x * 1000 for x in result.lobby]
-    print(f"  of which the lobby's {len(lobby)} texts: p50 {percentile(lobby, 0.5):.1f} ms, "
-          f"p99 {percentile(lobby, 0.99):.1f} ms")
+    play = [x * 1000 for x in result.game]
+    print(f"  the lobby's {len(lobby)} texts: p50 {percentile(lobby, 0.5):.1f} ms, p99 {percentile(lobby, 0.99):.1f} ms;"
+          f" the game's {len(play)}: p50 {percentile(play, 0.5):.1f} ms, p99 {percentile(play, 0.99):.1f} ms")
     per_request = result.server_cpu / len(ms) * 1000 if ms else float("nan")
     print(f"CPU while playing ({result.wall:.1f} s): server {result.server_cpu:.1f} s ({per_request:.2f} ms per "
           f"request; its event loop {result.loop_cpu:.1f} s, {result.loop_cpu / max(len(ms), 1) * 1000:.2f} ms per "

@@ -572,3 +572,20 @@ def test_the_write_lock_goes_to_the_thread_that_waited_longest() -> None:
     lock.release()
     thread.join()
     assert order == ["other", "again"]
+
+
+def test_a_delivery_round_is_recorded_in_one_commit(tmp_path: Path) -> None:
+    from moderator.service import Sender
+
+    store = Store(tmp_path / "m.db")
+    try:
+        store.enqueue([(None, "fake", f"a{i % 3}", "m", {"text": str(i)}) for i in range(9)], 1.0)
+        statements: list[str] = []
+        store.db.conn.set_trace_callback(statements.append)
+        sent: list[tuple[str, str]] = []
+        channel = SimpleNamespace(send=lambda to, body: sent.append((to, body["text"])))
+        assert Sender(store, {"fake": channel}, clock=lambda: 2.0).deliver_due() == 9
+        assert len(sent) == 9 and store.backlog() == 0
+        assert sum(s.strip().upper() == "COMMIT" for s in statements) == 1
+    finally:
+        store.close()
