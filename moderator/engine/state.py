@@ -312,6 +312,9 @@ def _words(seed: int, label: str, count: int) -> tuple[int, ...]:
     # Random 32-bit words from a keyed hash: cheaper than seeding a Mersenne Twister (~7 us), repeatable from
     # the seed, and unpredictable to players who do not know it. The label separates the deal, the deck, the
     # first President and every reshuffle.
+    if count <= 16:
+        # One block holds sixteen words: every shuffle of a standard game needs no more.
+        return _SIXTEEN_WORDS.unpack(hashlib.blake2b(f"{seed}/{label}/0".encode(), digest_size=64).digest())
     words: tuple[int, ...] = ()
     block = 0
     while len(words) < count:
@@ -380,7 +383,7 @@ def new_game(
             seed=seed,
             deck=deck,
             first_president=first_president,
-            reshuffles=tuple(tuple(Policy(p) for p in order) for order in reshuffles),
+            reshuffles=tuple(tuple(Policy(p) for p in order) for order in reshuffles) if reshuffles else (),
         ),
         draw_pile=deck,
         discard_pile=(),
