@@ -520,7 +520,8 @@ async def _telegram(app: Starlette, settings: Settings, service: Service, reques
     assert settings.telegram_token and settings.public_url
     ptb = build_application(settings.telegram_token, api_url=settings.telegram_api_url, request=request,
                             rate_limiter=request is None)
-    bot = TelegramBot(service, settings.db_path, clock=clock)
+    bot = TelegramBot(service, settings.db_path, clock=clock,
+                      screen_url=settings.public_url if settings.web else None)
     bot.install(ptb)
     await ptb.initialize()
     try:

@@ -306,3 +306,35 @@ def game(table: WebTable) -> tuple[WebTable, str, object]:
     phones = [table.join(code, name) for name in NAMES]
     table.host_do(table_id, "start")
     return table, table_id, phones[0]
+
+
+def test_a_table_opened_on_telegram_links_its_table_screen(tmp_path: Path) -> None:
+    import json
+    import time
+    import warnings
+
+    from moderator.serve import Settings, create_app
+    from tests.fake_twilio import PUBLIC_URL, FakeTwilio
+    from tests.test_serve import ANN, Server, WebhookBotAPI, env, open_table
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from starlette.testclient import TestClient
+
+    api = WebhookBotAPI(clock=lambda: 1_800_000_000.0)
+    app = create_app(Settings.load(env(tmp_path / "tg.db", MODERATOR_WEB="on"), cwd=tmp_path),
+                     telegram_request=api, twilio_http=FakeTwilio())
+    with TestClient(app) as client:
+        s = Server(client, api, None, tmp_path / "tg.db")  # type: ignore[arg-type]
+        open_table(s)
+        [(table_id,)] = s.rows("SELECT id FROM game_tables")
+        for _ in range(200):  # the sender thread delivers the join message
+            photos = api.of("sendPhoto", ANN["id"])
+            if photos:
+                break
+            time.sleep(0.05)
+        markup = photos[0].params["reply_markup"]
+        markup = json.loads(markup) if isinstance(markup, str) else markup
+        urls = [b.get("url") for row in markup["inline_keyboard"] for b in row]
+        assert f"{PUBLIC_URL}/table/{table_id}" in urls
+        assert client.get(f"/table/{table_id}").status_code == 200

@@ -160,6 +160,7 @@ _ARROW: Final = "\u27a1\ufe0f "
 _UP: Final = "\u2b06\ufe0f "
 _COMPUTER: Final = "\U0001f916 +1"
 _GO: Final = "\u25b6\ufe0f"
+_SCREEN: Final = "\U0001f4fa"
 _SEAT: Final = "\U0001fa91 "
 
 
@@ -389,8 +390,10 @@ class TelegramChannel:
     """The service's ``Channel`` for Telegram: folds the outbox into few Bot API calls (runs on the sender thread)."""
 
     def __init__(self, bot: Bot, loop: asyncio.AbstractEventLoop, *, clock: Callable[[], float] = time.time,
-                 store: Store | None = None) -> None:
+                 store: Store | None = None, screen_url: str | None = None) -> None:
         self.bot = bot
+        self.screen_url = screen_url
+        """Where the browser channel serves table screens (``<url>/table/<id>``), if it is on."""
         self.loop = loop
         self.clock = clock
         self.store = store
@@ -694,6 +697,8 @@ class TelegramChannel:
             table = body["table"]
             rows.append([InlineKeyboardButton(_COMPUTER, callback_data=f"{table}:L:cpu"),
                          InlineKeyboardButton(_GO, callback_data=f"{table}:L:go")])
+            if self.screen_url:  # the board for a laptop or TV at the table
+                rows.append([InlineKeyboardButton(_SCREEN, url=f"{self.screen_url}/table/{table}")])
         markup = InlineKeyboardMarkup(rows)
         caption = _cut(compose([body])[0], CAPTION_LIMIT)
         png = qr_png(url)
@@ -828,8 +833,10 @@ def _progress(table: Table | None) -> tuple[int, int] | None:
 class TelegramBot:
     """Updates in (handlers on the loop thread), the outbox out (the ``Sender`` on one worker thread)."""
 
-    def __init__(self, service: Service, db_path: Path, *, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, service: Service, db_path: Path, *, clock: Callable[[], float] = time.time,
+                 screen_url: str | None = None) -> None:
         self.service = service
+        self.screen_url = screen_url
         self.db_path = db_path
         self.clock = clock
         self.channel: TelegramChannel | None = None
@@ -851,7 +858,8 @@ class TelegramBot:
 
     async def start(self, app: Application) -> None:  # type: ignore[type-arg]
         """After ``initialize``: the channel, the command menu, the tables under way; then deliver."""
-        self.channel = TelegramChannel(app.bot, asyncio.get_running_loop(), clock=self.clock)
+        self.channel = TelegramChannel(app.bot, asyncio.get_running_loop(), clock=self.clock,
+                                       screen_url=self.screen_url)
         for language in languages(DEFAULT_THEME):
             catalog = Catalog.load(DEFAULT_THEME, language)
             menu = [BotCommand(c, catalog.text(f"command-{c}")) for c in COMMANDS]
