@@ -19,7 +19,7 @@ from .actions import (
 from .errors import InvalidReshuffle, InvalidSetup, RuleViolation
 from .events import EVERYONE, NOBODY, Audience, Event
 from .rules import apply, awaiting, eligible_chancellors, legal_actions, opening_events
-from .state import GameState, History, Session, Setup, known_roles, new_game, new_seed, shuffled
+from .state import Core, GameState, History, Session, Setup, known_roles, new_game, new_seed, shuffled
 from .types import Party, Phase, Policy, Power, Role, Seat, WinReason, power_for
 from .views import KnownSession, PlayerView, PublicSession, PublicView, public_view, view_for
 
@@ -29,6 +29,7 @@ __all__ = [
     "Audience",
     "CallSpecialElection",
     "CastVote",
+    "Core",
     "DiscardPolicy",
     "EVERYONE",
     "EnactPolicy",
