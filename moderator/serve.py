@@ -178,11 +178,6 @@ class FairLock:
 _WRITE: Final = FairLock()
 
 
-SENDER_BREATH: Final = 0.001
-"""Seconds a sender thread sleeps after each delivery, so the event loop, which shares the GIL with it, runs
-then: else each of the loop's many GIL hand-overs per request (every SQLite call and socket write gives it up)
-may wait out a sender's 5 ms switch interval. It caps a sender near 1,000 texts a second, far above what Twilio
-takes from one account."""
 WRITE_WAIT: Final = 5.0
 """Seconds a sender thread waits for the lock before it leaves the wait to SQLite's busy handler (never forever:
 the event loop must not be able to block on a thread that waits for the loop's commit)."""
@@ -262,10 +257,6 @@ class SerialStore(Store):
             committed.set_result(None)
         finally:
             _WRITE.release()
-
-    def breathe(self) -> None:
-        if self._loop is None:  # a sender thread's store
-            time.sleep(SENDER_BREATH)
 
     async def durable(self) -> None:
         """Return once everything written so far is committed (raise if that commit failed)."""

@@ -1311,7 +1311,6 @@ class Sender:
         self._failed: list[tuple[int, str]] = []
         self._since: float | None = None
         """``time.monotonic()`` of the oldest settlement not yet recorded (a slow channel must not hold it)."""
-        self._sent_at: float | None = None
 
     def flush(self) -> None:
         """Record every settled delivery attempt not yet recorded, in one transaction."""
@@ -1369,9 +1368,6 @@ class Sender:
         """Note one message's delivery attempt for ``flush``; 1 if it was delivered."""
         if self._since is None:
             self._since = time.monotonic()
-        if sent_at != self._sent_at:  # a new channel call: one text, one Bot API message
-            self._sent_at = sent_at
-            self.store.breathe()
         delivered = 0
         if isinstance(result, TemporaryFailure):
             if row.attempts + 1 >= self.max_attempts:

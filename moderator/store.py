@@ -548,10 +548,6 @@ class Store:
         ).fetchall()
         return [(r[0], r[1], str(json.loads(r[2]).get("text", ""))) for r in rows]
 
-    def breathe(self) -> None:
-        """Called by a sender between two deliveries: a store shared with a thread that must answer fast (a web
-        server's event loop) lets it run here. This one has nobody to wait for."""
-
     def checkpoint(self) -> None:
         """Copy the write-ahead log into the database file as far as no reader needs it (never waits)."""
         self.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
