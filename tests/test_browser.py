@@ -196,7 +196,9 @@ def test_pass_and_play_plays_a_whole_game_on_one_device_in_chromium(server: Serv
     table_id = browser.current_url.rsplit("/", 1)[1]
     for name in NAMES[1:]:
         browser.find_element(By.CSS_SELECTOR, "form.add input[name=name]").send_keys(name)
-        browser.find_element(By.CSS_SELECTOR, "form.add button").click()
+        button = browser.find_element(By.CSS_SELECTOR, "form.add button")
+        button.click()
+        WebDriverWait(browser, 10).until(staleness_of(button))  # the next page, not this one, gets the next name
     seats = [li.text for li in browser.find_elements(By.CSS_SELECTOR, "ol.seats li")]
     assert [s.split()[0] for s in seats] == list(NAMES)
     start = Catalog.load("classic", "en").text("web-start")

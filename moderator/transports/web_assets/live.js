@@ -9,7 +9,11 @@ document.addEventListener("submit", (event) => {
   const live = document.getElementById("live");
   if (!live) return;
   let busy = false, again = false, opened = false;
+  let typing = false;
   async function refresh() {
+    // Someone typing a name in the live part would lose it: refresh when they leave the field instead.
+    const field = document.activeElement;
+    if (field && field.tagName === "INPUT" && live.contains(field)) { typing = true; return; }
     if (busy) { again = true; return; }
     busy = true;
     try {
@@ -30,6 +34,8 @@ document.addEventListener("submit", (event) => {
       if (again) { again = false; refresh(); }
     }
   }
+  // (A little later: leaving the field may be a tap on its button, which must not be swapped away.)
+  live.addEventListener("focusout", () => { if (typing) { typing = false; setTimeout(refresh, 1000); } });
   const events = new EventSource(live.dataset.events);
   events.onmessage = refresh;
   // A reconnection may have missed a change (a locked phone, a restarted server): fetch once more.
