@@ -435,7 +435,7 @@ def create_app(
         if settings.web:
             from .transports.web import WebTables
 
-            state.web = WebTables(service, public_url=settings.public_url)
+            state.web = WebTables(service, public_url=settings.public_url, ways=lambda code: join_ways(state, code))
             state.web.bind(asyncio.get_running_loop())
             on.append("web (this server's pages)")
         stack = contextlib.AsyncExitStack()
@@ -592,22 +592,14 @@ section{{margin:2rem 0}} svg{{width:14rem;height:14rem}}</style></head>
 
 async def join_page(request: Request) -> Response:
     """The ways to take a seat at the table with this join code; 404 (and nothing else) for any other code."""
-    from .transports.sms import join_link, qr_svg
+    from .transports.sms import qr_svg
 
     code = str(request.path_params.get("code", "")).strip().upper()
     state = request.app.state
     row = state.store.table_by_code(code) if _CODE.fullmatch(code) else None
     if row is None or row.status == "closed":
         return PlainTextResponse("Not Found", status_code=404)
-    ways: list[tuple[str, str, str]] = []
-    if state.telegram is not None:
-        from telegram.helpers import create_deep_linked_url
-
-        link = create_deep_linked_url(state.telegram.bot.username, code)
-        ways.append(("Telegram", link, f"@{state.telegram.bot.username}"))
-    if state.sms_number:
-        # No words of ours (they would need every language): what to text, and where.
-        ways.append(("SMS", join_link(state.sms_number, code), f"JOIN {code} \u2192 {state.sms_number}"))
+    ways = join_ways(state, code)
     web = state.web is not None and row.status == "lobby"
     if not ways and not web:
         return PlainTextResponse("Not Found", status_code=404)
@@ -622,6 +614,22 @@ async def join_page(request: Request) -> Response:
         parts.insert(0, join_section(request, code, row.theme))
     page = _PAGE.format(code=html.escape(code), ways="\n".join(parts))
     return HTMLResponse(page, headers={"Cache-Control": "no-store", "X-Robots-Tag": "noindex"})
+
+
+def join_ways(state: Any, code: str) -> list[tuple[str, str, str]]:
+    """(channel, link, label) of every way besides the browser to take a seat with this join code."""
+    from .transports.sms import join_link
+
+    ways: list[tuple[str, str, str]] = []
+    if state.telegram is not None:
+        from telegram.helpers import create_deep_linked_url
+
+        link = create_deep_linked_url(state.telegram.bot.username, code)
+        ways.append(("Telegram", link, f"@{state.telegram.bot.username}"))
+    if state.sms_number:
+        # No words of ours (they would need every language): what to text, and where.
+        ways.append(("SMS", join_link(state.sms_number, code), f"JOIN {code} \u2192 {state.sms_number}"))
+    return ways
 
 
 def _inline_svg(svg: str) -> str:

@@ -314,7 +314,7 @@ def test_a_table_opened_on_telegram_links_its_table_screen(tmp_path: Path) -> No
     import warnings
 
     from moderator.serve import Settings, create_app
-    from tests.fake_twilio import PUBLIC_URL, FakeTwilio
+    from tests.fake_twilio import OUR_NUMBER, PUBLIC_URL, FakeTwilio
     from tests.test_serve import ANN, Server, WebhookBotAPI, env, open_table
 
     with warnings.catch_warnings():
@@ -337,4 +337,10 @@ def test_a_table_opened_on_telegram_links_its_table_screen(tmp_path: Path) -> No
         markup = json.loads(markup) if isinstance(markup, str) else markup
         urls = [b.get("url") for row in markup["inline_keyboard"] for b in row]
         assert f"{PUBLIC_URL}/table/{table_id}" in urls
-        assert client.get(f"/table/{table_id}").status_code == 200
+        # The table screen shows every way to join: this server's page, Telegram and SMS, each with its QR code.
+        screen = client.get(f"/table/{table_id}").text
+        [(code,)] = s.rows("SELECT code FROM game_tables")
+        for link in (f"{PUBLIC_URL}/join/{code}", f"https://t.me/ModeratorTestBot?start={code}",
+                     f"sms:{OUR_NUMBER}?body=JOIN%20{code}"):
+            assert f'href="{link}"' in screen
+        assert screen.count("<svg") == 3

@@ -31,7 +31,7 @@ import html
 import re
 import secrets
 import string
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from functools import cache
 from importlib import resources
 from typing import Any, Final
@@ -195,10 +195,13 @@ def _catalog(theme: str, lang: str) -> Catalog:
 class WebTables:
     """The browser channel's view of the service: who a cookie is, and the live parts of every page."""
 
-    def __init__(self, service: Service, *, public_url: str | None = None) -> None:
+    def __init__(self, service: Service, *, public_url: str | None = None,
+                 ways: Callable[[str], list[tuple[str, str, str]]] | None = None) -> None:
         self.service = service
         self.public_url = public_url
         """Where phones reach this server (join links and QR codes); else the address a page was asked for."""
+        self.ways = ways
+        """(channel, link, label) of the other ways to join with a code (Telegram, SMS), shown beside the page's."""
         self._boards: dict[str, tuple[str, bytes]] = {}
         self.store = service.store
         self._listeners: dict[str, set[asyncio.Queue[None]]] = {}
@@ -427,12 +430,20 @@ class WebTables:
         return f'<h2>{_e(catalog.text("web-seats"))}</h2><ol class="seats">{names}</ol>'
 
     def _join_qr(self, table: Table, catalog: Catalog, base_url: str) -> str:
+        from ..serve import _inline_svg
         from .sms import qr_svg
 
-        url = f"{(self.public_url or base_url).rstrip('/')}/join/{table.row.code}"
-        svg = re.sub(r"^<\?xml[^>]*>\s*", "", qr_svg(url))
-        return (f'<section class="join"><h2>{_e(catalog.text("web-scan-to-join"))}</h2>{svg}'
-                f'<p class="code">{_e(table.row.code)}</p><p><a href="{_e(url)}">{_e(url)}</a></p></section>')
+        code = table.row.code
+        assert code is not None
+        url = f"{(self.public_url or base_url).rstrip('/')}/join/{code}"
+        codes = [("", url, url), *(self.ways(code) if self.ways is not None else [])]
+        figures = "".join(
+            f'<figure>{_inline_svg(qr_svg(link))}<figcaption>{_e(title)} <a href="{_e(link)}">{_e(label)}</a></figcaption>'
+            "</figure>"
+            for title, link, label in codes
+        )
+        return (f'<section class="join"><h2>{_e(catalog.text("web-scan-to-join"))}</h2>'
+                f'<div class="codes">{figures}</div><p class="code">{_e(code)}</p></section>')
 
 
 def _version(table: Table) -> str:
