@@ -404,16 +404,20 @@ class WebTables:
 
     # pieces
 
-    def board_image(self, table: Table) -> bytes:
-        """The board as a PNG, drawn once per version of the table (every page shows the same image)."""
+    async def board_image(self, table: Table) -> bytes:
+        """The board as a PNG, drawn once per version of the table (every page shows the same image), off the
+        event loop's thread (a drawing takes tens of milliseconds; inputs go on meanwhile)."""
+        from starlette.concurrency import run_in_threadpool
+
         from ..board import Board, render_png
 
         assert table.state is not None
         version = _version(table)
         cached = self._boards.get(table.row.id)
         if cached is None or cached[0] != version:
+            board = Board.of(public_view(table.state), table.info())  # here: the table may change meanwhile
             catalog = _catalog(table.row.theme, DEFAULT_LANGUAGE)
-            cached = version, render_png(Board.of(public_view(table.state), table.info()), catalog)
+            cached = version, await run_in_threadpool(render_png, board, catalog)
             self._boards[table.row.id] = cached
         return cached[1]
 
@@ -631,7 +635,7 @@ async def board_png(request: Request) -> Response:
     table = _table(request)
     if table is None or table.state is None:
         return _not_found()
-    image = _web(request).board_image(table)
+    image = await _web(request).board_image(table)
     # The URL carries the version, so a changed board is a new URL; the same one may be cached briefly.
     return Response(image, media_type="image/png", headers={"Cache-Control": "private, max-age=60"})
 
