@@ -441,7 +441,8 @@ def create_app(
         stack = contextlib.AsyncExitStack()
         try:
             if settings.telegram_on:
-                await stack.enter_async_context(_telegram(app, settings, service, telegram_request, clock, deliver))
+                await stack.enter_async_context(
+                    _telegram(app, settings, service, telegram_request, clock, deliver, factory))
                 on.append(f"telegram (webhook {settings.public_url}{settings.telegram_path})")
             else:
                 service.resume_all()
@@ -502,7 +503,8 @@ async def _ticks(service: Service, every: float) -> None:
 
 @contextlib.asynccontextmanager
 async def _telegram(app: Starlette, settings: Settings, service: Service, request: Any,
-                    clock: Callable[[], float], deliver: bool) -> AsyncIterator[None]:
+                    clock: Callable[[], float], deliver: bool,
+                    factory: Callable[[], Store]) -> AsyncIterator[None]:
     """The PTB application without an updater: updates come from the webhook route."""
     from telegram import Update
 
@@ -511,7 +513,8 @@ async def _telegram(app: Starlette, settings: Settings, service: Service, reques
     assert settings.telegram_token and settings.public_url
     ptb = build_application(settings.telegram_token, api_url=settings.telegram_api_url, request=request,
                             rate_limiter=request is None)
-    bot = TelegramBot(service, settings.db_path, clock=clock,
+    # The sender's connection shares this process's write lock: the event loop never waits in SQLite's busy handler.
+    bot = TelegramBot(service, settings.db_path, clock=clock, store_factory=factory,
                       screen_url=settings.public_url if settings.web else None)
     bot.install(ptb)
     await ptb.initialize()

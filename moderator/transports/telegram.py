@@ -834,9 +834,11 @@ class TelegramBot:
     """Updates in (handlers on the loop thread), the outbox out (the ``Sender`` on one worker thread)."""
 
     def __init__(self, service: Service, db_path: Path, *, clock: Callable[[], float] = time.time,
-                 screen_url: str | None = None) -> None:
+                 screen_url: str | None = None, store_factory: Callable[[], Store] | None = None) -> None:
         self.service = service
         self.screen_url = screen_url
+        self.store_factory = store_factory or (lambda: Store(db_path))
+        """The sender thread's own connection (``serve`` gives one that shares its process's write lock)."""
         self.db_path = db_path
         self.clock = clock
         self.channel: TelegramChannel | None = None
@@ -885,7 +887,7 @@ class TelegramBot:
         """(Sender thread.) Deliver what is due, then show presses nothing else carried."""
         assert self.channel is not None
         if self._sender is None:
-            self._sender_store = Store(self.db_path)
+            self._sender_store = self.store_factory()
             self._sender = Sender(self._sender_store, {CHANNEL: self.channel}, clock=self.clock)
             self.channel.store = self._sender_store  # board message ids, on the thread that sends
         return self._sender.deliver_due() + self.channel.flush()
