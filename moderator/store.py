@@ -519,13 +519,14 @@ class Store:
         ).fetchone()
         return None if row is None else dict(json.loads(row[0]))
 
-    def messages_to(self, channel: str, address: str, limit: int = 60) -> list[tuple[int, str, dict[str, Any]]]:
-        """(outbox id, message id, body) of the newest messages queued for an address, oldest first; cancelled
-        and failed ones are left out. A channel that is read rather than pushed (a web page) shows these."""
+    def messages_to(self, channel: str, address: str, limit: int = 60,
+                    since: float = 0.0) -> list[tuple[int, str, dict[str, Any]]]:
+        """(outbox id, message id, body) of the newest messages queued for an address since ``since``, oldest
+        first; cancelled and failed ones are left out. A channel read rather than pushed (a web page) shows these."""
         rows = self.execute(
-            "SELECT id, message_id, body FROM outbox WHERE channel = ? AND address = ?"
+            "SELECT id, message_id, body FROM outbox WHERE channel = ? AND address = ? AND created >= ?"
             " AND status IN ('pending', 'sent') ORDER BY id DESC LIMIT ?",
-            (channel, address, limit),
+            (channel, address, since, limit),
         ).fetchall()
         return [(int(r[0]), str(r[1]), dict(json.loads(r[2]))) for r in reversed(rows)]
 

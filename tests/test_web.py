@@ -344,3 +344,86 @@ def test_a_table_opened_on_telegram_links_its_table_screen(tmp_path: Path) -> No
                      f"sms:{OUR_NUMBER}?body=JOIN%20{code}"):
             assert f'href="{link}"' in screen
         assert screen.count("<svg") == 3
+
+
+def test_numbers_too_long_to_be_a_decision_or_a_seat_are_refused_quietly(game: tuple[WebTable, str, object]) -> None:
+    table, table_id, phone = game
+    step = table.service.table(table_id).state.step
+    huge = "9" * 5000  # int() of this many digits raises in Python 3.11
+    assert phone.post(f"/play/{table_id}", data={"token": "n1", "decision": huge}).status_code < 500
+    assert table.host.post(f"/host/{table_id}", data={"do": "move", "name": "Ann", "position": huge}).status_code < 500
+    assert table.host.get(f"/host/{table_id}/seat/{huge}").status_code == 403
+    assert table.service.table(table_id).state.step == step
+
+
+def test_the_table_screen_says_when_the_game_is_paused_or_ended_by_the_host(game: tuple[WebTable, str, object]) -> None:
+    table, table_id, _ = game
+    catalog = Catalog.load("classic", "en")
+    table.host_do(table_id, "pause")
+    assert catalog.text("game-paused") in text_of(table.device().get(f"/table/{table_id}").text)
+    table.host_do(table_id, "resume")
+    assert catalog.text("game-paused") not in text_of(table.device().get(f"/table/{table_id}").text)
+    table.host_do(table_id, "end")
+    assert catalog.text("game-ended-by-host") in text_of(table.device().get(f"/table/{table_id}").text)
+
+
+def test_a_refused_seat_shows_why_and_sets_no_cookie(table: WebTable) -> None:
+    table_id, code = table.open("Ann")
+    for i in range(9):
+        table.host_do(table_id, "add", name=f"P{i}")
+    phone = table.device()
+    page = phone.post(f"/join/{code}", data={"name": "Eleven"})
+    assert page.status_code == 200
+    assert Catalog.load("classic", "en").text("table-full", most=10) in text_of(page.text)
+    assert not phone.cookies and "Eleven" not in table.service.table(table_id).names
+
+
+def test_a_rematch_starts_a_new_feed(table: WebTable) -> None:
+    table_id, code = table.open("Host", play=False)
+    phone = table.join(code, "Ann")
+    table.host_do(table_id, "computers")
+    table.host_do(table_id, "start")
+    while table.status(table_id) != "over":  # Ann answers first, whatever she is asked
+        options = choices(phone.get(f"/play/{table_id}/live").text)
+        if options:
+            phone.post(f"/play/{table_id}", data=options[0].fields)
+    table.host_do(table_id, "rematch")
+    assert table.status(table_id) == "playing"
+    page = phone.get(f"/play/{table_id}/live").text
+    covered_deals = page.count('<details class="secret" id="m')
+    assert covered_deals == 1  # this game's deal; the last game's is not shown beside it
+
+
+def test_a_browser_seat_at_a_table_whose_results_go_to_a_telegram_group_sees_them_on_its_page(
+        tmp_path: Path) -> None:
+    import warnings
+
+    from moderator.serve import Settings, create_app
+    from tests.fake_telegram import group_chat
+    from tests.fake_twilio import FakeTwilio
+    from tests.test_serve import ANN, Server, WebhookBotAPI, env
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from starlette.testclient import TestClient
+
+    app = create_app(Settings.load(env(tmp_path / "g.db", MODERATOR_WEB="on"), cwd=tmp_path),
+                     telegram_request=WebhookBotAPI(clock=lambda: 1_800_000_000.0), twilio_http=FakeTwilio(),
+                     deliver=False)
+    with TestClient(app) as client:
+        s = Server(client, app.state.telegram, None, tmp_path / "g.db")  # type: ignore[arg-type]
+        update = s.say(ANN, "/newgame")
+        update["message"]["chat"] = group_chat(-100777)
+        assert s.update(update) == 200
+        [(table_id, code, public)] = s.rows("SELECT id, code, public_address FROM game_tables")
+        assert public == "-100777"
+        phone = TestClient(app)
+        phone.portal = client.portal
+        phone.post(f"/join/{code}", data={"name": "Cy"})
+        assert s.update(s.say(ANN, "/computers 3")) == 200
+        assert s.update(s.say(ANN, "/startgame")) == 200
+        page = text_of(phone.get(f"/play/{table_id}/live").text)
+        catalog = Catalog.load("classic", "en")
+        assert catalog.text("web-latest") in page  # the public results the group gets, on Cy's page too
+        t = app.state.service.table(table_id)
+        assert f"{t.seats[t.state.president].name} is the Presidential Candidate" in page

@@ -28,6 +28,7 @@ import asyncio
 import hashlib
 import hmac
 import html
+import logging
 import re
 import secrets
 import string
@@ -39,6 +40,8 @@ from typing import Any, Final
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import Route
+
+log = logging.getLogger(__name__)
 
 from .. import render
 from ..catalog import DEFAULT_LANGUAGE, DEFAULT_THEME, Catalog, UnknownCatalog, languages, themes
@@ -56,7 +59,7 @@ from ..commands import (
     Start,
 )
 from ..engine import awaiting, public_view, view_for
-from ..engine.events import GameEnded
+from ..engine.events import GameEnded, VoteProgressed
 from ..service import CODE_ALPHABET, ID_ALPHABET, Sender, Service, Table
 
 CHANNEL: Final = "web"
@@ -117,14 +120,19 @@ _HOST_ACTIONS: Final[dict[str, Command]] = {
 }
 
 
+def _number(text: str, digits: int = 12) -> int | None:
+    """A form's or path's number: ASCII digits, at most ``digits`` of them; else None."""
+    return int(text) if text.isascii() and text.isdecimal() and len(text) <= digits else None
+
+
 def address_of(token: str) -> str:
     """The seat address a browser token stands for (the token itself is never stored)."""
     return "w" + hashlib.sha256(token.encode()).hexdigest()[:32]
 
 
-def local_address(host: str, number: int) -> str:
-    """The address of the ``number``-th seat taken on the host's own device (pass-and-play)."""
-    return f"{host}.{number}"
+def local_address(host: str, tag: str) -> str:
+    """The address of a seat taken on the host's own device (pass-and-play); ``tag`` tells them apart."""
+    return f"{host}.{tag}"
 
 
 # --- pages --------------------------------------------------------------------------------------------------
@@ -244,7 +252,10 @@ class WebTables:
         self._loop = loop
 
     def _changed(self, table_id: str) -> None:
-        self._sender.deliver_due()
+        try:
+            self._sender.deliver_due()
+        except Exception:  # the input is committed; the pages read the outbox whatever its marks say
+            log.exception("web: marking browser messages delivered failed")
         if self._loop is not None:
             self._loop.call_soon_threadsafe(self._wake, table_id)
 
@@ -311,10 +322,14 @@ class WebTables:
                 parts.append(_text(catalog.text("web-nothing-owed"), "quiet"))
             knowledge = "".join(_text(m.text) for m in render.knowledge_messages(view, info, catalog))
             parts.append(_covered("know", catalog.text("knowledge-title"), knowledge, catalog.text("web-reveal")))
+            parts.append(self._status(table, catalog))
             parts.append(self._board(table, catalog))
+            if table.row.public_channel is not None:  # results go to a group chat this browser cannot read
+                parts.append(self._latest(table, catalog))
         else:
             parts.append(self._seats(table, catalog))
-        feed = [(i, mid, body) for i, mid, body in self.store.messages_to(CHANNEL, seat.address, FEED_LENGTH)
+        since = float(table.row.options.get("started", 0.0)) if table.row.status != "lobby" else 0.0
+        feed = [(i, mid, body) for i, mid, body in self.store.messages_to(CHANNEL, seat.address, FEED_LENGTH, since)
                 if not body.get("choices")]  # old prompts: the live prompt above has the buttons
         items = []
         for outbox_id, _mid, body in reversed(feed):
@@ -334,23 +349,28 @@ class WebTables:
                 parts.append(self._join_qr(table, catalog, base_url))
             parts.append(self._seats(table, catalog))
             return "".join(parts)
+        parts.append(self._status(table, catalog))
         parts.append(self._board(table, catalog))
         info = table.info()
-        view = public_view(state)
-        over = table.row.status == "over"
-        if over and any(isinstance(e, GameEnded) for e in table.log):
+        if table.row.status == "over" and any(isinstance(e, GameEnded) for e in table.log):
             timeline = render.truth_timeline(table.log, info, catalog)
             parts.append('<section class="truth">' + "".join(_text(m.text) for m in timeline) + "</section>")
+        parts.append(self._latest(table, catalog))
+        return "".join(parts)
+
+    def _latest(self, table: Table, catalog: Catalog) -> str:
+        """The latest public results (the running vote count is on the board, not here)."""
+        assert table.state is not None
+        info, view = table.info(), public_view(table.state)
         latest: list[str] = []
         for event in reversed(table.log):
             if len(latest) >= LATEST:
                 break
-            if event.audience.everyone:
+            if event.audience.everyone and not isinstance(event, VoteProgressed):
                 messages = render.event_messages(event, None, info, catalog, board=view)
                 latest.extend(reversed([m.text for m in messages]))
-        parts.append(f'<section class="latest"><h2>{_e(catalog.text("web-latest"))}</h2>'
-                     + "".join(_text(t) for t in latest[:LATEST]) + "</section>")
-        return "".join(parts)
+        return (f'<section class="latest"><h2>{_e(catalog.text("web-latest"))}</h2>'
+                + "".join(_text(t) for t in latest[:LATEST]) + "</section>")
 
     def host_part(self, table: Table, base_url: str, lang: str) -> str:
         """The host's device: lobby controls, the pass-and-play names, and host controls."""
@@ -404,7 +424,16 @@ class WebTables:
 
     # pieces
 
-    async def board_image(self, table: Table) -> bytes:
+    @staticmethod
+    def _status(table: Table, catalog: Catalog) -> str:
+        """A paused game, or one the host ended before it was decided, says so (the board alone would not)."""
+        if table.row.status == "paused":
+            return _text(catalog.text("game-paused"), "status")
+        if table.row.status == "over" and not any(isinstance(e, GameEnded) for e in table.log):
+            return _text(catalog.text("game-ended-by-host"), "status")
+        return ""
+
+    async def board_image(self, table: Table, lang: str) -> bytes:
         """The board as a PNG, drawn once per version of the table (every page shows the same image), off the
         event loop's thread (a drawing takes tens of milliseconds; inputs go on meanwhile)."""
         from starlette.concurrency import run_in_threadpool
@@ -412,11 +441,11 @@ class WebTables:
         from ..board import Board, render_png
 
         assert table.state is not None
-        version = _version(table)
+        version = f"{_version(table)}.{lang}"
         cached = self._boards.get(table.row.id)
         if cached is None or cached[0] != version:
             board = Board.of(public_view(table.state), table.info())  # here: the table may change meanwhile
-            catalog = _catalog(table.row.theme, DEFAULT_LANGUAGE)
+            catalog = _catalog(table.row.theme, lang)
             cached = version, await run_in_threadpool(render_png, board, catalog)
             self._boards[table.row.id] = cached
         return cached[1]
@@ -426,7 +455,8 @@ class WebTables:
         view = public_view(table.state)
         lines = "".join(_text(m.text) for m in render.board_messages(view, table.info(), catalog))
         version = _version(table)
-        return (f'<section class="board"><img alt="" src="/table/{table.row.id}/board.png?v={version}">'
+        return (f'<section class="board"><img alt="" src="/table/{table.row.id}/board.png?v={version}'
+                f'&amp;lang={_e(catalog.lang)}">'
                 f"{lines}</section>")
 
     def _seats(self, table: Table, catalog: Catalog) -> str:
@@ -451,8 +481,9 @@ class WebTables:
 
 
 def _version(table: Table) -> str:
-    """Changes whenever the board may have: game, events, theme."""
-    return f"{table.row.game}.{len(table.log)}.{table.row.theme}"
+    """Changes whenever the board may have: game, step (every action is one), theme. Public facts only."""
+    step = table.state.step if table.state is not None else 0
+    return f"{table.row.game}.{step}.{table.row.theme}"
 
 
 class _ReadByPage:
@@ -519,7 +550,7 @@ async def home(request: Request) -> Response:
     body = (
         f"<h1>{_e(catalog.text('web-open-title'))}</h1>"
         f'<form method="post" action="/new" class="open">'
-        f'<label>{_e(catalog.text("web-your-name"))} <input name="name" maxlength="20"></label>'
+        f'<label>{_e(catalog.text("web-your-name"))} <input name="name" maxlength="20" required></label>'
         f'<label><input type="checkbox" name="play" value="1" checked> {_e(catalog.text("web-plays-too"))}</label>'
         f'<label>{_e(catalog.text("web-theme"))} <select name="theme">{options}</select></label>'
         f'<button class="primary">{_e(catalog.text("web-open"))}</button></form>'
@@ -556,8 +587,16 @@ async def join(request: Request) -> Response:
         return _not_found()
     form = await _form(request)
     token = request.cookies.get(SEAT_COOKIE + row.id) or secrets.token_urlsafe(24)
-    web.handle(address_of(token), Join(code, form.get("name", "").strip()), nonce=form.get("nonce"),
-               lang=_language(request, row.theme))
+    address = address_of(token)
+    lang = _language(request, row.theme)
+    web.handle(address, Join(code, form.get("name", "").strip()), nonce=form.get("nonce"), lang=lang)
+    table = web.service.table(row.id)
+    if table is None or table.seat_of(CHANNEL, address) is None:
+        # Refused (the table is full, say): the reason, and the way back to the join page.
+        replies = [b for _i, _m, b in web.store.messages_to(CHANNEL, address, 1) if not b.get("secret")]
+        reason = "".join(_text(str(b.get("text", ""))) for b in replies)
+        back = f'<p><a href="/join/{_e(code)}">{_e(_catalog(row.theme, lang).text("web-play-here"))}</a></p>'
+        return _page(code, reason + back, lang=lang)
     response = RedirectResponse(f"/play/{row.id}", status_code=303)
     _cookie(response, SEAT_COOKIE + row.id, token, request)
     return response
@@ -610,10 +649,10 @@ async def decide(request: Request) -> Response:
 
 async def _choose(request: Request, table: Table, seat: int) -> None:
     form = await _form(request)
-    decision = form.get("decision", "")
+    decision = _number(form.get("decision", ""))
     token = form.get("token", "")
-    if token and decision.isdecimal() and decision.isascii():
-        _web(request).handle(table.seats[seat].address, Choose(token[:64], int(decision)), nonce=form.get("nonce"))
+    if token and decision is not None:
+        _web(request).handle(table.seats[seat].address, Choose(token[:64], decision), nonce=form.get("nonce"))
 
 
 async def screen(request: Request) -> Response:
@@ -635,7 +674,8 @@ async def board_png(request: Request) -> Response:
     table = _table(request)
     if table is None or table.state is None:
         return _not_found()
-    image = await _web(request).board_image(table)
+    lang = request.query_params.get("lang", DEFAULT_LANGUAGE)
+    image = await _web(request).board_image(table, lang if lang in languages(table.row.theme) else DEFAULT_LANGUAGE)
     # The URL carries the version, so a changed board is a new URL; the same one may be cached briefly.
     return Response(image, media_type="image/png", headers={"Cache-Control": "private, max-age=60"})
 
@@ -692,12 +732,10 @@ async def host_action(request: Request) -> Response:
     if do in _HOST_ACTIONS:
         web.handle(host, _HOST_ACTIONS[do], nonce=nonce)
     elif do == "add" and name and table.row.code:
-        taken = {s.address for s in table.seats}
-        number = next(n for n in range(1, len(taken) + 2) if local_address(host, n) not in taken)
-        web.handle(local_address(host, number), Join(table.row.code, name), nonce=nonce,
+        web.handle(local_address(host, secrets.token_hex(4)), Join(table.row.code, name), nonce=nonce,
                    lang=_language(request, table.row.theme))
-    elif do == "move" and form.get("position", "").isdecimal():
-        web.handle(host, MoveSeat(name, int(form["position"])), nonce=nonce)  # 1-based: one place up
+    elif do == "move" and (position := _number(form.get("position", ""), 2)) is not None:
+        web.handle(host, MoveSeat(name, position), nonce=nonce)  # 1-based: one place up
     elif do == "remove" and name:
         web.handle(host, RemoveSeat(name), nonce=nonce)
     return RedirectResponse(f"/host/{table.row.id}", status_code=303)
@@ -706,10 +744,9 @@ async def host_action(request: Request) -> Response:
 def _local_seat(request: Request, table: Table) -> int | None:
     """The pass-and-play seat in the path, if the request comes from the host's device and the seat is on it."""
     web = _web(request)
-    number = str(request.path_params.get("seat", ""))
-    if not web.is_host(request, table) or not number.isdecimal():
+    seat = _number(str(request.path_params.get("seat", "")), 2)
+    if not web.is_host(request, table) or seat is None:
         return None
-    seat = int(number)
     return seat if seat in web.local_seats(table) else None
 
 

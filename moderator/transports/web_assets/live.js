@@ -19,6 +19,8 @@ document.addEventListener("submit", (event) => {
     try {
       const open = [...live.querySelectorAll("details[open][id]")].map((d) => d.id);
       const response = await fetch(live.dataset.src, { cache: "no-store", credentials: "same-origin" });
+      // No longer this browser's page (the seat was removed): show why, as a reload would.
+      if (response.status === 403 || response.status === 404) { location.reload(); return; }
       if (response.ok) {
         live.innerHTML = await response.text();
         for (const id of open) {
