@@ -516,6 +516,12 @@ def _ended(e: Event, w: _Words, board: PublicView | None) -> list[Message]:
     return [w.message(mid, [w.t(mid), _roles_line(w, e.roles)])]
 
 
+def roles_message(roles: Sequence[Role], table: TableInfo, catalog: Catalog, *, sms: bool = False) -> Message:
+    """Every role, for a game that ended without being decided (the host ended it): no longer a secret."""
+    w = _Words(table, catalog, sms)
+    return w.message("roles-revealed", [_roles_line(w, roles)])
+
+
 def _roles_line(w: _Words, roles: Sequence[Role]) -> str:
     return w.t(
         "roles-revealed",

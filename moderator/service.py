@@ -1013,6 +1013,11 @@ class Service:
                     return
                 self._set_status(table, "over", now)
                 self._tell(table, out, "game-ended-by-host")
+                if table.state is not None:  # the game is over: who was who is no longer a secret
+                    for channel, address, language in self._public_recipients(table):
+                        message = render.roles_message(table.state.roles, table.info(),
+                                                       self._catalog(theme, language), sms=channel in SMS_CHANNELS)
+                        out.add(channel, address, message)
             case HostCommand.REMATCH:
                 if status != "over":
                     self._say(out, reply, theme, "game-not-started")

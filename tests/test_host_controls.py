@@ -230,6 +230,11 @@ def test_end_stops_the_game_and_rematch_deals_again() -> None:
     table = h.table(table_id)
     assert table.row.status == "over"
     assert all("game-ended-by-host" in h.channel.ids(a) for a in addresses)
+    # Over is over: everyone is told who was who, as at the end of a decided game.
+    for a in addresses:
+        roles = h.channel.inbox(a)[-1]
+        assert roles["message_id"] == "roles-revealed" and not roles["secret"]
+        assert all(name in roles["text"] for name in table.names)
     # Nobody decides anything in an ended game.
     before = snapshot(h, table_id)
     owing = owing_addresses(h, table_id)[0]

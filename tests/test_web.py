@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from moderator import render
 from moderator.render import InputProblem
 from moderator.catalog import Catalog
-from moderator.engine import awaiting, view_for
+from moderator.engine import Role, awaiting, view_for
 from moderator.transports import web
 from tests.web_table import WebTable, choices, text_of
 
@@ -364,7 +364,11 @@ def test_the_table_screen_says_when_the_game_is_paused_or_ended_by_the_host(game
     table.host_do(table_id, "resume")
     assert catalog.text("game-paused") not in text_of(table.device().get(f"/table/{table_id}").text)
     table.host_do(table_id, "end")
-    assert catalog.text("game-ended-by-host") in text_of(table.device().get(f"/table/{table_id}").text)
+    screen = text_of(table.device().get(f"/table/{table_id}").text)
+    assert catalog.text("game-ended-by-host") in screen
+    t = table.service.table(table_id)
+    hitler = t.names[t.state.roles.index(Role.HITLER)]
+    assert f"{hitler}: {catalog.term('hitler')}" in screen  # ended is over: the roles are shown
 
 
 def test_a_refused_seat_shows_why_and_sets_no_cookie(table: WebTable) -> None:

@@ -430,7 +430,9 @@ class WebTables:
         if table.row.status == "paused":
             return _text(catalog.text("game-paused"), "status")
         if table.row.status == "over" and not any(isinstance(e, GameEnded) for e in table.log):
-            return _text(catalog.text("game-ended-by-host"), "status")
+            assert table.state is not None
+            roles = render.roles_message(table.state.roles, table.info(), catalog).text
+            return _text(catalog.text("game-ended-by-host"), "status") + _text(roles, "status")
         return ""
 
     async def board_image(self, table: Table, lang: str) -> bytes:
