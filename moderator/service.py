@@ -90,6 +90,8 @@ BOARD_CHANNELS: Final = frozenset({"telegram"})
 PUBLIC_RESULTS: Final = "public_results"
 """Table option: ``"host"`` sends public results to the host's phone only, not to every SMS seat (cost)."""
 PUBLIC_TO_HOST: Final = "host"
+PUBLIC_LANGUAGE: Final = "public_language"
+"""Table option: the language of the public channel (a group)."""
 
 LOBBY_MESSAGES: Final = (
     "table-opened",
@@ -242,10 +244,10 @@ class Outgoing:
         body.update(extra)
         self.rows.append((self.table_id, channel, address, message.message_id, body))
 
-    def board(self, channel: str, address: str, board: Board, game: int) -> None:
+    def board(self, channel: str, address: str, board: Board, game: int, language: str) -> None:
         """Queue the board image for a public channel: one per input, the latest (an earlier one is dropped)."""
         self.rows = [r for r in self.rows if (r[1], r[2], r[3]) != (channel, address, BOARD_MESSAGE)]
-        body = {"board": board.to_json(), "table": self.table_id, "game": game}
+        body = {"board": board.to_json(), "table": self.table_id, "game": game, "language": language}
         self.rows.append((self.table_id, channel, address, BOARD_MESSAGE, body))
 
 
@@ -283,6 +285,11 @@ class Table:
     def is_host(self, channel: str, address: str) -> bool:
         """True if this address is the table's host."""
         return self.row.host_channel == channel and self.row.host_address == address
+
+    @property
+    def public_language(self) -> str:
+        """The language of the table's public channel (a group): its opener's, or what its host set there."""
+        return str(self.row.options.get(PUBLIC_LANGUAGE, DEFAULT_LANGUAGE))
 
 
 @dataclass(frozen=True, slots=True)
@@ -436,7 +443,8 @@ class Service:
             case MovePhone(name=name):
                 self._move_phone(table, name, reply, out, now)
             case SetLanguage(language=lang):
-                self._set_language(table, seat, lang, reply, out, now)
+                in_group = inbound.chat is not None and inbound.chat == table.row.public_address
+                self._set_language(table, seat, lang, reply, out, now, group=in_group and host)
             case SetTheme(theme=theme):
                 self._set_theme(table, theme, reply, out, now)
             case SetReminders(minutes=minutes):
@@ -475,7 +483,7 @@ class Service:
 
     def _public_recipients(self, table: Table) -> Iterator[tuple[str, str, str]]:
         if table.row.public_channel is not None and table.row.public_address is not None:
-            yield table.row.public_channel, table.row.public_address, DEFAULT_LANGUAGE
+            yield table.row.public_channel, table.row.public_address, table.public_language
             return
         for seat in table.seats:
             if not seat.computer and self._gets_public(table, seat):
@@ -511,7 +519,7 @@ class Service:
             host_address=inbound.address,
             public_channel=inbound.channel if public else None,
             public_address=inbound.chat if public else None,
-            options={"physical_voting": command.physical_voting},
+            options={"physical_voting": command.physical_voting, **({PUBLIC_LANGUAGE: language} if public else {})},
             game=0,
             setup=None,
             decision_step=0,
@@ -611,7 +619,7 @@ class Service:
                     host = Reply(table.row.host_channel, table.row.host_address, language)
                     self._unreachable_note(out, host, table.row.theme, name, undelivered)
                 if table.row.public_channel is not None and table.row.public_address is not None:
-                    group = Reply(table.row.public_channel, table.row.public_address, DEFAULT_LANGUAGE)
+                    group = Reply(table.row.public_channel, table.row.public_address, table.public_language)
                     self._unreachable_note(out, group, table.row.theme, name, undelivered)
             self.store.enqueue(out.rows, now)
 
@@ -885,12 +893,12 @@ class Service:
         if group:
             assert table.row.public_channel is not None and table.row.public_address is not None
             channel, address = table.row.public_channel, table.row.public_address
-            catalog = self._catalog(table.row.theme, DEFAULT_LANGUAGE)
+            catalog = self._catalog(table.row.theme, table.public_language)
             for message in render.batch_messages(events, None, info, catalog, board=board,
                                                  sms=channel in SMS_CHANNELS):
                 out.add(channel, address, message)
             if channel in BOARD_CHANNELS:
-                out.board(channel, address, Board.of(board, info), table.row.game)
+                out.board(channel, address, Board.of(board, info), table.row.game, table.public_language)
         waiting = set(awaiting(state)) if new_decision else set()
         physical = bool(table.row.options.get("physical_voting")) and state.phase is Phase.ELECTION
         # An event renders the same for every seat that may see it (render's contract): once per language/channel.
@@ -1191,7 +1199,8 @@ class Service:
         return False
 
     def _set_language(self, table: Table, seat: int | None, lang: str, reply: Reply, out: Outgoing,
-                      now: float) -> None:
+                      now: float, *, group: bool = False) -> None:
+        """The sender's language; typed in the table's group by the host, the group's too."""
         try:
             Catalog.load(table.row.theme, lang)
         except UnknownCatalog:
@@ -1200,6 +1209,10 @@ class Service:
         if seat is not None:
             table.seats[seat] = replace(table.seats[seat], language=lang)
             self.store.replace_seats(table.row.id, table.seats)
+        if group:
+            options = {**table.row.options, PUBLIC_LANGUAGE: lang}
+            self.store.update_table(table.row.id, now, options=options)
+            table.row = replace(table.row, options=options)
         self._say(out, Reply(reply.channel, reply.address, lang), table.row.theme, "language-set", language=lang)
 
     def _set_theme(self, table: Table, theme: str, reply: Reply, out: Outgoing, now: float) -> None:

@@ -609,3 +609,24 @@ def test_a_group_that_refuses_the_qr_code_is_not_blamed_on_the_host(tmp_path: Pa
         await t.stop()
 
     run(scenario())
+
+
+def test_a_group_hears_the_language_of_whoever_opened_the_table_there_and_of_the_host_later(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        t = _game(tmp_path)
+        await t.boot()
+        t.person("Ann", "de")  # her Telegram app speaks German
+        try:
+            await t.open_and_join(["Ann", "Bob"], group=GROUP)
+            texts = "\n".join(t.api.texts(GROUP["id"]))
+            assert "Bob ist dabei." in texts and "Bob joined." not in texts
+            await t.say("Bob", "/language en", chat=GROUP)  # not the host: only his own language
+            await t.say("Cy", "/start " + t.join_code(GROUP["id"]))
+            assert "Cy ist dabei." in "\n".join(t.api.texts(GROUP["id"]))
+            await t.say("Ann", "/language en", chat=GROUP)  # the host, in the group: the group's language
+            await t.say("Dee", "/start " + t.join_code(GROUP["id"]))
+            assert "Dee joined." in "\n".join(t.api.texts(GROUP["id"]))
+        finally:
+            await t.stop()
+
+    run(scenario())

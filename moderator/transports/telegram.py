@@ -770,7 +770,7 @@ class TelegramChannel:
         shown = self._board_shown(chat, table)
         if shown is not None and shown.game == game and shown.drawn == drawn:
             return
-        png = render_png(board, catalog_for(board, DEFAULT_LANGUAGE))
+        png = render_png(board, catalog_for(board, str(body.get("language") or DEFAULT_LANGUAGE)))
         if shown is not None and shown.game == game:
             try:
                 self._call(self.bot.edit_message_media(
