@@ -60,7 +60,7 @@ from ..commands import (
 )
 from ..engine import awaiting, public_view, view_for
 from ..engine.events import GameEnded, VoteProgressed
-from ..service import CODE_ALPHABET, ID_ALPHABET, Sender, Service, Table
+from ..service import CODE_ALPHABET, ID_ALPHABET, Sender, Service, Table, action_token
 
 CHANNEL: Final = "web"
 SEAT_COOKIE: Final = "seat-"
@@ -311,7 +311,7 @@ class WebTables:
                 decision = table.row.decision_step
                 nonce = secrets.token_hex(8)
                 buttons = "".join(
-                    _button(c.label, {"token": render_token(c), "decision": decision, "nonce": nonce}, cls="choice")
+                    _button(c.label, {"token": action_token(c.action), "decision": decision, "nonce": nonce}, cls="choice")
                     for c in prompt.choices
                 )
                 inner = _text(prompt.text) + f'<div class="choices">{buttons}</div>'
@@ -493,13 +493,6 @@ class _ReadByPage:
 
     def send(self, address: str, body: dict[str, Any]) -> None:
         return None
-
-
-def render_token(choice: render.Choice) -> str:
-    """A button's action token (what ``Choose`` carries back)."""
-    from ..service import action_token
-
-    return action_token(choice.action)
 
 
 # --- routes -------------------------------------------------------------------------------------------------
