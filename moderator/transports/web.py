@@ -614,14 +614,22 @@ def _own_seat(request: Request, table: Table) -> int | None:
     return table.seat_of(CHANNEL, address) if address else None
 
 
-async def seat_page(request: Request) -> Response:
-    """A seat's page (its cookie), or 403."""
+def _seat_for(request: Request, *, local: bool) -> tuple[Table, int] | Response:
+    """The table and the seat this request may see and act for (its cookie's seat; ``local``: a seat on the host's
+    device), else the answer: 404 for no such table, 403 for no such right."""
     table = _table(request)
     if table is None:
         return _not_found()
-    seat = _own_seat(request, table)
-    if seat is None:
-        return _forbidden(table, request)
+    seat = _local_seat(request, table) if local else _own_seat(request, table)
+    return _forbidden(table, request) if seat is None else (table, seat)
+
+
+async def seat_page(request: Request) -> Response:
+    """A seat's page (its cookie), or 403."""
+    found = _seat_for(request, local=False)
+    if isinstance(found, Response):
+        return found
+    table, seat = found
     web = _web(request)
     lang = table.seats[seat].language
     if request.url.path.endswith("/live"):
@@ -632,12 +640,10 @@ async def seat_page(request: Request) -> Response:
 
 async def decide(request: Request) -> Response:
     """``POST /play/<table>``: a button of the seat's prompt."""
-    table = _table(request)
-    if table is None:
-        return _not_found()
-    seat = _own_seat(request, table)
-    if seat is None:
-        return _forbidden(table, request)
+    found = _seat_for(request, local=False)
+    if isinstance(found, Response):
+        return found
+    table, seat = found
     await _choose(request, table, seat)
     return RedirectResponse(f"/play/{table.row.id}", status_code=303)
 
@@ -747,12 +753,10 @@ def _local_seat(request: Request, table: Table) -> int | None:
 
 async def local_seat(request: Request) -> Response:
     """Pass-and-play: one seat of the host's device behind a cover; "done" hides it and goes back to the names."""
-    table = _table(request)
-    if table is None:
-        return _not_found()
-    seat = _local_seat(request, table)
-    if seat is None:
-        return _forbidden(table, request)
+    found = _seat_for(request, local=True)
+    if isinstance(found, Response):
+        return found
+    table, seat = found
     lang = table.seats[seat].language
     catalog = _catalog(table.row.theme, lang)
     cover = catalog.text("web-only-you", name=table.seats[seat].name)
@@ -766,12 +770,10 @@ async def local_seat(request: Request) -> Response:
 
 async def local_decide(request: Request) -> Response:
     """Pass-and-play: a decision for the seat on the host's device; then back to the names (pass it on)."""
-    table = _table(request)
-    if table is None:
-        return _not_found()
-    seat = _local_seat(request, table)
-    if seat is None:
-        return _forbidden(table, request)
+    found = _seat_for(request, local=True)
+    if isinstance(found, Response):
+        return found
+    table, seat = found
     await _choose(request, table, seat)
     return RedirectResponse(f"/host/{table.row.id}", status_code=303)
 
