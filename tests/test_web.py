@@ -17,7 +17,7 @@ from moderator.render import InputProblem
 from moderator.catalog import Catalog
 from moderator.engine import Role, awaiting, view_for
 from moderator.transports import web
-from tests.web_table import WebTable, choices, text_of
+from tests.web_table import WebTable, browser_beside, choices, every_channel, text_of
 
 NAMES = ("Ann", "Bob", "Cy", "Dee", "Eve")
 
@@ -205,30 +205,18 @@ def test_browser_telegram_and_sms_seats_play_one_game_together(tmp_path: Path) -
     """A table opened on Telegram, joined by SMS and by three phones in the browser, played to the end, each seat
     deciding through its own channel."""
     import json
-    import warnings
 
-    from moderator.serve import Settings, create_app
     from moderator.transports.telegram import callback
-    from tests.fake_twilio import FakeTwilio
-    from tests.test_serve import ANN, Server, WebhookBotAPI, env, open_table, private_chat
+    from tests.test_serve import ANN, open_table, private_chat
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        from starlette.testclient import TestClient
-
-    db = tmp_path / "mixed.db"
-    app = create_app(Settings.load(env(db, MODERATOR_WEB="on"), cwd=tmp_path),
-                     telegram_request=WebhookBotAPI(clock=lambda: 1_800_000_000.0), twilio_http=FakeTwilio(),
-                     deliver=False)
-    with TestClient(app) as client:
-        s = Server(client, app.state.telegram, None, db)  # type: ignore[arg-type]
+    with every_channel(tmp_path) as s:
+        app = s.client.app
         code = open_table(s)
         bob = "+12025550102"
         assert s.text(bob, f"JOIN {code} Bob", "SM-join") == 200
         phones = {}
         for name in ("Cy", "Dee", "Eve"):
-            phone = TestClient(app)
-            phone.portal = client.portal
+            phone = browser_beside(s.client)
             assert phone.post(f"/join/{code}", data={"name": name}).status_code == 200
             phones[name] = phone
         assert s.update(s.say(ANN, "/startgame")) == 200
@@ -311,21 +299,12 @@ def game(table: WebTable) -> tuple[WebTable, str, object]:
 def test_a_table_opened_on_telegram_links_its_table_screen(tmp_path: Path) -> None:
     import json
     import time
-    import warnings
 
-    from moderator.serve import Settings, create_app
-    from tests.fake_twilio import OUR_NUMBER, PUBLIC_URL, FakeTwilio
-    from tests.test_serve import ANN, Server, WebhookBotAPI, env, open_table
+    from tests.fake_twilio import OUR_NUMBER, PUBLIC_URL
+    from tests.test_serve import ANN, open_table
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        from starlette.testclient import TestClient
-
-    api = WebhookBotAPI(clock=lambda: 1_800_000_000.0)
-    app = create_app(Settings.load(env(tmp_path / "tg.db", MODERATOR_WEB="on"), cwd=tmp_path),
-                     telegram_request=api, twilio_http=FakeTwilio())
-    with TestClient(app) as client:
-        s = Server(client, api, None, tmp_path / "tg.db")  # type: ignore[arg-type]
+    with every_channel(tmp_path, deliver=True) as s:
+        api, client = s.api, s.client
         open_table(s)
         [(table_id,)] = s.rows("SELECT id FROM game_tables")
         for _ in range(200):  # the sender thread delivers the join message
@@ -400,29 +379,17 @@ def test_a_rematch_starts_a_new_feed(table: WebTable) -> None:
 
 def test_a_browser_seat_at_a_table_whose_results_go_to_a_telegram_group_sees_them_on_its_page(
         tmp_path: Path) -> None:
-    import warnings
-
-    from moderator.serve import Settings, create_app
     from tests.fake_telegram import group_chat
-    from tests.fake_twilio import FakeTwilio
-    from tests.test_serve import ANN, Server, WebhookBotAPI, env
+    from tests.test_serve import ANN
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        from starlette.testclient import TestClient
-
-    app = create_app(Settings.load(env(tmp_path / "g.db", MODERATOR_WEB="on"), cwd=tmp_path),
-                     telegram_request=WebhookBotAPI(clock=lambda: 1_800_000_000.0), twilio_http=FakeTwilio(),
-                     deliver=False)
-    with TestClient(app) as client:
-        s = Server(client, app.state.telegram, None, tmp_path / "g.db")  # type: ignore[arg-type]
+    with every_channel(tmp_path) as s:
+        app = s.client.app
         update = s.say(ANN, "/newgame")
         update["message"]["chat"] = group_chat(-100777)
         assert s.update(update) == 200
         [(table_id, code, public)] = s.rows("SELECT id, code, public_address FROM game_tables")
         assert public == "-100777"
-        phone = TestClient(app)
-        phone.portal = client.portal
+        phone = browser_beside(s.client)
         phone.post(f"/join/{code}", data={"name": "Cy"})
         assert s.update(s.say(ANN, "/computers 3")) == 200
         assert s.update(s.say(ANN, "/startgame")) == 200

@@ -9,6 +9,8 @@ import random
 import re
 import sqlite3
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -68,9 +70,7 @@ class WebTable:
 
     def device(self) -> TestClient:
         """A new browser: its own cookies, the same app and event loop (the service lives on that loop)."""
-        client = TestClient(self.app)
-        client.portal = self.host.portal
-        return client
+        return browser_beside(self.host)
 
     @property
     def service(self) -> Any:
@@ -112,3 +112,25 @@ class WebTable:
             rows = db.execute("SELECT address, body FROM outbox WHERE channel = 'web'").fetchall()
         bodies = [(a, json.loads(b)) for a, b in rows]
         return [(a, b["text"]) for a, b in bodies if bool(b.get("secret")) is secret]
+
+
+def browser_beside(client: TestClient) -> TestClient:
+    """Another browser (its own cookies) on the app and event loop of a running TestClient."""
+    other = TestClient(client.app)
+    other.portal = client.portal
+    return other
+
+
+@contextmanager
+def every_channel(tmp_path: Path, *, deliver: bool = False) -> Iterator[Any]:
+    """``serve``'s app with Telegram (the fake Bot API), SMS (the fake Twilio) and the browser channel on, running;
+    yields ``tests.test_serve.Server`` (``.client.app`` is the app; ``browser_beside(.client)`` a phone)."""
+    from tests.fake_twilio import FakeTwilio
+    from tests.test_serve import Server, WebhookBotAPI, env
+
+    db = tmp_path / "every.db"
+    api, twilio = WebhookBotAPI(clock=lambda: 1_800_000_000.0), FakeTwilio()
+    app = create_app(Settings.load(env(db, MODERATOR_WEB="on"), cwd=tmp_path), telegram_request=api,
+                     twilio_http=twilio, deliver=deliver)
+    with TestClient(app) as client:
+        yield Server(client, api, twilio, db)
