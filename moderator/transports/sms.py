@@ -393,28 +393,31 @@ def create_app(
     assert settings.auth_token, "the webhook needs TWILIO_AUTH_TOKEN to check signatures"
     validator = RequestValidator(settings.auth_token)
 
-    async def webhook(request: Request) -> Response:
+    async def signed(request: Request, public_url: str, path: str) -> dict[str, str] | None:
+        """The form Twilio sent to ``public_url``, or None (logged) if its signature does not check."""
         form = await request.form()
-        url = settings.webhook_url + (f"?{request.url.query}" if request.url.query else "")
+        url = public_url + (f"?{request.url.query}" if request.url.query else "")
         signature = request.headers.get("X-Twilio-Signature", "")
         if not signature or not validator.validate(url, form, signature):
-            log.warning("refused a request to %s without a valid Twilio signature", WEBHOOK_PATH)
+            log.warning("refused a request to %s without a valid Twilio signature", path)
+            return None
+        return {k: str(v) for k, v in form.items()}
+
+    async def webhook(request: Request) -> Response:
+        params = await signed(request, settings.webhook_url, WEBHOOK_PATH)
+        if params is None:
             return Response(status_code=403)
         gateway: SmsGateway = request.app.state.gateway
-        params = {k: str(v) for k, v in form.items()}
         if not gateway.receive(params):
             log.info("ignored an SMS webhook without a usable sender or message id")
         return _twiml()
 
     async def status(request: Request) -> Response:
-        form = await request.form()
-        url = settings.status_url + (f"?{request.url.query}" if request.url.query else "")
-        signature = request.headers.get("X-Twilio-Signature", "")
-        if not signature or not validator.validate(url, form, signature):
-            log.warning("refused a request to %s without a valid Twilio signature", STATUS_PATH)
+        params = await signed(request, settings.status_url, STATUS_PATH)
+        if params is None:
             return Response(status_code=403)
         gateway: SmsGateway = request.app.state.gateway
-        if not gateway.delivery({k: str(v) for k, v in form.items()}):
+        if not gateway.delivery(params):
             log.info("ignored a status callback for no text of ours")
         return Response(status_code=204)
 
