@@ -15,6 +15,8 @@ run: $(BIN)/.installed
 	$(BIN)/moderator play
 
 test: $(BIN)/.installed browser
+	$(BIN)/ruff check .
+	$(BIN)/mypy
 	$(BIN)/python -m pytest
 
 # The browser tests drive Debian's Chromium through Debian's chromedriver (nothing downloads a browser).

@@ -17,10 +17,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from moderator.board import Board, render_png  # noqa: E402
-from moderator.catalog import Catalog  # noqa: E402
-from moderator.engine import Phase, new_game, public_view  # noqa: E402
-from moderator.render import TableInfo  # noqa: E402
+from moderator.board import Board, render_png
+from moderator.catalog import Catalog
+from moderator.engine import Phase, new_game, public_view
+from moderator.render import TableInfo
 
 NAMES = ("Ann", "Maximilian-Alexander", "Cy", "Dee", "Eve", "Fay", "Gus", "Hal", "Ivy", "Jo")
 

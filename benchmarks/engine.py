@@ -18,8 +18,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from moderator.engine import apply, awaiting, legal_actions, new_game  # noqa: E402
-from moderator.simulate import random_game  # noqa: E402
+from moderator.engine import apply, awaiting, legal_actions, new_game
+from moderator.simulate import random_game
 
 
 def games_per_second(players: int, games: int) -> tuple[float, int]:

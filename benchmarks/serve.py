@@ -325,7 +325,8 @@ def main() -> int:
           f"max {max(ms, default=float('nan')):.1f} ms, mean {statistics.fmean(ms) if ms else float('nan'):.1f} ms")
     lobby = [x * 1000 for x in result.lobby]
     play = [x * 1000 for x in result.game]
-    print(f"  the lobby's {len(lobby)} texts: p50 {percentile(lobby, 0.5):.1f} ms, p99 {percentile(lobby, 0.99):.1f} ms;"
+    print(f"  the lobby's {len(lobby)} texts: p50 {percentile(lobby, 0.5):.1f} ms,"
+          f" p99 {percentile(lobby, 0.99):.1f} ms;"
           f" the game's {len(play)}: p50 {percentile(play, 0.5):.1f} ms, p99 {percentile(play, 0.99):.1f} ms")
     per_request = result.server_cpu / len(ms) * 1000 if ms else float("nan")
     print(f"CPU while playing ({result.wall:.1f} s): server {result.server_cpu:.1f} s ({per_request:.2f} ms per "

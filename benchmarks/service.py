@@ -31,10 +31,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from moderator.commands import Choose, Inbound, Join, OpenTable, Start  # noqa: E402
-from moderator.engine import Phase, awaiting, view_for  # noqa: E402
-from moderator.service import Service, action_token  # noqa: E402
-from moderator.store import Store  # noqa: E402
+from moderator.commands import Choose, Inbound, Join, OpenTable, Start
+from moderator.engine import Phase, awaiting, view_for
+from moderator.service import Service, action_token
+from moderator.store import Store
 
 CHANNEL = "bench"
 PLAYERS = 7

@@ -29,8 +29,8 @@ from .engine import Party, Phase, PublicView, Seat
 from .engine.types import (
     CHAOS_AT,
     FASCIST_POLICIES_TO_WIN,
-    LIBERAL_POLICIES_TO_WIN,
     FASCIST_TRACK,
+    LIBERAL_POLICIES_TO_WIN,
 )
 from .render import TableInfo
 

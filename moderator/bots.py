@@ -197,7 +197,7 @@ def judge(view: PlayerView, memory: Memory, *, private: bool = True) -> Judgemen
         elif session.veto_proposed and session.enacted is _L:
             add(session.chancellor, _VETO_WITH_LIBERAL)
     elected = [election for election in memory.elections if election.elected]
-    for election, session in zip(elected, sessions):
+    for election, session in zip(elected, sessions, strict=False):  # the last election may be mid-session
         if session.enacted is _F:
             for seat in election.ja:
                 add(seat, _JA_FOR_FASCIST)

@@ -97,7 +97,9 @@ def _play_web(args: argparse.Namespace) -> int:
 
     settings = serve.Settings.load()
     try:
-        return web.play_on_lan(settings, name=args.name, theme=args.theme, lang=args.lang, host=args.host, port=args.port)
+        return web.play_on_lan(
+            settings, name=args.name, theme=args.theme, lang=args.lang, host=args.host, port=args.port
+        )
     except ValueError as exc:
         print(f"moderator play --web: {exc}", file=sys.stderr)
         return 2
@@ -218,7 +220,7 @@ def _export(args: argparse.Namespace) -> int:
         if table.state.phase is not Phase.GAME_OVER and table.row.status not in ("over", "closed"):
             print("moderator export: that game is not over (its record holds every secret)", file=sys.stderr)
             return 1
-        text = records.dumps(service.export(row.id) or {})
+        text = records.dumps(service.export(table.row.id) or {})
     finally:
         store.close()
     if args.out is not None:

@@ -182,6 +182,7 @@ Command = (
     | MovePhone
     | SetLanguage
     | SetTheme
+    | SetReminders
     | OptOut
 )
 

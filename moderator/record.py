@@ -400,7 +400,7 @@ def summary(result: Replay) -> dict[str, Any]:
         "draw_pile": len(state.draw_pile),
         "discard_pile": len(state.discard_pile),
         "veto_unlocked": state.veto_unlocked,
-        "alive": [n for n, alive in zip(names, state.alive) if alive],
+        "alive": [n for n, alive in zip(names, state.alive, strict=True) if alive],
         "eligible_chancellors": (
             [names[s] for s in eligible_chancellors(state)] if phase is Phase.NOMINATION else []
         ),
@@ -521,7 +521,7 @@ class _Timeline:
     def say(self, line: str) -> None:
         self.out.append(f"  {line}" if self.round else line)
 
-    def event(self, event: Event) -> None:  # noqa: C901 - one case per event kind
+    def event(self, event: Event) -> None:
         n = self.names
         match event:
             case GameStarted(players=players):
@@ -551,10 +551,10 @@ class _Timeline:
                 else:
                     self.say(f"{cast} of {voters} have voted.")
             case ElectionDecided(votes=votes, elected=elected):
-                ja = sum(1 for _, v in votes if v)
+                yes = sum(1 for _, v in votes if v)
                 each = ", ".join(f"{n[seat]} {'ja' if v else 'nein'}" for seat, v in votes)
                 verdict = "elected" if elected else "rejected"
-                self.say(f"Votes: {each}. The government is {verdict} ({ja} ja, {len(votes) - ja} nein).")
+                self.say(f"Votes: {each}. The government is {verdict} ({yes} ja, {len(votes) - yes} nein).")
             case ElectionTrackerAdvanced(election_tracker=tracker):
                 self.tracker = tracker
                 chaos = ": the country is thrown into chaos" if tracker >= 3 else ""
@@ -628,13 +628,13 @@ class _Timeline:
             case TopPoliciesSeen(president=president, policies=policies):
                 self.say(f"{n[president]} sees {_cards_text(policies)} (top first).")
             case PlayerExecuted(president=president, target=target):
-                role = self.roles[target] if target < len(self.roles) else None
-                if role is Role.HITLER:
+                executed = self.roles[target] if target < len(self.roles) else None
+                if executed is Role.HITLER:
                     self.say(f"{n[president]} executes {n[target]}, who was Hitler.")
-                elif role is None:
+                elif executed is None:
                     self.say(f"{n[president]} executes {n[target]}.")
                 else:
-                    self.say(f"{n[president]} executes {n[target]}, who was not Hitler ({role.value}).")
+                    self.say(f"{n[president]} executes {n[target]}, who was not Hitler ({executed.value}).")
             case GameEnded(winner=winner, reason=reason):
                 self.out.append("")
                 how = _WINS.get((winner, reason), f"the {winner.value}s win ({reason.value})")

@@ -280,6 +280,7 @@ class LoggedService(Service):
         super().__init__(*args, **kwargs)
         self._last: Outgoing | None = None
         self._applied: int | None = None
+        self._moves = 0
 
     def _dispatch(self, inbound: Inbound, out: Outgoing, now: float, touched: set[str]) -> None:
         self._last, self._applied = out, 0
@@ -287,7 +288,7 @@ class LoggedService(Service):
             super()._dispatch(inbound, out, now, touched)
         finally:
             self._applied, applied = None, self._applied
-        self._moves = applied
+        self._moves = applied or 0
 
     def _play(self, table: Any, actions: Any, out: Outgoing, now: float) -> None:
         if self._applied is not None:  # the input's own moves, not the computer players' after it

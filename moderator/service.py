@@ -13,7 +13,7 @@ import random
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Final, Protocol
+from typing import Any, Final, Protocol, assert_never
 
 from . import record as records
 from . import render
@@ -205,21 +205,23 @@ def parse_token(seat: int, token: str) -> Action | None:
     head, rest = token[0], token[1:]
     if head in "nisx" and rest.isdecimal() and rest.isascii():  # "²".isdigit(), and int("²") raises
         target = int(rest)
-        return {
+        targeted: dict[str, Action] = {
             "n": NominateChancellor(seat, target),
             "i": InvestigateLoyalty(seat, target),
             "s": CallSpecialElection(seat, target),
             "x": ExecutePlayer(seat, target),
-        }[head]
+        }
+        return targeted[head]
     if head in "de" and rest in ("L", "F"):
         return DiscardPolicy(seat, Policy(rest)) if head == "d" else EnactPolicy(seat, Policy(rest))
-    return {
+    plain: dict[str, Action] = {
         "vj": CastVote(seat, True),
         "vn": CastVote(seat, False),
         "pv": ProposeVeto(seat),
         "ay": AnswerVeto(seat, True),
         "an": AnswerVeto(seat, False),
-    }.get(token)
+    }
+    return plain.get(token)
 
 
 # --- the outbox, as built inside one transaction ----------------------------------------------------------
@@ -449,8 +451,8 @@ class Service:
                 self._set_theme(table, theme, reply, out, now)
             case SetReminders(minutes=minutes):
                 self._set_reminders(table, minutes, reply, out, now)
-            case OpenTable() | Join() | OptOut():
-                raise AssertionError("handled above")
+            case _:
+                assert_never(command)  # OpenTable, Join and OptOut were handled above
 
     def _table_for(self, inbound: Inbound) -> Table | None:
         """The table an input is about: the group it was typed in, else the sender's newest table."""
@@ -527,7 +529,8 @@ class Service:
         self.store.insert_table(row, now)
         seats = []
         if command.seat:
-            seats.append(SeatRow(0, _clean_name(command.name) or "1", inbound.channel, inbound.address, language, False))
+            name = _clean_name(command.name) or "1"
+            seats.append(SeatRow(0, name, inbound.channel, inbound.address, language, False))
         self.store.replace_seats(table_id, seats)
         table = Table(row, seats)
         self._tables[table_id] = table
@@ -876,8 +879,8 @@ class Service:
             [(state.step, _kind(e), _payload(e)) for e in events],
         )
         table.log.extend(events)
-        for seat, memory in table.memories.items():
-            table.memories[seat] = _remember(memory, events)
+        for position, memory in table.memories.items():
+            table.memories[position] = _remember(memory, events)
         if new_decision:
             table.row = replace(table.row, decision_step=decision_id(table.row.game, state.step))
             self.store.update_table(table.row.id, now, decision_step=table.row.decision_step)
@@ -912,7 +915,7 @@ class Service:
             catalog = catalogs.get(seat.language) or catalogs.setdefault(
                 seat.language, self._catalog(table.row.theme, seat.language))
             public = not group and self._gets_public(table, seat)
-            for i, (event, audience) in enumerate(zip(events, audiences)):
+            for i, (event, audience) in enumerate(zip(events, audiences, strict=True)):
                 if not audience.includes(seat.position) or not (public or not audience.everyone):
                     continue
                 messages = rendered.get((i, seat.language, sms))

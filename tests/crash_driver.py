@@ -33,9 +33,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from moderator.commands import Choose, Inbound, Join, OpenTable, Start  # noqa: E402
-from moderator.service import Sender, Service  # noqa: E402
-from moderator.store import Store  # noqa: E402
+from moderator.commands import Choose, Inbound, Join, OpenTable, Start
+from moderator.service import Sender, Service
+from moderator.store import Store
 
 CHANNEL = "crash"
 PLAYERS = 7

@@ -2,7 +2,8 @@
 exactly as Telegram sends them.
 
 ``FakeBotAPI`` answers getMe, getUpdates, sendMessage, sendPhoto, editMessageText, editMessageMedia,
-answerCallbackQuery, setMyCommands and deleteMessage, records every call with the fake clock's time, keeps every chat's messages as
+answerCallbackQuery, setMyCommands and deleteMessage, records every call with the fake clock's time, keeps every chat's
+messages as
 a phone would show them (edits applied), parses ``parse_mode=HTML`` as strictly as Telegram (an unescaped
 ``<`` or ``&`` is a 400), and fails on request: a 403 for a chat that never opened the bot, a one-off 429 with
 ``retry_after``, a 400 with ``migrate_to_chat_id``.

@@ -90,7 +90,7 @@ def test_an_enacted_policy_fills_its_slot_and_leaves_the_others() -> None:
     assert not _same(empty, two_fascist, places.fascist_slots[1])
     assert _same(empty, two_fascist, places.fascist_slots[2])
     # A filled slot shows its party's colour.
-    left, top, right, bottom = places.liberal_slots[0]
+    left, top, _right, bottom = places.liberal_slots[0]
     assert _near(one_liberal.getpixel((left + 12, (top + bottom) // 2)), palette("classic").liberal)
 
 

@@ -126,7 +126,12 @@ def test_golden_scenario_summary(path: Path, capsys: pytest.CaptureFixture[str])
 def check_01(r: records.Replay) -> None:
     # Cy enacts F3 and picks Dee, the next in line: Dee presides, then Dee again, then Eve.
     assert candidates(r) == [
-        ("Ann", False), ("Bob", False), ("Cy", False), ("Dee", True), ("Dee", False), ("Eve", False)
+        ("Ann", False),
+        ("Bob", False),
+        ("Cy", False),
+        ("Dee", True),
+        ("Dee", False),
+        ("Eve", False),
     ]
     assert of(r, ev.SpecialElectionCalled) == [ev.SpecialElectionCalled(seat(r, "Cy"), seat(r, "Dee"))]
 
@@ -147,8 +152,12 @@ def check_03(r: records.Replay) -> None:
     tail = after(r, ev.VetoAnswered(seat(r, "Cy"), True))
     kinds = [type(e) for e in tail]
     assert kinds == [
-        ev.DeckReshuffled, ev.DrawPileShuffled, ev.ElectionTrackerAdvanced, ev.PolicyEnacted,
-        ev.TermLimitsCleared, ev.PresidentialCandidateChosen,
+        ev.DeckReshuffled,
+        ev.DrawPileShuffled,
+        ev.ElectionTrackerAdvanced,
+        ev.PolicyEnacted,
+        ev.TermLimitsCleared,
+        ev.PresidentialCandidateChosen,
     ]
     new_deck = tail[1].order
     assert new_deck == r.record.reshuffles[0]
@@ -239,8 +248,12 @@ def check_10(r: records.Replay) -> None:
     # F5: veto unlocked, reshuffle, then the execution; the fascist President shoots Hitler.
     tail = after(r, ev.PolicyEnacted(F, False, 0, 5))
     assert [type(e) for e in tail] == [
-        ev.VetoUnlocked, ev.DeckReshuffled, ev.DrawPileShuffled, ev.PresidentialPowerGranted,
-        ev.PlayerExecuted, ev.GameEnded,
+        ev.VetoUnlocked,
+        ev.DeckReshuffled,
+        ev.DrawPileShuffled,
+        ev.PresidentialPowerGranted,
+        ev.PlayerExecuted,
+        ev.GameEnded,
     ]
     assert tail[4] == ev.PlayerExecuted(fay, gus)
     assert not of(r, ev.VetoProposed)
@@ -411,7 +424,11 @@ TIMELINE_LINES = [
     ("GameStarted", "16-veto-refusal", "A game of Secret Hitler for 5 players. Seats and roles:"),
     ("RoleDealt", "16-veto-refusal", "  2. Bob: fascist; knows Dee (hitler)"),
     ("RoleDealt", "16-veto-refusal", "  1. Ann: liberal"),
-    ("PresidentialCandidateChosen", "01-special-election-twice-in-a-row", "Round 1: Ann is the Presidential Candidate."),
+    (
+        "PresidentialCandidateChosen",
+        "01-special-election-twice-in-a-row",
+        "Round 1: Ann is the Presidential Candidate.",
+    ),
     (
         "PresidentialCandidateChosen",
         "01-special-election-twice-in-a-row",
@@ -534,8 +551,16 @@ TIMELINE_LINES = [
     ("PlayerExecuted(Hitler)", "10-normal-fifth-fascist-policy", "  Fay executes Gus, who was Hitler."),
     ("GameEnded", "10-normal-fifth-fascist-policy", "Game over: the liberals win: Hitler was executed."),
     ("GameEnded", "07-hitler-zone-timing", "Game over: the fascists win: Hitler was elected Chancellor."),
-    ("GameEnded", "11a-endgame-by-chaos-sixth-fascist-policy", "Game over: the fascists win: six fascist policies are enacted."),
-    ("GameEnded", "11b-endgame-by-chaos-fifth-liberal-policy", "Game over: the liberals win: five liberal policies are enacted."),
+    (
+        "GameEnded",
+        "11a-endgame-by-chaos-sixth-fascist-policy",
+        "Game over: the fascists win: six fascist policies are enacted.",
+    ),
+    (
+        "GameEnded",
+        "11b-endgame-by-chaos-fifth-liberal-policy",
+        "Game over: the liberals win: five liberal policies are enacted.",
+    ),
 ]
 
 

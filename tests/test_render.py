@@ -545,7 +545,7 @@ def _check_public(
         assert not m.secret and not m.choices
         if game_over:
             continue
-        for seat, name in enumerate(names):
+        for _seat, name in enumerate(names):
             for word in hidden:
                 # A role or party word right after a player's name ("Ann: Fascist", "Ann (Hitler)").
                 assert not re.search(re.escape(name) + r"\W{0,3}" + re.escape(word) + r"\b", m.text), m.text
@@ -595,7 +595,7 @@ def test_no_message_tells_a_recipient_more_than_the_rules_allow(
     table = TableInfo(names, which[0])
     shown = names if not sms else table.sms_names
     over = False
-    for before, after, events in play(players, seed):
+    for _before, after, events in play(players, seed):
         board = public_view(after)
         for event in events:
             over = over or isinstance(event, ev.GameEnded)
@@ -730,9 +730,9 @@ def test_the_truth_timeline_tells_every_government_after_the_end_only() -> None:
     players = 7
     table = TableInfo(token_names(players, random.Random(0)))
     for seed in range(5):
-        log: list[Event] = []
-        for _, state, events in play(players, seed):
-            log.extend(events)
+        played = list(play(players, seed))
+        state = played[-1][1]
+        log: list[Event] = [event for _, _, events in played for event in events]
         assert state.phase is Phase.GAME_OVER
         with pytest.raises(ValueError):
             truth_timeline([e for e in log if not isinstance(e, ev.GameEnded)], table, catalog)

@@ -71,7 +71,10 @@ def test_the_valid_base_record_replays(tmp_path: Path, capsys: pytest.CaptureFix
     assert (code, err) == (0, "")
     summary = json.loads(out)
     assert (summary["applied"], summary["phase"], summary["president"], summary["fascist_policies"]) == (
-        8, "nomination", "Bob", 1
+        8,
+        "nomination",
+        "Bob",
+        1,
     )
 
 
@@ -89,7 +92,11 @@ MALFORMED: list[tuple[str, Callable[[dict[str, Any]], object], str]] = [
     ("duplicate names", lambda r: r["players"].__setitem__(2, "Ann"), "duplicate player name 'Ann'"),
     ("empty name", lambda r: r["players"].__setitem__(2, ""), "player names must not be empty"),
     ("blank name", lambda r: r["players"].__setitem__(2, "  "), "player names must not be empty"),
-    ("first_president not a player", lambda r: r.update(first_president="Zed"), "'first_president' 'Zed' is not a player"),
+    (
+        "first_president not a player",
+        lambda r: r.update(first_president="Zed"),
+        "'first_president' 'Zed' is not a player",
+    ),
     ("first_president wrongly typed", lambda r: r.update(first_president=0), "'first_president' 0 is not a player"),
     ("missing roles", lambda r: r.pop("roles"), "the record needs 'roles'"),
     (
@@ -124,16 +131,40 @@ MALFORMED: list[tuple[str, Callable[[dict[str, Any]], object], str]] = [
     ("action not an object", lambda r: r["actions"].append("pass"), "action 8 must be an object"),
     ("action without a kind", lambda r: r["actions"][3].pop("action"), "action 3 needs 'action'"),
     ("action kind wrongly typed", lambda r: r["actions"][3].update(action=1), "action 3 'action' must be a string"),
-    ("unknown action kind", lambda r: r["actions"][3].update(action="abstain"), "action 3 has unknown action kind 'abstain'"),
+    (
+        "unknown action kind",
+        lambda r: r["actions"][3].update(action="abstain"),
+        "action 3 has unknown action kind 'abstain'",
+    ),
     ("action without a player", lambda r: r["actions"][0].pop("player"), "action 0 (nominate) needs 'player'"),
-    ("unknown action player", lambda r: r["actions"][2].update(player="Zed"), "action 2 (vote) 'player' 'Zed' is not a player"),
-    ("action player wrongly typed", lambda r: r["actions"][2].update(player=1), "action 2 (vote) 'player' must be a player name"),
-    ("unknown target", lambda r: r["actions"][0].update(target="Zed"), "action 0 (nominate) 'target' 'Zed' is not a player"),
+    (
+        "unknown action player",
+        lambda r: r["actions"][2].update(player="Zed"),
+        "action 2 (vote) 'player' 'Zed' is not a player",
+    ),
+    (
+        "action player wrongly typed",
+        lambda r: r["actions"][2].update(player=1),
+        "action 2 (vote) 'player' must be a player name",
+    ),
+    (
+        "unknown target",
+        lambda r: r["actions"][0].update(target="Zed"),
+        "action 0 (nominate) 'target' 'Zed' is not a player",
+    ),
     ("missing target", lambda r: r["actions"][0].pop("target"), "action 0 (nominate) needs 'target'"),
-    ("target wrongly typed", lambda r: r["actions"][0].update(target=1), "action 0 (nominate) 'target' must be a string"),
+    (
+        "target wrongly typed",
+        lambda r: r["actions"][0].update(target=1),
+        "action 0 (nominate) 'target' must be a string",
+    ),
     ("missing vote", lambda r: r["actions"][1].pop("vote"), "action 1 (vote) needs 'vote'"),
     ("vote wrongly typed", lambda r: r["actions"][1].update(vote=True), "action 1 (vote) 'vote' must be a string"),
-    ("vote neither ja nor nein", lambda r: r["actions"][1].update(vote="yes"), "action 1 (vote) 'vote' must be ja or nein"),
+    (
+        "vote neither ja nor nein",
+        lambda r: r["actions"][1].update(vote="yes"),
+        "action 1 (vote) 'vote' must be ja or nein",
+    ),
     ("missing card", lambda r: r["actions"][6].pop("card"), "action 6 (discard) needs 'card'"),
     ("card not L or F", lambda r: r["actions"][7].update(card="X"), "action 7 (enact) 'card' must be L or F"),
     ("card wrongly typed", lambda r: r["actions"][7].update(card=["F"]), "action 7 (enact) 'card' must be a string"),
@@ -184,7 +215,9 @@ def test_a_malformed_action_after_an_illegal_one_still_exits_2(
     # The whole record is checked before any action is applied.
     record = changed(lambda r: r["actions"].insert(0, {"player": "Bob", "action": "enact", "card": "F"}))
     record["actions"].append({"player": "Bob", "action": "nominate", "target": "Zed"})
-    assert_malformed(*run(tmp_path, capsys, json.dumps(record), "--json"), "action 9 (nominate) 'target' 'Zed' is not a player")
+    assert_malformed(
+        *run(tmp_path, capsys, json.dumps(record), "--json"), "action 9 (nominate) 'target' 'Zed' is not a player"
+    )
 
 
 @pytest.mark.parametrize(
@@ -326,9 +359,14 @@ ILLEGAL: list[tuple[str, Callable[[dict[str, Any]], object], int, str]] = [
     ),
     (
         "a dead player's vote",
-        lambda r: r.update(_five_sessions(None))
-        or r["actions"].extend(
-            [{"player": "Ann", "action": "nominate", "target": "Dee"}, {"player": "Cy", "action": "vote", "vote": "ja"}]
+        lambda r: (
+            r.update(_five_sessions(None))
+            or r["actions"].extend(
+                [
+                    {"player": "Ann", "action": "nominate", "target": "Dee"},
+                    {"player": "Cy", "action": "vote", "vote": "ja"},
+                ]
+            )
         ),
         41,
         "Cy cannot vote ja: Executed players may not speak, vote, or run for office.",
@@ -418,7 +456,10 @@ def moderator(*args: str, stdin: bytes | None = None) -> subprocess.CompletedPro
     [
         (b"{not json", "invalid JSON: Expecting property name enclosed in double quotes: line 1 column 2 (char 1)"),
         (b"[" * 100_000, "invalid JSON: nested too deeply"),
-        (json.dumps(changed(lambda r: r["actions"][4].update(player="Zed"))).encode(), "action 4 (vote) 'player' 'Zed' is not a player"),
+        (
+            json.dumps(changed(lambda r: r["actions"][4].update(player="Zed"))).encode(),
+            "action 4 (vote) 'player' 'Zed' is not a player",
+        ),
         (json.dumps(_five_sessions(["F" * 12])).encode(), "reshuffle 1 must hold the 5 L and 7 F being shuffled"),
     ],
     ids=["invalid JSON", "nested too deeply", "unknown player", "bad reshuffle"],
@@ -438,7 +479,9 @@ def test_subprocess_malformed_record_has_no_traceback(
 def test_subprocess_missing_file_and_stdin(tmp_path: Path) -> None:
     done = moderator("replay", str(tmp_path / "gone.json"), "--json")
     assert (done.returncode, done.stdout) == (2, b"")
-    assert done.stderr.decode() == f"moderator replay: cannot read {tmp_path / 'gone.json'}: No such file or directory\n"
+    assert (
+        done.stderr.decode() == f"moderator replay: cannot read {tmp_path / 'gone.json'}: No such file or directory\n"
+    )
     done = moderator("replay", "-", "--json", stdin=b"")
     assert (done.returncode, done.stdout) == (2, b"")
     assert done.stderr.decode() == "moderator replay: invalid JSON: Expecting value: line 1 column 1 (char 0)\n"

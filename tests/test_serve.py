@@ -467,7 +467,8 @@ def test_sigkill_at_random_moments_loses_no_accepted_action_and_no_message(tmp_p
     store = Store(db)
     try:
         service = Service(store)
-        assert len(tables) == (20 if LONG else 6) and all(service.table(t) is not None for t in tables)  # every game replays
+        # every game replays
+        assert len(tables) == (20 if LONG else 6) and all(service.table(t) is not None for t in tables)
         assert sum(len(service.table(t).actions) for t in tables) > 0  # type: ignore[union-attr]
     finally:
         store.close()

@@ -125,7 +125,9 @@ def test_whole_game_with_every_seat_human(players: int) -> None:
         for event_kind, message_id in ((ev.ChancellorNotHitler, "chancellor-not-hitler"),
                                        (ev.PlayerExecuted, "player-executed")):
             assert ids.count(message_id) == sum(1 for e in table.log if isinstance(e, event_kind))
-        survived = [e for e in table.log if isinstance(e, ev.PlayerExecuted) and state.roles[e.target] is not Role.HITLER]
+        survived = [
+            e for e in table.log if isinstance(e, ev.PlayerExecuted) and state.roles[e.target] is not Role.HITLER
+        ]
         assert ids.count("player-executed-not-hitler") == len(survived)
         assert roles in h.channel.inbox(address)[end]["text"]
         assert h.channel.inbox(address)[-1]["text"].startswith(EN.text("truth-title"))
@@ -200,7 +202,7 @@ def test_a_game_with_a_group_chat_keeps_secrets_out_of_the_group() -> None:
     assert not any(b["secret"] or b["choices"] for b in group)
     assert "chancellor-nominated" in [b["message_id"] for b in group]
     assert [b["message_id"] for b in group][-1] == "truth-title"
-    for seat, address in enumerate(addresses):
+    for _seat, address in enumerate(addresses):
         ids = h.channel.ids(address)
         # Public events go to the group only; each phone gets its own secrets and prompts.
         assert "chancellor-nominated" not in ids and "truth-title" not in ids

@@ -53,7 +53,7 @@ def play_transcript(theme: str, language: str, players: int, seed: int = 7) -> s
     sender = Sender(store, {"phone": phones}, clock=lambda: 0.0)
     counter = iter(range(1, 100_000))
     addresses = [f"+4930555000{i}" for i in range(players)]
-    phones.names = dict(zip(addresses, NAMES[:players]))
+    phones.names = dict(zip(addresses, NAMES[:players], strict=False))
 
     phones.names["group"] = "table"
 
@@ -67,7 +67,7 @@ def play_transcript(theme: str, language: str, players: int, seed: int = 7) -> s
     # Opened in a group chat, so public results appear once, as [table], and each phone gets only its own.
     send(addresses[0], OpenTable(NAMES[0], theme=theme, public=True), chat="group")
     code = store.execute("SELECT code FROM game_tables").fetchone()[0]
-    for address, name in zip(addresses[1:], NAMES[1:players]):
+    for address, name in zip(addresses[1:], NAMES[1:players], strict=False):
         send(address, Join(code, name))
     send(addresses[0], Start())
     choose = random.Random(seed)

@@ -13,9 +13,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from moderator import render
-from moderator.render import InputProblem
 from moderator.catalog import Catalog
 from moderator.engine import Role, awaiting, view_for
+from moderator.render import InputProblem
 from moderator.transports import web
 from tests.web_table import WebTable, browser_beside, choices, every_channel, text_of
 
@@ -73,7 +73,9 @@ def test_a_five_player_game_plays_through_five_phone_pages_and_no_page_leaks(tab
         addresses = {table.service.table(table_id).seats[i].address: n for i, n in enumerate(NAMES)}
         by_address = {a: pages[n] for a, n in addresses.items()}
         assert_private(table, table_id, {**by_address, None: screen.get(f"/table/{table_id}/live").text})
-        owed = [(n, c) for n in NAMES for c in [choices(pages[n])] if c and (n, c[0].fields["decision"]) not in answered]
+        owed = [
+            (n, c) for n in NAMES for c in [choices(pages[n])] if c and (n, c[0].fields["decision"]) not in answered
+        ]
         assert owed, "nobody owes a decision, yet the game is not over"
         name, options = rng.choice(owed)
         pick = rng.choice(options)
@@ -87,7 +89,7 @@ def test_a_five_player_game_plays_through_five_phone_pages_and_no_page_leaks(tab
 
 
 def test_pass_and_play_plays_a_whole_game_on_the_host_device(table: WebTable) -> None:
-    table_id, code = table.open("Ann")
+    table_id, _code = table.open("Ann")
     for name in NAMES[1:]:
         table.host_do(table_id, "add", name=name)
     table.host_do(table_id, "start")
@@ -107,7 +109,7 @@ def test_pass_and_play_plays_a_whole_game_on_the_host_device(table: WebTable) ->
         assert response.headers["location"] == f"/host/{table_id}"  # back to the names: pass the device on
         turns += 1
         assert turns < 400
-    assert "over" == table.status(table_id)
+    assert table.status(table_id) == "over"
 
 
 def test_a_seat_page_opens_only_with_its_own_token(table: WebTable) -> None:
@@ -175,7 +177,7 @@ def test_the_lobby_screen_shows_the_join_qr_and_the_seats(table: WebTable) -> No
 
 
 def test_the_host_orders_and_removes_seats_from_the_lobby(table: WebTable) -> None:
-    table_id, code = table.open("Ann")
+    table_id, _code = table.open("Ann")
     for name in ("Bob", "Cy"):
         table.host_do(table_id, "add", name=name)
     table.host_do(table_id, "move", name="Cy", position="2")
@@ -186,7 +188,7 @@ def test_the_host_orders_and_removes_seats_from_the_lobby(table: WebTable) -> No
 
 def test_the_event_stream_carries_no_content(table: WebTable, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(web, "STREAM_SECONDS", 0.3)
-    table_id, code = table.open("Ann")
+    table_id, _code = table.open("Ann")
     body = table.device().get(f"/table/{table_id}/events").text
     assert set(filter(None, body.split("\n"))) <= {"retry: 500", "data: changed", ":"}
 

@@ -24,6 +24,8 @@ from .types import Party, Phase, Policy, Power, Role, Seat, WinReason, power_for
 from .views import KnownSession, PlayerView, PublicSession, PublicView, public_view, view_for
 
 __all__ = [
+    "EVERYONE",
+    "NOBODY",
     "Action",
     "AnswerVeto",
     "Audience",
@@ -31,16 +33,15 @@ __all__ = [
     "CastVote",
     "Core",
     "DiscardPolicy",
-    "EVERYONE",
     "EnactPolicy",
     "Event",
     "ExecutePlayer",
     "GameState",
+    "History",
     "InvalidReshuffle",
     "InvalidSetup",
     "InvestigateLoyalty",
     "KnownSession",
-    "NOBODY",
     "NominateChancellor",
     "Party",
     "Phase",
@@ -55,8 +56,6 @@ __all__ = [
     "Seat",
     "Session",
     "Setup",
-    "History",
-    "shuffled",
     "WinReason",
     "apply",
     "awaiting",
@@ -68,5 +67,6 @@ __all__ = [
     "opening_events",
     "power_for",
     "public_view",
+    "shuffled",
     "view_for",
 ]

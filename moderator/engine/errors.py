@@ -25,8 +25,8 @@ class RuleViolation(Exception):
 
     @property
     def rule(self) -> str:
-        """The broken rule as one sentence."""
-        return (type(self).__doc__ or "").strip()
+        """The broken rule as one sentence (a docstring wrapped over lines reads as one line)."""
+        return " ".join((type(self).__doc__ or "").split())
 
 
 class UnknownSeat(RuleViolation):
@@ -58,7 +58,8 @@ class CannotNominateSelf(RuleViolation):
 
 
 class IneligibleChancellor(RuleViolation):
-    """The last elected President and Chancellor are term-limited and cannot be nominated Chancellor (with five or fewer players alive, only the last Chancellor)."""
+    """The last elected President and Chancellor are term-limited and cannot be nominated Chancellor (with five
+    or fewer players alive, only the last Chancellor)."""
 
 
 class PolicyNotInHand(RuleViolation):

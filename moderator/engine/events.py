@@ -7,6 +7,7 @@ card, an investigation result, the deck order) only ever travels in an event who
 from __future__ import annotations
 
 from dataclasses import dataclass
+
 from .types import Party, Policy, Power, Role, Seat, WinReason
 
 

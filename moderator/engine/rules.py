@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import fields
-from functools import cache, lru_cache
+from functools import cache, lru_cache, partial
 from typing import assert_never
 
 from .actions import (
@@ -352,9 +352,9 @@ def _by_cards(
 _SEATS = range(MAX_PLAYERS)
 _VOTES = tuple((CastVote(s, True), CastVote(s, False)) for s in _SEATS)
 _NOMINATE = tuple(tuple(NominateChancellor(s, t) for t in _SEATS) for s in _SEATS)
-_DISCARD = tuple(_by_cards(lambda p, s=s: DiscardPolicy(s, p)) for s in _SEATS)
-_ENACT = tuple(_by_cards(lambda p, s=s: EnactPolicy(s, p)) for s in _SEATS)
-_ENACT_OR_VETO = tuple(_by_cards(lambda p, s=s: EnactPolicy(s, p), (ProposeVeto(s),)) for s in _SEATS)
+_DISCARD = tuple(_by_cards(partial(DiscardPolicy, s)) for s in _SEATS)
+_ENACT = tuple(_by_cards(partial(EnactPolicy, s)) for s in _SEATS)
+_ENACT_OR_VETO = tuple(_by_cards(partial(EnactPolicy, s), (ProposeVeto(s),)) for s in _SEATS)
 _ANSWER_VETO = tuple((AnswerVeto(s, True), AnswerVeto(s, False)) for s in _SEATS)
 _INVESTIGATE_LOYALTY = tuple(tuple(InvestigateLoyalty(s, t) for t in _SEATS) for s in _SEATS)
 _CALL_SPECIAL_ELECTION = tuple(tuple(CallSpecialElection(s, t) for t in _SEATS) for s in _SEATS)

@@ -7,8 +7,8 @@ import hashlib
 import secrets
 import struct
 from collections.abc import Sequence
-from typing import TypeVar
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 from .errors import InvalidSetup
 from .types import (
@@ -95,7 +95,8 @@ class Core:
     chancellor: Seat | None
     """The Chancellor Candidate during the election, then the elected Chancellor until the session ends."""
     rotation: Seat
-    """The presidency passes next to the first living seat after this one (a special election leaves it on the caller)."""
+    """The presidency passes next to the first living seat after this one (a special election leaves it on the
+    caller)."""
     last_president: Seat | None
     last_chancellor: Seat | None
     """The last elected government, term-limited; None after chaos until the next successful election."""
@@ -136,11 +137,12 @@ class GameState:
         # The default repr would print roles, hands and the seed into any log or traceback that shows a state.
         return f"<GameState players={self.core.players} step={self.step} phase={self.core.phase.value}>"
 
-    def replace(self, **changes: object) -> GameState:
+    def replace(self, **changes: Any) -> GameState:
         """A copy with the named fields (``Core`` fields, ``ja``, ``unvoted``, ``step``) changed: rigged tests."""
-        ja, unvoted, step = changes.pop("ja", self.ja), changes.pop("unvoted", self.unvoted), changes.pop("step", self.step)
+        ja, unvoted = changes.pop("ja", self.ja), changes.pop("unvoted", self.unvoted)
+        step = changes.pop("step", self.step)
         core = dataclasses.replace(self.core, **changes) if changes else self.core
-        return GameState(core, ja, unvoted, step)  # type: ignore[arg-type]
+        return GameState(core, ja, unvoted, step)
 
     @property
     def votes(self) -> tuple[bool | None, ...]:

@@ -105,7 +105,7 @@ def play(
 ) -> int:
     """Run one game at the console until it ends (or you quit); returns the exit status."""
     store = store or Store(memory=True)
-    service = Service(store, **({"seed": lambda: seed} if seed is not None else {}))
+    service = Service(store) if seed is None else Service(store, seed=lambda: seed)
     console = ConsoleChannel(output)
     sender = Sender(store, {CHANNEL: console})
     counter = iter(range(1, 1_000_000_000))

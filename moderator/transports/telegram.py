@@ -20,6 +20,7 @@ reports (unreachable players, migrated groups) come back through thread-safe que
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import html
 import io
 import json
@@ -37,6 +38,7 @@ from pathlib import Path
 from typing import Any, Final
 
 import qrcode
+from qrcode.image.pil import PilImage
 from telegram import (
     Bot,
     BotCommand,
@@ -221,7 +223,7 @@ def build_application(
     request: BaseRequest | None = None,
     updates_request: BaseRequest | None = None,
     rate_limiter: bool = True,
-) -> Application:  # type: ignore[type-arg]
+) -> Application[Any, Any, Any, Any, Any, Any]:
     """A PTB ``Application``: our Bot API URL, and ``AIORateLimiter`` under our own pacing."""
     builder = Application.builder().token(token)
     if api_url:
@@ -232,7 +234,7 @@ def build_application(
     if rate_limiter:
         # PTB paces the bot's calls overall but never retries a 429 itself (max_retries=0): it would sleep in the
         # one sender thread and stall every table. ``RetryAfter`` comes back to the outbox as TemporaryFailure.
-        builder = builder.rate_limiter(AIORateLimiter(max_retries=0))
+        return builder.rate_limiter(AIORateLimiter(max_retries=0)).build()
     return builder.build()
 
 
@@ -246,7 +248,10 @@ def escape(text: str) -> str:
 
 def qr_png(url: str) -> bytes:
     """A QR code of ``url`` as PNG bytes."""
-    image = qrcode.make(url, error_correction=qrcode.constants.ERROR_CORRECT_M, box_size=10, border=4)
+    code = qrcode.QRCode(error_correction=qrcode.constants.ERROR_CORRECT_M, box_size=10, border=4,
+                         image_factory=PilImage)
+    code.add_data(url)
+    image = code.make_image()
     buffer = io.BytesIO()
     image.save(buffer, format="PNG")
     return buffer.getvalue()
@@ -467,7 +472,10 @@ class TelegramChannel:
         done = 0
         for chat in list(self._pending):
             # A press is shown at once in a private chat (a person presses no faster than Telegram allows).
-            paced = self._wait(chat, []) if chat < 0 else self._pace.setdefault(chat, _Pace()).blocked_until - self.clock()
+            if chat < 0:
+                paced = self._wait(chat, [])
+            else:
+                paced = self._pace.setdefault(chat, _Pace()).blocked_until - self.clock()
             if paced > 0:
                 continue
             if self._attempt(str(chat), chat, []) is None:
@@ -496,10 +504,10 @@ class TelegramChannel:
             wait = max(wait, pace.last + GROUP_INTERVAL - now)
         else:
             wait = max(wait, pace.last + PRIVATE_INTERVAL - now)
-        if chat < 0 and any(b.get("message_id") == BOARD_MESSAGE for b in bodies) and len(bodies) > 1:
-            # The board image is a call of its own after the text: leave room for both in this minute.
-            if len(pace.window) >= GROUP_PER_MINUTE - 1:
-                wait = max(wait, pace.window[-(GROUP_PER_MINUTE - 1)] + 60.0 - now)
+        board = chat < 0 and any(b.get("message_id") == BOARD_MESSAGE for b in bodies) and len(bodies) > 1
+        # The board image is a call of its own after the text: leave room for both in this minute.
+        if board and len(pace.window) >= GROUP_PER_MINUTE - 1:
+            wait = max(wait, pace.window[-(GROUP_PER_MINUTE - 1)] + 60.0 - now)
         shown = [b for b in bodies if b.get("message_id") != BOARD_MESSAGE]  # a vote leaves the board as it was
         if shown and all(b.get("message_id") == _COUNTER for b in shown):
             interval = COUNTER_INTERVAL if chat < 0 else PRIVATE_COUNTER_INTERVAL
@@ -641,7 +649,7 @@ class TelegramChannel:
         if not bodies:
             return
         groups = chunks(bodies)
-        for i, group in enumerate(groups):
+        for group in groups:
             html_text, secret = compose(group)
             prompts = [b for b in group if b.get("choices")]
             markup = prompt_keyboard(prompts[-1]) if prompts else None
@@ -920,10 +928,8 @@ class TelegramBot:
                     await self.deliver()
                 except Exception:  # keep delivering: one bad message must not stop the table
                     log.exception("telegram: delivery failed")
-                try:
+                with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._kick.wait(), interval)
-                except TimeoutError:
-                    pass
                 self._kick.clear()
 
         self._task = asyncio.get_running_loop().create_task(loop())

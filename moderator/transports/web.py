@@ -41,8 +41,6 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-log = logging.getLogger(__name__)
-
 from .. import render
 from ..catalog import DEFAULT_LANGUAGE, DEFAULT_THEME, Catalog, UnknownCatalog, languages, themes
 from ..commands import (
@@ -61,6 +59,8 @@ from ..commands import (
 from ..engine import awaiting, public_view, view_for
 from ..engine.events import GameEnded, VoteProgressed
 from ..service import CODE_ALPHABET, ID_ALPHABET, Sender, Service, Table, action_token
+
+log = logging.getLogger(__name__)
 
 CHANNEL: Final = "web"
 SEAT_COOKIE: Final = "seat-"
@@ -263,7 +263,11 @@ class WebTables:
         """End every event stream now (the server is stopping: it need not wait for them). Any thread."""
         self._closing = True
         if self._loop is not None:
-            self._loop.call_soon_threadsafe(lambda: [self._wake(t) for t in list(self._listeners)])
+            self._loop.call_soon_threadsafe(self._wake_all)
+
+    def _wake_all(self) -> None:
+        for table_id in list(self._listeners):
+            self._wake(table_id)
 
     def _wake(self, table_id: str) -> None:
         for queue in self._listeners.get(table_id, ()):
@@ -311,7 +315,9 @@ class WebTables:
                 decision = table.row.decision_step
                 nonce = secrets.token_hex(8)
                 buttons = "".join(
-                    _button(c.label, {"token": action_token(c.action), "decision": decision, "nonce": nonce}, cls="choice")
+                    _button(
+                        c.label, {"token": action_token(c.action), "decision": decision, "nonce": nonce}, cls="choice"
+                    )
                     for c in prompt.choices
                 )
                 inner = _text(prompt.text) + f'<div class="choices">{buttons}</div>'
@@ -474,8 +480,8 @@ class WebTables:
         url = f"{(self.public_url or base_url).rstrip('/')}/join/{code}"
         codes = [("", url, url), *(self.ways(code) if self.ways is not None else [])]
         figures = "".join(
-            f'<figure>{_inline_svg(qr_svg(link))}<figcaption>{_e(title)} <a href="{_e(link)}">{_e(label)}</a></figcaption>'
-            "</figure>"
+            f"<figure>{_inline_svg(qr_svg(link))}"
+            f'<figcaption>{_e(title)} <a href="{_e(link)}">{_e(label)}</a></figcaption></figure>'
             for title, link, label in codes
         )
         return (f'<section class="join"><h2>{_e(catalog.text("web-scan-to-join"))}</h2>'

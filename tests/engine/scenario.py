@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import random
 from collections.abc import Callable, Iterable, Iterator
-from typing import TypeVar, Union
+from typing import TypeVar
 
 from moderator.engine import (
     Action,
@@ -54,7 +54,7 @@ DEFAULT_ROLES = {
 }
 """Liberals first, then the fascists, Hitler in the last seat: the early seats are safe liberal governments."""
 
-Step = Union[Action, Callable[[GameState], "Step"], Iterable["Step"], None]
+Step = Action | Callable[[GameState], "Step"] | Iterable["Step"] | None
 
 
 def policies(cards: str | Iterable[Policy]) -> tuple[Policy, ...]:

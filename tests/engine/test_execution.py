@@ -129,7 +129,7 @@ def test_fascist_president_may_execute_hitler():
     state = executing(first=1, chancellor=2)
     assert state.roles[1] is Role.FASCIST
     assert ExecutePlayer(1, 4) in legal_actions(state, 1)
-    state, events = play(state, execute(4))
+    state, _events = play(state, execute(4))
     assert state.winner is Party.LIBERAL and state.win_reason is WinReason.HITLER_EXECUTED
 
 

@@ -29,7 +29,8 @@ from .scenario import (
     rigged,
 )
 
-_, I, S, P, E = None, Power.INVESTIGATE_LOYALTY, Power.SPECIAL_ELECTION, Power.POLICY_PEEK, Power.EXECUTION
+# One letter per power, so the table below reads like the board.
+_, I, S, P, E = None, Power.INVESTIGATE_LOYALTY, Power.SPECIAL_ELECTION, Power.POLICY_PEEK, Power.EXECUTION  # noqa: E741
 BOARD = {
     5: (_, _, P, E, E),
     6: (_, _, P, E, E),

@@ -20,7 +20,8 @@ from moderator.engine import events as ev
 
 from .scenario import random_games
 
-_, I, S, P, E = None, Power.INVESTIGATE_LOYALTY, Power.SPECIAL_ELECTION, Power.POLICY_PEEK, Power.EXECUTION
+# One letter per power, so the table below reads like the board.
+_, I, S, P, E = None, Power.INVESTIGATE_LOYALTY, Power.SPECIAL_ELECTION, Power.POLICY_PEEK, Power.EXECUTION  # noqa: E741
 BOARD = {5: (_, _, P, E, E), 6: (_, _, P, E, E), 7: (_, I, S, E, E), 8: (_, I, S, E, E)}
 BOARD |= {9: (I, I, S, E, E), 10: (I, I, S, E, E)}
 POWER_PHASES = (Phase.INVESTIGATE, Phase.SPECIAL_ELECTION, Phase.EXECUTION)
@@ -89,10 +90,10 @@ def test_random_games_follow_the_rules_model():
             granted += [P for e in events if isinstance(e, ev.PolicyPeekUsed)]
             enacted = [e for e in events if isinstance(e, ev.PolicyEnacted)]
             expected_power = []
-            if enacted and not enacted[0].by_chaos and enacted[0].policy is Policy.FASCIST:
-                if enacted[0].fascist_policies < 6 and after.phase is not Phase.GAME_OVER:
-                    power = BOARD[n][enacted[0].fascist_policies - 1]
-                    expected_power = [power] if power else []
+            fascist = enacted and not enacted[0].by_chaos and enacted[0].policy is Policy.FASCIST
+            if fascist and enacted[0].fascist_policies < 6 and after.phase is not Phase.GAME_OVER:
+                power = BOARD[n][enacted[0].fascist_policies - 1]
+                expected_power = [power] if power else []
             assert granted == expected_power
 
             # The presidency: next living seat after the anchor, or the special-election target.

@@ -56,7 +56,7 @@ def test_executed_players_are_never_presidential_candidates():
     state, _ = play(state, govern(0, "F"), execute(3))
     candidates = [state.president]
     for _ in range(6):
-        state, events = play(state, reject())
+        state, _events = play(state, reject())
         candidates.append(state.president)
     assert candidates == [4, 5, 6, 0, 1, 2, 4]
 

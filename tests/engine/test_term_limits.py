@@ -151,7 +151,7 @@ def test_vetoing_government_is_term_limited():
     """Items 28, 68: X/Y (P1/P2) are elected and veto with the tracker below 3: they were elected, so the next
     President cannot nominate either of them (7 alive)."""
     state = rigged(7, deck="FLF", fascist=5)
-    state, events = play(state, elect(1), keep("L"), propose_veto(), answer_veto(True))
+    state, _events = play(state, elect(1), keep("L"), propose_veto(), answer_veto(True))
     assert state.election_tracker == 1 and state.president == 1
     state, _ = play(state, reject(2))
     assert state.president == 2
