@@ -8,8 +8,8 @@ power it grants at this player count), the election tracker, the draw and discar
 in order marking the President, the Chancellor, the term-limited and the dead.
 
 Every word comes from the catalog (terms and the ``board-*`` messages); the colours from
-``messages/colours.toml``, one table per theme. The font is Pillow's built-in scalable one, so the picture is
-the same on every machine.
+``messages/colours.toml``, one table per theme; the font is the DejaVu Sans subset in ``messages/fonts``, so the
+picture is the same on every machine and names with accents draw right.
 """
 
 from __future__ import annotations
@@ -19,12 +19,11 @@ import math
 import tomllib
 from dataclasses import dataclass, fields
 from functools import lru_cache
-from pathlib import Path
 from typing import Any, Final
 
 from PIL import Image, ImageDraw, ImageFont
 
-from .catalog import DEFAULT_THEME, Catalog, messages_dir
+from .catalog import BUNDLED, DEFAULT_THEME, Catalog, messages_dir
 from .engine import Party, Phase, PublicView, Seat
 from .engine.types import (
     CHAOS_AT,
@@ -171,7 +170,7 @@ class Palette:
 
 
 COLOURS_FILE: Final = "colours.toml"
-_BUNDLED_COLOURS: Final = Path(__file__).resolve().parent.parent / "messages" / COLOURS_FILE
+_BUNDLED_COLOURS: Final = BUNDLED / COLOURS_FILE
 
 
 def colour_tables() -> dict[str, dict[str, str]]:
@@ -285,9 +284,21 @@ accented names need glyphs that Pillow's built-in font lacks, and a system font 
 _BUNDLED_FONTS: Final = _BUNDLED_COLOURS.parent / FONT_FOLDER
 
 
+FONT_FILES: Final = ("DejaVuSans.ttf", "DejaVuSans-Bold.ttf")
+
+
+def font_problems() -> list[str]:
+    """Fonts the board image would draw without (it falls back to Pillow's ASCII-only font), one line each."""
+    return [
+        f"no board font {name} in {messages_dir() / FONT_FOLDER} or {_BUNDLED_FONTS}"
+        for name in FONT_FILES
+        if not any((folder / name).is_file() for folder in (messages_dir() / FONT_FOLDER, _BUNDLED_FONTS))
+    ]
+
+
 @lru_cache(maxsize=64)
 def _font(size: int, bold: bool = False) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
-    name = "DejaVuSans-Bold.ttf" if bold else "DejaVuSans.ttf"
+    name = FONT_FILES[1] if bold else FONT_FILES[0]
     for folder in (messages_dir() / FONT_FOLDER, _BUNDLED_FONTS):
         if (folder / name).is_file():
             return ImageFont.truetype(str(folder / name), size)

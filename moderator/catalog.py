@@ -69,16 +69,26 @@ def to_gsm7(text: str) -> str:
     return "".join(out)
 
 
-_BUNDLED: Final = Path(__file__).resolve().parent.parent / "messages"
-"""``messages/`` next to the code, resolved once (``Catalog.load`` runs for every message the service sends)."""
+def _bundled() -> Path:
+    """``moderator/messages`` in an installed wheel, else ``messages/`` beside the package (a checkout, or an
+    editable install of one)."""
+    package = Path(__file__).resolve().parent
+    for folder in (package / "messages", package.parent / "messages"):
+        if (folder / DEFAULT_THEME).is_dir():
+            return folder
+    return package / "messages"  # missing: health() says so, and every load names this path
+
+
+BUNDLED: Final = _bundled()
+"""The messages that ship with the code, resolved once (``Catalog.load`` runs for every message sent)."""
 
 
 def messages_dir() -> Path:
-    """The folder of ``<theme>/<lang>.toml``: ``$MODERATOR_MESSAGES``, else ``messages/`` next to the code."""
+    """The folder of ``<theme>/<lang>.toml``: ``$MODERATOR_MESSAGES`` (translators), else ``BUNDLED``."""
     override = os.environ.get(ENV_VAR)
     if override:
         return Path(override)
-    return _BUNDLED
+    return BUNDLED
 
 
 def themes() -> tuple[str, ...]:
@@ -97,6 +107,19 @@ def languages(theme: str = DEFAULT_THEME) -> tuple[str, ...]:
 
 class UnknownCatalog(ValueError):
     """No catalog exists for this theme or language (a configuration error, not a player's)."""
+
+
+def problems() -> list[str]:
+    """Why the words cannot load (no ``classic/en``, a file that does not parse), one line each; empty when every
+    theme loads in every language it has."""
+    pairs = [(DEFAULT_THEME, DEFAULT_LANGUAGE)] + [(t, lang) for t in themes() for lang in languages(t)]
+    found: list[str] = []
+    for theme, lang in dict.fromkeys(pairs):
+        try:
+            Catalog.load(theme, lang)
+        except (UnknownCatalog, ValueError, OSError) as exc:  # tomllib.TOMLDecodeError is a ValueError
+            found.append(str(exc))
+    return found
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,7 @@ Routes:
   update is processed before the answer, so an update Telegram saw answered is in the database. The webhook is
   registered with ``setWebhook`` on start.
 - ``POST /sms``: Twilio's webhook, the very route of ``transports.sms`` (signature checked there).
-- ``GET /healthz``: database reachable, outbox backlog, version, channels on.
+- ``GET /healthz``: database reachable, catalogs and fonts loaded, outbox backlog, version, channels on.
 - ``GET /join/<code>``: the ways to take a seat at a table, as links and QR codes.
 
 One ``Service`` on the event loop thread takes every input (one input, one transaction); each channel's
@@ -46,6 +46,8 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
+from .board import font_problems
+from .catalog import problems as catalog_problems
 from .commands import Inbound
 from .service import CODE_ALPHABET, Outgoing, Service
 from .store import Store, default_path
@@ -567,8 +569,13 @@ async def telegram_webhook(request: Request) -> Response:
 
 
 async def healthz(request: Request) -> Response:
-    """Database reachable, outbox backlog, version and channels."""
+    """Database reachable, words and fonts loaded, outbox backlog, version and channels."""
     state = request.app.state
+    missing = catalog_problems() + font_problems()
+    if missing:
+        # Every message would fail (no catalog) or the board would lose its accents (no font): not healthy.
+        log.error("health check: %s", "; ".join(missing))
+        return JSONResponse({"ok": False, "messages": "missing", "version": version()}, status_code=503)
     channels = [name for name, up in (("telegram", state.telegram is not None),
                                       ("sms", getattr(state, "gateway", None) is not None),
                                       ("web", state.web is not None)) if up]

@@ -11,6 +11,7 @@ import itertools
 import json
 import logging
 import os
+import shutil
 import sqlite3
 import threading
 import time
@@ -146,6 +147,24 @@ def test_healthz_reports_database_backlog_and_version(server: Server) -> None:
     assert body["version"] and set(body["channels"]) == {"telegram", "sms"}
     open_table(server)
     assert server.client.get("/healthz").json()["outbox_backlog"] > 0  # deliver=False: the reply waits
+
+
+@pytest.mark.parametrize("missing", ["catalogs", "fonts"])
+def test_healthz_fails_when_the_catalogs_or_the_fonts_do_not_load(
+    server: Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, missing: str
+) -> None:
+    from moderator import board, catalog
+
+    if missing == "catalogs":
+        monkeypatch.setenv("MODERATOR_MESSAGES", str(tmp_path))  # an empty folder: no theme at all
+    else:
+        copy = tmp_path / "messages"
+        shutil.copytree(catalog.BUNDLED, copy, ignore=shutil.ignore_patterns("*.ttf"))
+        monkeypatch.setenv("MODERATOR_MESSAGES", str(copy))
+        monkeypatch.setattr(board, "_BUNDLED_FONTS", tmp_path)
+    response = server.client.get("/healthz")
+    assert response.status_code == 503
+    assert response.json()["ok"] is False and response.json()["messages"] == "missing"
 
 
 def test_a_table_opened_on_telegram_is_joined_by_sms(server: Server) -> None:

@@ -1,0 +1,87 @@
+"""A normal install works away from the checkout: the wheel carries the catalogs and the fonts.
+
+The wheel is built from a copy of the checkout and installed into a fresh virtual environment outside it. That
+environment borrows the dependencies this one already has (a path file, not an install), so nothing is
+downloaded; the project itself comes only from the wheel.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from moderator.catalog import Catalog, languages, themes
+
+ROOT = Path(__file__).resolve().parent.parent
+LEFT_BEHIND = shutil.ignore_patterns(".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", ".*_cache",
+                                     ".hypothesis", "*.db*")
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh virtual environment with moderator installed from a wheel built from this checkout."""
+    base = tmp_path_factory.mktemp("install")
+    source = base / "source"
+    shutil.copytree(ROOT, source, ignore=LEFT_BEHIND)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", "--no-index",
+         "--wheel-dir", str(base / "dist"), str(source)],
+        check=True, capture_output=True,
+    )
+    (wheel,) = (base / "dist").glob("moderator-*.whl")
+    venv = base / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--no-deps", "--no-index",
+         str(wheel)],
+        check=True, capture_output=True,
+    )
+    # The dependencies this environment has, without its editable moderator (a path file's own path files,
+    # such as the editable finder's, are not read).
+    site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          check=True, capture_output=True, text=True).stdout.strip()
+    (Path(site) / "borrowed-dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    return venv
+
+
+def run_installed(venv: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("MODERATOR_MESSAGES", "PYTHONPATH", "MODERATOR_DB")}
+    env["HOME"] = str(cwd)  # the default database goes under ~/.local/share
+    return subprocess.run([str(venv / "bin" / "moderator"), *args], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=120)
+
+
+@pytest.mark.parametrize("theme", themes())
+@pytest.mark.parametrize("lang", languages())
+def test_an_installed_wheel_plays_a_game_in_every_theme_and_language(
+    installed: Path, tmp_path: Path, theme: str, lang: str
+) -> None:
+    where = run_installed(installed, "play", "--help", cwd=tmp_path)
+    assert where.returncode == 0, where.stderr
+    located = subprocess.run([str(installed / "bin" / "python"), "-c", "import moderator; print(moderator.__file__)"],
+                             cwd=tmp_path, capture_output=True, text=True, check=True).stdout
+    assert Path(located).is_relative_to(installed), "moderator must come from the wheel, not the checkout"
+    done = run_installed(installed, "play", "--watch", "--players", "5", "--seed", "3", "--theme", theme,
+                         "--lang", lang, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    words = Catalog.load(theme, lang)
+    assert words.term("president") in done.stdout
+    assert words.text("truth-title") in done.stdout
+
+
+def test_the_wheel_carries_every_catalog_the_colours_the_fonts_and_py_typed(installed: Path) -> None:
+    (wheel,) = installed.parent.joinpath("dist").glob("moderator-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    messages = ROOT / "messages"
+    for path in messages.rglob("*"):
+        if path.is_file():
+            assert f"moderator/messages/{path.relative_to(messages).as_posix()}" in names
+    assert "moderator/py.typed" in names
