@@ -1231,11 +1231,13 @@ class Service:
     # --- reminders -----------------------------------------------------------------------------------------
 
     def export(self, table_id: str) -> dict[str, Any] | None:
-        """The game record of a table's current or last game (it holds every secret: share it after the game)."""
+        """The game record of a table's current or last game, every reshuffle it made included (it holds every
+        secret: share it after the game)."""
         table = self.table(table_id)
         if table is None or table.state is None or table.row.setup is None:
             return None
-        return {**table.row.setup, "actions": list(table.actions)}
+        record = records.to_json(table.row.setup["players"], table.state, [])
+        return {**record, "actions": list(table.actions)}
 
 
 # --- helpers ----------------------------------------------------------------------------------------------

@@ -840,3 +840,28 @@ def test_a_superscript_or_other_unicode_digit_is_unparseable_not_a_crash() -> No
     for token in ("\u00b2", "\u0663", "n\u00b2", "x\u0663"):  # "²".isdigit() is true, and int("²") raises
         assert reply(Choose(token, None), raw=token)["message_id"] == "input-unparseable"
         assert reply(Choose(token, old["decision"]), raw=token)["message_id"] == "input-unparseable"
+
+
+def test_an_exported_record_lists_every_reshuffle_and_replays_the_same_game_without_its_seed() -> None:
+    """docs/game-record.md: a record meant to be replayed anywhere lists every reshuffle; without the seed it
+    is still the same game."""
+    reshuffled = 0
+    for seed in range(1, 40):
+        h, table_id, _ = human_table(7, seed=seed)
+        h.play_out(table_id, random.Random(seed))
+        table = h.table(table_id)
+        assert table.state is not None
+        export = h.service.export(table_id)
+        assert export is not None
+        assert len(export["reshuffles"]) == len(table.state.history.reshuffles)
+        if not export["reshuffles"]:
+            continue
+        reshuffled += 1
+        del export["seed"]
+        result = records.replay(records.parse(export))
+        assert result.error is None
+        assert result.events == tuple(table.log)
+        assert result.state.winner is table.state.winner and result.state.step == table.state.step
+        if reshuffled == 3:
+            return
+    raise AssertionError(f"only {reshuffled} of 39 seeded games reshuffled")

@@ -436,7 +436,8 @@ def _decide_election(state: GameState, s: Core, events: list[Event]) -> None:
             _end(s, events, Party.FASCIST, WinReason.HITLER_ELECTED)
             return
         h = s.history
-        s.history = _history(h.sessions, h.investigations, h.peeks, h.not_hitler + (chancellor,), h.reshuffles)
+        if chancellor not in h.not_hitler:  # elected again, still the one fact: each seat is listed once
+            s.history = _history(h.sessions, h.investigations, h.peeks, h.not_hitler + (chancellor,), h.reshuffles)
         events.append(_chancellor_not_hitler(chancellor))
     draw = s.draw_pile
     assert len(draw) >= 3, "the reshuffle rule keeps three cards in the draw pile"

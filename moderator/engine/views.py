@@ -106,6 +106,8 @@ def public_view(state: GameState) -> PublicView:
         limited = (state.last_chancellor,)
         if state.last_president is not None and state.alive_count > FEW_ALIVE:
             limited = (state.last_president, state.last_chancellor)
+        # An executed player cannot be nominated anyway; listing them as term-limited would say they might be.
+        limited = tuple(seat for seat in limited if state.alive[seat])
     return PublicView(
         players=state.players,
         step=state.step,

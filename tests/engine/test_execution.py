@@ -158,3 +158,12 @@ def test_living_count_changes_immediately_after_an_execution():
     assert (state.last_president, state.last_chancellor) == (1, 5)
     assert {a.chancellor for a in legal_actions(state, 2)} == {0, 1, 4}
     assert public_view(state).term_limited == (5,)
+
+
+def test_an_executed_player_is_not_listed_as_term_limited():
+    """Items 96, 24: the President executes the Chancellor just elected: the public view lists only the living
+    last President as term-limited (a dead seat cannot be nominated at all)."""
+    state = executing(chancellor=2)
+    state, _ = play(state, execute(2))
+    assert (state.last_president, state.last_chancellor) == (0, 2)
+    assert public_view(state).term_limited == (0,)

@@ -88,6 +88,17 @@ def test_non_hitler_chancellor_elected_in_the_zone_is_announced_not_hitler():
     assert state.phase is Phase.LEGISLATIVE_PRESIDENT
 
 
+def test_a_chancellor_confirmed_twice_is_listed_once_as_not_hitler():
+    """Item 52: the same non-Hitler Chancellor is elected twice with 3 F on the board: each election announces
+    it, and the public view lists that seat once."""
+    state = rigged(5, fascist=3, deck="LFF" "LFF" "LFF")
+    state, first = play(state, govern(1, "L"), govern(2, "L"))
+    state, again = play(state, elect(1))
+    assert of_type(first, ev.ChancellorNotHitler) == [ev.ChancellorNotHitler(1), ev.ChancellorNotHitler(2)]
+    assert of_type(again, ev.ChancellorNotHitler) == [ev.ChancellorNotHitler(1)]
+    assert public_view(state).not_hitler == (1, 2)
+
+
 def test_no_not_hitler_announcement_below_three_fascist_policies():
     """Item 52: with 2 F an elected Chancellor is not announced as not Hitler (the rule is not in force)."""
     state = rigged(5, fascist=2)
