@@ -68,14 +68,15 @@ def run_server() -> None:
     """(Child process.) The real app under uvicorn, Twilio's REST API replaced by the fake."""
     import uvicorn
 
-    from moderator.serve import KEEP_ALIVE, Settings, create_app
+    from moderator.app import KEEP_ALIVE, create_app
+    from moderator.settings import Settings
 
     settings = Settings.load(cwd=Path(tempfile.gettempdir()))
     if log := os.environ.get("BENCH_ACTIONS_LOG"):  # one line per handled input, with its milliseconds
         import logging
 
         logging.basicConfig(filename=log, level=logging.INFO, format="%(created).3f %(name)s %(message)s")
-    uvicorn.run(create_app(settings, twilio_http=FakeTwilio()), host=settings.host, port=settings.port,
+    uvicorn.run(create_app(settings, network={"sms": FakeTwilio()}), host=settings.host, port=settings.port,
                 log_level="warning", timeout_keep_alive=KEEP_ALIVE)
 
 

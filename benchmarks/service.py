@@ -33,7 +33,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from moderator.commands import Choose, Inbound, Join, OpenTable, Start
 from moderator.engine import Phase, awaiting, view_for
-from moderator.service import Service, action_token
+from moderator.moves import token as action_token
+from moderator.service import Service
 from moderator.store import Store
 
 CHANNEL = "bench"

@@ -30,10 +30,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from moderator.bots import ComputerPlayer, Memory
 from moderator.catalog import SMS_LIMIT, is_gsm7, sms_segments
+from moderator.channels import Delivered
+from moderator.delivery import Sender
 from moderator.engine import Phase, awaiting, view_for
-from moderator.service import Service, action_token
+from moderator.moves import token as action_token
+from moderator.service import Service
 from moderator.store import Store
-from moderator.transports.sms import CHANNEL, SmsChannel, SmsGateway, SmsSender, Text
+from moderator.transports.sms import CAPABILITIES, CHANNEL, SmsChannel, SmsGateway, Text
 
 TARGET = 120
 NAMES = ("Anna", "Ben", "Chloe", "David", "Emma", "Finn", "Grace", "Hugo", "Ines", "Jonas")
@@ -72,9 +75,10 @@ class CountingChannel(SmsChannel):
 
     carried: list[tuple[str, tuple[str, ...]]]
 
-    def send_texts(self, address: str, bodies: Any) -> list[Text]:
-        texts = super().send_texts(address, bodies)
-        self.carried.extend((address, tuple(str(b["message_id"]) for b in t.parts)) for t in texts if t.sid)
+    def send_texts(self, address: str, messages: Any) -> list[Text]:
+        texts = super().send_texts(address, messages)
+        self.carried.extend((address, tuple(messages[i].message_id for i in t.parts))
+                            for t in texts if isinstance(t.result, Delivered))
         return texts
 
 
@@ -91,11 +95,11 @@ def play(players: int, seed: int, host_only: bool, names: tuple[str, ...] = NAME
     """One game; (lobby, game) segments sent and received."""
     rng = random.Random(seed)
     store = Store(memory=True)
-    service = Service(store, seed=lambda: rng.getrandbits(64), clock=_Clock())
+    service = Service(store, seed=lambda: rng.getrandbits(64), clock=_Clock(), capabilities={CHANNEL: CAPABILITIES})
     twilio = StubTwilio()
     channel = CountingChannel(twilio, "+15017122661")  # type: ignore[arg-type]
     channel.carried = []
-    sender = SmsSender(store, channel)
+    sender = Sender(store, {CHANNEL: channel})
     gateway = SmsGateway(service)
     phones = [f"+1202555{1000 + i:04d}" for i in range(players)]
     ids = iter(range(1, 10**9))
@@ -132,9 +136,9 @@ def play(players: int, seed: int, host_only: bool, names: tuple[str, ...] = NAME
             if event.audience.includes(seat):
                 memory = memory.observe(event)
         action = bot.choose(view_for(state, seat), memory, rng)
-        prompt = store.last_prompt(CHANNEL, phones[seat])
-        assert prompt is not None and prompt["decision"] == table.row.decision_step, "a seat owes a decision unasked"
-        tokens = [c["token"] for c in prompt["choices"]]
+        last = store.last_prompt(CHANNEL, phones[seat])
+        assert last is not None and last[1]["decision"] == table.row.decision_step, "a seat owes a decision unasked"
+        tokens = [token for _, token in last[1]["options"]]
         text(phones[seat], str(tokens.index(action_token(action)) + 1))
         table = service.table(table.row.id)  # type: ignore[assignment]
         assert table is not None and table.state is not None

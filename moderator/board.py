@@ -19,7 +19,7 @@ import math
 import tomllib
 from dataclasses import dataclass, fields
 from functools import lru_cache
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 from PIL import Image, ImageDraw, ImageFont
 
@@ -31,7 +31,18 @@ from .engine.types import (
     FASCIST_TRACK,
     LIBERAL_POLICIES_TO_WIN,
 )
-from .render import TableInfo
+
+
+class NamedTable(Protocol):
+    """What the board needs of a table besides its public view: the names in seat order and the theme
+    (``render.TableInfo`` is one)."""
+
+    @property
+    def names(self) -> tuple[str, ...]: ...
+
+    @property
+    def theme(self) -> str: ...
+
 
 WIDTH: Final = 1200
 """Pixels across: sharp on a TV, still readable when a phone shrinks it to its width."""
@@ -77,7 +88,8 @@ class Board:
     """Set only once the game is over."""
 
     @classmethod
-    def of(cls, view: PublicView, table: TableInfo) -> Board:
+    def of(cls, view: PublicView, table: NamedTable) -> Board:
+
         """The board of a public view, with the table's names and theme."""
         if len(table.names) != view.players:
             raise ValueError(f"{len(table.names)} names for {view.players} players")

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
 from . import record as records
+from .settings import Settings
 from .simulate import Tally, random_games
 
 
@@ -66,8 +66,17 @@ def _replay(args: argparse.Namespace) -> int:
     return 0
 
 
+def _settings(command: str) -> Settings | None:
+    """The settings from the environment and ./.env, or None (said on stderr) if one cannot be read."""
+    try:
+        return Settings.load()
+    except ValueError as exc:
+        print(f"moderator {command}: {exc}", file=sys.stderr)
+        return None
+
+
 def _play(args: argparse.Namespace) -> int:
-    from .transports import console
+    from . import app
 
     if args.web:
         return _play_web(args)
@@ -78,7 +87,7 @@ def _play(args: argparse.Namespace) -> int:
         print("moderator play: needs a terminal to play in (or --watch to let computer players play)", file=sys.stderr)
         return 2
     try:
-        return console.play(
+        return app.play_console(
             players=args.players,
             name=args.name or "You",
             theme=args.theme,
@@ -92,12 +101,13 @@ def _play(args: argparse.Namespace) -> int:
 
 
 def _play_web(args: argparse.Namespace) -> int:
-    from . import serve
-    from .transports import web
+    from . import app
 
-    settings = serve.Settings.load()
+    settings = _settings("play --web")
+    if settings is None:
+        return 2
     try:
-        return web.play_on_lan(
+        return app.play_on_lan(
             settings, name=args.name, theme=args.theme, lang=args.lang, host=args.host, port=args.port
         )
     except ValueError as exc:
@@ -108,54 +118,67 @@ def _play_web(args: argparse.Namespace) -> int:
 
 
 def _telegram(args: argparse.Namespace) -> int:
-    from .transports import telegram
+    from . import app
+    from .transports.telegram import TelegramSettings
 
-    settings = telegram.Settings.load()
-    if settings.token is None:
+    settings = _settings("telegram")
+    if settings is None:
+        return 2
+    if TelegramSettings.of(settings).token is None:
         print("moderator telegram: no TELEGRAM_TOKEN (set it in the environment or in ./.env)", file=sys.stderr)
         return 2
     try:
-        return telegram.run(settings)
+        return app.run_telegram(settings)
     except KeyboardInterrupt:
         return 130
 
 
 def _sms(args: argparse.Namespace) -> int:
-    from .transports import sms
+    from . import app
+    from .transports.sms import SmsSettings
 
-    settings = sms.Settings.load()
-    if not settings.complete:
+    settings = _settings("sms")
+    if settings is None:
+        return 2
+    if not SmsSettings.of(settings).complete:
         print("moderator sms: set TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN and TWILIO_FROM (or "
               "TWILIO_MESSAGING_SERVICE_SID)", file=sys.stderr)
         return 2
     try:
-        return sms.serve(settings)
+        return app.serve_sms(settings)
     except KeyboardInterrupt:
         return 130
 
 
 def _sms_qr(args: argparse.Namespace) -> int:
+    from . import qr
     from .transports import sms
 
-    number = sms.normalise_number(args.number or os.environ.get("TWILIO_FROM", ""))
+    settings = _settings("sms-qr")
+    if settings is None:
+        return 2
+    number = sms.normalise_number(args.number or settings.env.get("TWILIO_FROM", ""))
     if number is None:
         print("moderator sms-qr: give the table's phone number with --number or TWILIO_FROM", file=sys.stderr)
         return 2
     link = sms.join_link(number, args.code.strip().upper())
     if args.png is not None:
-        args.png.write_bytes(sms.qr_png(link))
+        args.png.write_bytes(qr.qr_png(link))
     if args.svg is not None:
-        args.svg.write_text(sms.qr_svg(link), encoding="utf-8")
-    print(sms.qr_text(link))
+        args.svg.write_text(qr.qr_svg(link), encoding="utf-8")
+    print(qr.qr_text(link))
     print(link)
     return 0
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from . import serve
+    from . import app
 
+    settings = _settings("serve")
+    if settings is None:
+        return 2
     try:
-        return serve.serve(serve.Settings.load())
+        return app.serve(settings)
     except KeyboardInterrupt:
         return 130
 
@@ -194,7 +217,7 @@ def _export(args: argparse.Namespace) -> int:
     """A finished game's record (table id or join code), as ``moderator replay`` reads it."""
     from .engine import Phase
     from .service import Service
-    from .store import Store, default_path
+    from .store import Store, TableStatus, default_path
 
     source = Path(args.db) if args.db else default_path()
     if not source.exists():
@@ -217,7 +240,7 @@ def _export(args: argparse.Namespace) -> int:
         if table is None or table.state is None:
             print(f"moderator export: no game {args.game}", file=sys.stderr)
             return 2
-        if table.state.phase is not Phase.GAME_OVER and table.row.status not in ("over", "closed"):
+        if table.state.phase is not Phase.GAME_OVER and table.status not in (TableStatus.OVER, TableStatus.CLOSED):
             print("moderator export: that game is not over (its record holds every secret)", file=sys.stderr)
             return 1
         text = records.dumps(service.export(table.row.id) or {})

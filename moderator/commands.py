@@ -112,6 +112,13 @@ class Choose:
 
 
 @dataclass(frozen=True, slots=True)
+class LobbyControl:
+    """One of the host's seat controls in the lobby, by its token (``fanout.lobby_controls``)."""
+
+    token: str
+
+
+@dataclass(frozen=True, slots=True)
 class RecordVotes:
     """With physical voting, the President records who voted Ja (everyone else living voted Nein)."""
 
@@ -176,6 +183,7 @@ Command = (
     | Start
     | Decide
     | Choose
+    | LobbyControl
     | RecordVotes
     | Ask
     | Host
@@ -185,6 +193,21 @@ Command = (
     | SetReminders
     | OptOut
 )
+
+
+@dataclass(frozen=True, slots=True)
+class Press:
+    """What a channel said about a pressed button when it handed the press in (``Inbound.press``); the service
+    gives it back on the answer to that press so the channel can show the choice on the pressed message."""
+
+    ref: str
+    """The channel's id of the message that was pressed."""
+    text: str
+    """That message's text as the channel shows it (to edit it without having remembered it)."""
+    label: str
+    """The pressed option's label."""
+    protected: bool = False
+    """The pressed message was sent as secret (only such a message may have a secret written into it)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,3 +226,8 @@ class Inbound:
     chat: str | None = None
     raw: str = ""
     """The text as typed, quoted back when it cannot be understood."""
+    press: Press | None = None
+    """A pressed button, as the channel describes it: the answer shows the choice on the pressed message."""
+    table: str | None = None
+    """The table the input is about, when the channel knows it (a button carries it)."""
+

@@ -10,25 +10,17 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, assert_never
 
+from . import moves
 from .engine import (
     Action,
-    AnswerVeto,
-    CallSpecialElection,
-    CastVote,
-    DiscardPolicy,
-    EnactPolicy,
     Event,
-    ExecutePlayer,
     GameState,
     InvalidReshuffle,
     InvalidSetup,
-    InvestigateLoyalty,
-    NominateChancellor,
     Phase,
     Policy,
-    ProposeVeto,
     Role,
     RuleViolation,
     apply,
@@ -70,6 +62,7 @@ from .engine.events import (
     VoteProgressed,
 )
 from .engine.types import MAX_PLAYERS, MIN_PLAYERS, POLICY_DECK, ROLE_COUNTS, Party, Seat, WinReason
+from .moves import Move, MoveKind
 
 FORMAT = "moderator.game-record/1"
 DEFAULT_SEED = 0
@@ -129,17 +122,7 @@ class Replay:
 
 # --- parsing and validation -----------------------------------------------------------------------------
 
-_ACTION_KINDS = (
-    "nominate",
-    "vote",
-    "discard",
-    "enact",
-    "veto",
-    "veto_reply",
-    "investigate",
-    "special_election",
-    "execute",
-)
+_ACTION_KINDS = frozenset(k.value for k in MoveKind)
 
 
 def loads(text: str | bytes) -> Record:
@@ -265,29 +248,19 @@ def _action(names: tuple[str, ...], index: int, data: Any) -> Action:
             raise RecordError(f"{where} ({kind}) 'card' must be L or F")
         return Policy(value)
 
-    match kind:
-        case "nominate":
-            return NominateChancellor(seat, target())
-        case "vote":
-            vote = field("vote", str)
-            if vote not in ("ja", "nein"):
-                raise RecordError(f"{where} (vote) 'vote' must be ja or nein")
-            return CastVote(seat, vote == "ja")
-        case "discard":
-            return DiscardPolicy(seat, card())
-        case "enact":
-            return EnactPolicy(seat, card())
-        case "veto":
-            return ProposeVeto(seat)
-        case "veto_reply":
-            return AnswerVeto(seat, field("accept", bool))
-        case "investigate":
-            return InvestigateLoyalty(seat, target())
-        case "special_election":
-            return CallSpecialElection(seat, target())
-        case "execute":
-            return ExecutePlayer(seat, target())
-    raise AssertionError(kind)
+    move = MoveKind(kind)
+    if move in moves.TARGETED:
+        return moves.action(seat, Move(move, target=target()))
+    if move in moves.CARDS:
+        return moves.action(seat, Move(move, card=card()))
+    if move is MoveKind.VOTE:
+        vote = field("vote", str)
+        if vote not in ("ja", "nein"):
+            raise RecordError(f"{where} (vote) 'vote' must be ja or nein")
+        return moves.action(seat, Move(move, yes=vote == "ja"))
+    if move is MoveKind.VETO_REPLY:
+        return moves.action(seat, Move(move, yes=field("accept", bool)))
+    return moves.action(seat, Move(move))
 
 
 def parse_action(names: Sequence[str], data: Any) -> Action:
@@ -343,26 +316,28 @@ def error_message(record: Record, error: RuleError) -> str:
 
 def _doing(names: Sequence[str], action: Action) -> str:
     """What an action tries to do, as a verb phrase: ``nominate Cy as Chancellor``."""
-    match action:
-        case NominateChancellor(chancellor=target):
-            return f"nominate {names[target]} as Chancellor"
-        case CastVote(ja=ja):
-            return f"vote {'ja' if ja else 'nein'}"
-        case DiscardPolicy(policy=policy):
-            return f"discard {policy.value}"
-        case EnactPolicy(policy=policy):
-            return f"enact {policy.value}"
-        case ProposeVeto():
+    m = moves.move(action)
+    target = "" if m.target is None else names[m.target]
+    match m.kind:
+        case MoveKind.NOMINATE:
+            return f"nominate {target} as Chancellor"
+        case MoveKind.VOTE:
+            return f"vote {'ja' if m.yes else 'nein'}"
+        case MoveKind.DISCARD | MoveKind.ENACT:
+            assert m.card is not None
+            return f"{m.kind.value} {m.card.value}"
+        case MoveKind.VETO:
             return "propose a veto"
-        case AnswerVeto(accept=accept):
-            return f"{'accept' if accept else 'refuse'} the veto"
-        case InvestigateLoyalty(target=target):
-            return f"investigate {names[target]}"
-        case CallSpecialElection(target=target):
-            return f"call a special election on {names[target]}"
-        case ExecutePlayer(target=target):
-            return f"execute {names[target]}"
-    raise AssertionError(action)
+        case MoveKind.VETO_REPLY:
+            return f"{'accept' if m.yes else 'refuse'} the veto"
+        case MoveKind.INVESTIGATE:
+            return f"investigate {target}"
+        case MoveKind.SPECIAL_ELECTION:
+            return f"call a special election on {target}"
+        case MoveKind.EXECUTE:
+            return f"execute {target}"
+        case _:
+            assert_never(m.kind)
 
 
 def summary(result: Replay) -> dict[str, Any]:
@@ -420,27 +395,7 @@ def summary(result: Replay) -> dict[str, Any]:
 
 def action_to_json(names: Sequence[str], action: Action) -> dict[str, Any]:
     """One action as a record entry."""
-    out: dict[str, Any] = {"player": names[action.seat]}
-    match action:
-        case NominateChancellor(chancellor=target):
-            out |= {"action": "nominate", "target": names[target]}
-        case CastVote(ja=ja):
-            out |= {"action": "vote", "vote": "ja" if ja else "nein"}
-        case DiscardPolicy(policy=policy):
-            out |= {"action": "discard", "card": policy.value}
-        case EnactPolicy(policy=policy):
-            out |= {"action": "enact", "card": policy.value}
-        case ProposeVeto():
-            out |= {"action": "veto"}
-        case AnswerVeto(accept=accept):
-            out |= {"action": "veto_reply", "accept": accept}
-        case InvestigateLoyalty(target=target):
-            out |= {"action": "investigate", "target": names[target]}
-        case CallSpecialElection(target=target):
-            out |= {"action": "special_election", "target": names[target]}
-        case ExecutePlayer(target=target):
-            out |= {"action": "execute", "target": names[target]}
-    return out
+    return moves.record_entry(tuple(names), action)
 
 
 def to_json(names: Sequence[str], state: GameState, actions: Sequence[Action]) -> dict[str, Any]:

@@ -11,10 +11,12 @@ Who gets what (the service delivers, transports only format):
   seat's next ``prompt`` shows the same cards together with the choices: one message per hand.
 * Every message that carries a secret (a role, a card, an investigation or peek result, a vote before the
   reveal) has ``secret=True`` and starts with the neutral ``private-header`` line.
-* ``sms=True`` picks the catalog's short variants, shortens names to ``SMS_NAME_LENGTH`` GSM-7 characters and
-  writes a prompt's numbered options into its text (SMS has no buttons); every such message fits one SMS.
-  SMS costs per message, so it skips confirmations of the player's own choice (votes, discards) and the vote
-  counter, and the truth timeline becomes one line pointing to the table screen and the game record.
+* A channel's ``Capabilities`` shape the words, never its name. With a ``text_limit`` (one SMS) the catalog's
+  short variants are used, names are cut to ``SMS_NAME_LENGTH`` characters, a prompt's numbered options are
+  written into its text, every message fits the limit, and the truth timeline becomes one line pointing to
+  the table screen and the game record; with ``gsm7`` names and quotes are transliterated; a channel that is
+  ``paid_per_message`` gets no confirmations of the player's own choice (votes) and no vote counter.
+* Every ``Message`` says what it is (``channels.Kind``): channels fold and pace by kind.
 
 The deal: every seat's ``RoleDealt`` renders to exactly one message with the same first line, the same number
 of lines and the same length, whatever the role. The body is padded with a closing line of dashes up to
@@ -29,23 +31,15 @@ from enum import StrEnum
 from functools import cached_property
 from typing import Final
 
-from .catalog import DEFAULT_THEME, SMS_LIMIT, Catalog, to_gsm7
+from .catalog import DEFAULT_THEME, Catalog, to_gsm7
+from .channels import Capabilities, Kind
 from .engine import (
     Action,
-    AnswerVeto,
-    CallSpecialElection,
-    CastVote,
-    DiscardPolicy,
-    EnactPolicy,
     Event,
-    ExecutePlayer,
-    InvestigateLoyalty,
-    NominateChancellor,
     Party,
     Phase,
     PlayerView,
     Policy,
-    ProposeVeto,
     PublicView,
     Role,
     RuleViolation,
@@ -84,6 +78,7 @@ from .engine.events import (
     VoteProgressed,
 )
 from .engine.types import CHAOS_AT, FEW_ALIVE, ROLE_COUNTS
+from .moves import MoveKind, move
 
 SMS_NAME_LENGTH: Final = 10
 """SMS shows at most this many characters of a name, so that lists of ten names fit one SMS."""
@@ -94,6 +89,9 @@ DEAL_MIN_PAD: Final = 3
 """The closing line of every deal message has at least this many pad characters, so it always exists."""
 
 _LIST_SEPARATOR: Final = ", "
+
+PLAIN: Final = Capabilities()
+"""A channel with no limits: the long forms, every confirmation."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,12 +104,13 @@ class Choice:
 
 @dataclass(frozen=True, slots=True)
 class Message:
-    """Text for one recipient: its catalog id, the words, whether it holds a secret, and its options."""
+    """Text for one recipient: its catalog id, the words, whether it holds a secret, its options, and its kind."""
 
     message_id: str
     text: str
     secret: bool
     choices: tuple[Choice, ...] = ()
+    kind: Kind = Kind.NOTE
 
 
 @dataclass(frozen=True)
@@ -122,8 +121,9 @@ class TableInfo:
     theme: str = DEFAULT_THEME
 
     @cached_property
-    def sms_names(self) -> tuple[str, ...]:
-        """Names as an SMS shows them: GSM-7 only, at most ``SMS_NAME_LENGTH`` characters, still distinct."""
+    def short_names(self) -> tuple[str, ...]:
+        """Names as a short message shows them: GSM-7 only, at most ``SMS_NAME_LENGTH`` characters, still
+        distinct."""
         short = [to_gsm7(n).strip()[:SMS_NAME_LENGTH] for n in self.names]
         out: list[str] = []
         for seat, name in enumerate(short):
@@ -134,9 +134,9 @@ class TableInfo:
             out.append(name)
         return tuple(out)
 
-    def name(self, seat: Seat, *, sms: bool = False) -> str:
-        """A seat's name as shown on this channel."""
-        return self.sms_names[seat] if sms else self.names[seat]
+    def name(self, seat: Seat, *, short: bool = False) -> str:
+        """A seat's name as shown on a channel (``short``: one whose messages have a text limit)."""
+        return self.short_names[seat] if short else self.names[seat]
 
 
 class InputProblem(StrEnum):
@@ -157,14 +157,19 @@ class _Words:
 
     table: TableInfo
     catalog: Catalog
-    sms: bool
+    caps: Capabilities
+
+    @property
+    def compact(self) -> bool:
+        """Every message must fit the channel's text limit: the catalog's short forms, short names."""
+        return self.caps.text_limit is not None
 
     def t(self, message_id: str, **params: object) -> str:
         """One catalog text, in this channel's variant."""
-        return self.catalog.text(message_id, sms=self.sms, **params)
+        return self.catalog.text(message_id, sms=self.compact, **params)
 
     def name(self, seat: Seat) -> str:
-        return self.table.name(seat, sms=self.sms)
+        return self.table.name(seat, short=self.compact)
 
     def names(self, seats: Iterable[Seat]) -> str:
         """A list of names, or the catalog's word for nobody."""
@@ -200,23 +205,25 @@ class _Words:
         return "\n".join(parts)
 
     def message(
-        self, message_id: str, parts: Sequence[str], *, secret: bool = False, choices: tuple[Choice, ...] = ()
+        self, message_id: str, parts: Sequence[str], *, secret: bool = False, choices: tuple[Choice, ...] = (),
+        kind: Kind = Kind.NOTE,
     ) -> Message:
         """Parts as lines; a secret message gets the neutral header line first."""
         body = self.join(parts)
         if secret:
             body = self.t("private-header") + "\n" + body
-        return Message(message_id, body, secret, choices)
+        return Message(message_id, body, secret, choices, kind)
 
     def packed(self, message_id: str, lines: Sequence[str], *, secret: bool) -> list[Message]:
-        """One message in long form; in SMS, as few one-segment messages as the lines allow."""
-        if not self.sms:
+        """One message in long form; with a text limit, as few messages within it as the lines allow."""
+        limit = self.caps.text_limit
+        if limit is None:
             return [self.message(message_id, lines, secret=secret)]
         header = self.t("private-header") + "\n" if secret else ""
         chunks: list[list[str]] = [[]]
         for line in lines:
             candidate = header + self.join(chunks[-1] + [line])
-            if chunks[-1] and len(candidate) > SMS_LIMIT:
+            if chunks[-1] and len(candidate) > limit:
                 chunks.append([])
             chunks[-1].append(line)
         return [self.message(message_id, chunk, secret=secret) for chunk in chunks]
@@ -242,7 +249,7 @@ def event_messages(
     table: TableInfo,
     catalog: Catalog,
     *,
-    sms: bool = False,
+    caps: Capabilities = PLAIN,
     board: PublicView | None = None,
 ) -> list[Message]:
     """What ``recipient`` (a seat, or None for the public channel) is told about ``event``.
@@ -257,7 +264,7 @@ def event_messages(
     else:
         assert audience.includes(recipient), f"seat {recipient} may not see {event.kind}"
     renderer = _RENDERERS[type(event)]
-    return renderer(event, _Words(table, catalog, sms), board)
+    return renderer(event, _Words(table, catalog, caps), board)
 
 
 def batch_messages(
@@ -267,13 +274,13 @@ def batch_messages(
     catalog: Catalog,
     *,
     board: PublicView,
-    sms: bool = False,
+    caps: Capabilities = PLAIN,
 ) -> list[Message]:
     """Everything ``recipient`` is told about one batch of events (as ``apply`` returns them), in order."""
     out: list[Message] = []
     for event in events:
         if recipient is None or event.audience.includes(recipient):
-            out.extend(event_messages(event, recipient, table, catalog, sms=sms, board=board))
+            out.extend(event_messages(event, recipient, table, catalog, caps=caps, board=board))
     return out
 
 
@@ -286,7 +293,7 @@ def covered_events() -> frozenset[type[Event]]:
 def _game_started(e: Event, w: _Words, board: PublicView | None) -> list[Message]:
     assert isinstance(e, GameStarted)
     parts = [w.t("game-started", players=e.players, seating=w.names(range(e.players)))]
-    if not w.sms:
+    if not w.compact:
         parts.append(w.t(_knowledge_rule_id(e.players)))
     out = [w.message("game-started", parts)]
     if e.players <= FEW_ALIVE:
@@ -304,32 +311,33 @@ def _role_dealt(e: Event, w: _Words, board: PublicView | None) -> list[Message]:
 def _candidate(e: Event, w: _Words, board: PublicView | None) -> list[Message]:
     assert isinstance(e, PresidentialCandidateChosen)
     mid = "presidential-candidate-special" if e.special_election else "presidential-candidate"
-    return [w.message(mid, [w.t(mid, president=w.name(e.president))])]
+    return [w.message(mid, [w.t(mid, president=w.name(e.president))], kind=Kind.CALL)]
 
 
 @_renders(ChancellorNominated)
 def _nominated(e: Event, w: _Words, board: PublicView | None) -> list[Message]:
     assert isinstance(e, ChancellorNominated)
     text = w.t("chancellor-nominated", president=w.name(e.president), chancellor=w.name(e.chancellor))
-    return [w.message("chancellor-nominated", [text])]
+    return [w.message("chancellor-nominated", [text], kind=Kind.CALL)]
 
 
 @_renders(VoteCast)
 def _vote_cast(e: Event, w: _Words, board: PublicView | None) -> list[Message]:
     assert isinstance(e, VoteCast)
-    if w.sms:
-        return []  # SMS costs per message: a reply that is not understood gets an answer, silence means it worked
+    if w.caps.paid_per_message:
+        return []  # every message costs: a reply that is not understood gets an answer, silence means it worked
     mid = "vote-changed" if e.changed else "vote-recorded"
     # A vote is secret until the last one is in: keep it off the lock screen.
-    return [w.message(mid, [w.t(mid, vote=w.vote(e.ja))], secret=True)]
+    return [w.message(mid, [w.t(mid, vote=w.vote(e.ja))], secret=True, kind=Kind.ECHO)]
 
 
 @_renders(VoteProgressed)
 def _vote_progress(e: Event, w: _Words, board: PublicView | None) -> list[Message]:
     assert isinstance(e, VoteProgressed)
-    if w.sms:
-        return []  # a counter a group chat edits in place; by SMS it would buzz every phone at every vote
-    return [w.message("vote-progress", [w.t("vote-progress", cast=e.votes_cast, voters=e.voters)])]
+    if w.caps.paid_per_message:
+        return []  # a counter a group chat edits in place; paid per message, it would buzz every phone at every vote
+    text = w.t("vote-progress", cast=e.votes_cast, voters=e.voters)
+    return [w.message("vote-progress", [text], kind=Kind.COUNTER)]
 
 
 @_renders(ElectionDecided)
@@ -348,7 +356,7 @@ def _election(e: Event, w: _Words, board: PublicView | None) -> list[Message]:
         ja_voters=w.names(ja),
         nein_voters=w.names(nein),
     )
-    return [w.message(mid, [text])]
+    return [w.message(mid, [text], kind=Kind.RESULT)]
 
 
 @_renders(ElectionTrackerAdvanced)
@@ -390,16 +398,17 @@ def _shown_by_prompt(e: Event, w: _Words, board: PublicView | None) -> list[Mess
 @_renders(PolicyDiscarded)
 def _discarded(e: Event, w: _Words, board: PublicView | None) -> list[Message]:
     assert isinstance(e, PolicyDiscarded)
-    if w.sms:
-        return []  # the player just chose it; SMS costs per message
-    return [w.message("policy-discarded", [w.t("policy-discarded", card=w.card(e.policy))], secret=True)]
+    if w.caps.paid_per_message:
+        return []  # the player just chose it, and every message costs
+    text = w.t("policy-discarded", card=w.card(e.policy))
+    return [w.message("policy-discarded", [text], secret=True, kind=Kind.ECHO)]
 
 
 @_renders(PoliciesHandedOver)
 def _handed_over(e: Event, w: _Words, board: PublicView | None) -> list[Message]:
     assert isinstance(e, PoliciesHandedOver)
-    if w.sms:
-        return []  # the Chancellor's prompt says it; SMS costs per message
+    if w.caps.paid_per_message:
+        return []  # the Chancellor's prompt says it, and every message costs
     text = w.t("policies-handed-over", president=w.name(e.president), chancellor=w.name(e.chancellor))
     return [w.message("policies-handed-over", [text])]
 
@@ -460,7 +469,7 @@ def _investigated(e: Event, w: _Words, board: PublicView | None) -> list[Message
 def _membership(e: Event, w: _Words, board: PublicView | None) -> list[Message]:
     assert isinstance(e, PartyMembershipSeen)
     text = w.t("party-membership-seen", target=w.name(e.target), party=w.party(e.party))
-    return [w.message("party-membership-seen", [text], secret=True)]
+    return [w.message("party-membership-seen", [text], secret=True, kind=Kind.ECHO)]
 
 
 @_renders(SpecialElectionCalled)
@@ -516,9 +525,9 @@ def _ended(e: Event, w: _Words, board: PublicView | None) -> list[Message]:
     return [w.message(mid, [w.t(mid), _roles_line(w, e.roles)])]
 
 
-def roles_message(roles: Sequence[Role], table: TableInfo, catalog: Catalog, *, sms: bool = False) -> Message:
+def roles_message(roles: Sequence[Role], table: TableInfo, catalog: Catalog, *, caps: Capabilities = PLAIN) -> Message:
     """Every role, for a game that ended without being decided (the host ended it): no longer a secret."""
-    w = _Words(table, catalog, sms)
+    w = _Words(table, catalog, caps)
     return w.message("roles-revealed", [_roles_line(w, roles)])
 
 
@@ -561,18 +570,18 @@ def _deal_lines(w: _Words, role: Role, known: Sequence[tuple[Seat, Role]], playe
         w.t("deal-role", role=w.role(role), party=w.party(role.party)),
         _knows_line(w, role, known),
     ]
-    if not w.sms:
+    if not w.compact:
         # The same for every role: only the lines above differ, which keeps the padding short.
         lines += [w.t("deal-goal"), w.t(_knowledge_rule_id(players)), w.t("deal-footer")]
     return lines
 
 
-def deal_length(table: TableInfo, catalog: Catalog, *, sms: bool = False) -> int:
+def deal_length(table: TableInfo, catalog: Catalog, *, caps: Capabilities = PLAIN) -> int:
     """The length every deal message at this table has: the longest any role could need, plus the pad line.
 
     Computed from public facts only (names, player count, catalog), so the length itself reveals nothing.
     """
-    w = _Words(table, catalog, sms)
+    w = _Words(table, catalog, caps)
     players = len(table.names)
     _, fascists = ROLE_COUNTS[players]
     # Text length grows with the names in it, so the longest names bound every real deal at this table.
@@ -589,7 +598,7 @@ def deal_length(table: TableInfo, catalog: Catalog, *, sms: bool = False) -> int
 
 def _deal_message(w: _Words, role: Role, known: Sequence[tuple[Seat, Role]], players: int) -> Message:
     body = w.join(_deal_lines(w, role, known, players))
-    pad = deal_length(w.table, w.catalog, sms=w.sms) - len(body) - 1
+    pad = deal_length(w.table, w.catalog, caps=w.caps) - len(body) - 1
     assert pad >= DEAL_MIN_PAD, "deal_length bounds every deal"
     return Message("deal-role", body + "\n" + DEAL_PAD * pad, True)
 
@@ -598,26 +607,23 @@ def _deal_message(w: _Words, role: Role, known: Sequence[tuple[Seat, Role]], pla
 
 
 def _label(w: _Words, action: Action) -> str:
-    match action:
-        case (
-            NominateChancellor(chancellor=target)
-            | InvestigateLoyalty(target=target)
-            | CallSpecialElection(target=target)
-            | ExecutePlayer(target=target)
-        ):
-            return w.name(target)
-        case CastVote(ja=ja):
-            return w.vote(ja)
-        case DiscardPolicy(policy=policy) | EnactPolicy(policy=policy):
-            return w.card(policy)
-        case ProposeVeto():
+    m = move(action)
+    if m.target is not None:
+        return w.name(m.target)
+    if m.card is not None:
+        return w.card(m.card)
+    match m.kind:
+        case MoveKind.VOTE:
+            return w.vote(bool(m.yes))
+        case MoveKind.VETO:
             return w.t("choice-propose-veto")
-        case AnswerVeto(accept=accept):
-            return w.t("choice-veto-accept" if accept else "choice-veto-refuse")
+        case MoveKind.VETO_REPLY:
+            return w.t("choice-veto-accept" if m.yes else "choice-veto-refuse")
     raise AssertionError(action)
 
 
-def prompt(view: PlayerView, table: TableInfo, catalog: Catalog, *, sms: bool = False) -> Message | None:
+
+def prompt(view: PlayerView, table: TableInfo, catalog: Catalog, *, caps: Capabilities = PLAIN) -> Message | None:
     """What this seat must decide now, one ``Choice`` per legal action; None if it has nothing to decide.
 
     A voter who has voted may still change it, so they get the change prompt (secret: it shows the vote).
@@ -625,7 +631,7 @@ def prompt(view: PlayerView, table: TableInfo, catalog: Catalog, *, sms: bool = 
     actions = view.legal_actions
     if not actions:
         return None
-    w = _Words(table, catalog, sms)
+    w = _Words(table, catalog, caps)
     public = view.public
     choices = tuple(Choice(_label(w, a), a) for a in actions)
     options = _LIST_SEPARATOR.join(f"{i} {c.label}" for i, c in enumerate(choices, 1))
@@ -635,7 +641,7 @@ def prompt(view: PlayerView, table: TableInfo, catalog: Catalog, *, sms: bool = 
     match public.phase:
         case Phase.NOMINATION:
             mid = "prompt-nominate"
-            if public.alive.count(True) <= FEW_ALIVE and len(public.term_limited) == 1 and not sms:
+            if public.alive.count(True) <= FEW_ALIVE and len(public.term_limited) == 1 and not w.compact:
                 notes.append(w.t("note-five-alive"))
         case Phase.ELECTION:
             assert public.president is not None and public.chancellor is not None
@@ -662,17 +668,17 @@ def prompt(view: PlayerView, table: TableInfo, catalog: Catalog, *, sms: bool = 
             mid = "prompt-execute"
         case _:
             raise AssertionError(public.phase)
-    return w.message(mid, [w.t(mid, **params), *notes], secret=secret, choices=choices)
+    return w.message(mid, [w.t(mid, **params), *notes], secret=secret, choices=choices, kind=Kind.PROMPT)
 
 
 # --- replies to bad input -------------------------------------------------------------------------------
 
 
 def violation_message(
-    error: RuleViolation, table: TableInfo, catalog: Catalog, *, sms: bool = False
+    error: RuleViolation, table: TableInfo, catalog: Catalog, *, caps: Capabilities = PLAIN
 ) -> Message:
     """A private reply to a move the rules reject: which rule, and that nothing changed. Never a secret."""
-    w = _Words(table, catalog, sms)
+    w = _Words(table, catalog, caps)
     mid = "violation-" + error.code
     return w.message(mid, [w.t(mid, phase=w.phase(error.phase)), w.t("nothing-changed")])
 
@@ -686,16 +692,16 @@ def input_message(
     table: TableInfo,
     catalog: Catalog,
     *,
-    sms: bool = False,
+    caps: Capabilities = PLAIN,
     text: str = "",
     options: Sequence[str] = (),
 ) -> Message:
     """A private reply to input the service could not use (``text``: as sent; ``options``: candidates)."""
-    w = _Words(table, catalog, sms)
+    w = _Words(table, catalog, caps)
     quoted = " ".join(text.split())
     if len(quoted) > _QUOTE_LIMIT:
         quoted = quoted[: _QUOTE_LIMIT - 3] + "..."
-    if sms:
+    if caps.gsm7:
         quoted = to_gsm7(quoted)
     line = w.t(problem.value, text=quoted, options=_LIST_SEPARATOR.join(options))
     return w.message(problem.value, [line, w.t("nothing-changed")])
@@ -705,13 +711,13 @@ def input_message(
 
 
 def knowledge_messages(
-    view: PlayerView, table: TableInfo, catalog: Catalog, *, sms: bool = False
+    view: PlayerView, table: TableInfo, catalog: Catalog, *, caps: Capabilities = PLAIN
 ) -> list[Message]:
     """Everything this seat knows: role, team, hand, vote, its governments' cards, investigations and peeks.
 
     One secret message; in SMS as many one-segment secret messages as it takes.
     """
-    w = _Words(table, catalog, sms)
+    w = _Words(table, catalog, caps)
     lines = [
         w.t("knowledge-title"),
         w.t("deal-role", role=w.role(view.role), party=w.party(view.party)),
@@ -752,10 +758,10 @@ def knowledge_messages(
 
 
 def board_messages(
-    public: PublicView, table: TableInfo, catalog: Catalog, *, sms: bool = False
+    public: PublicView, table: TableInfo, catalog: Catalog, *, caps: Capabilities = PLAIN
 ) -> list[Message]:
     """The public board: tracks, piles, offices, term limits, executions, and who the table waits for."""
-    w = _Words(table, catalog, sms)
+    w = _Words(table, catalog, caps)
     over = public.phase is Phase.GAME_OVER
     lines = [
         w.t("board-title"),
@@ -770,7 +776,7 @@ def board_messages(
     ]
     if public.veto_unlocked and not over:
         lines.append(w.t("board-veto"))
-    if not sms:
+    if not w.compact:
         lines.append(w.t("board-seating", seating=w.names(range(public.players))))
     president, chancellor = public.president, public.chancellor
     if president is not None:
@@ -791,7 +797,7 @@ def board_messages(
                 lines.append(w.t("board-president", president=w.name(president)))
     if public.term_limited and not over:
         lines.append(w.t("board-term-limited", names=w.names(public.term_limited)))
-        if public.alive.count(True) <= FEW_ALIVE and len(public.term_limited) == 1 and not sms:
+        if public.alive.count(True) <= FEW_ALIVE and len(public.term_limited) == 1 and not w.compact:
             lines.append(w.t("note-five-alive"))
     executed = [seat for seat, alive in enumerate(public.alive) if not alive]
     if executed:
@@ -815,7 +821,7 @@ def board_messages(
 
 
 def truth_timeline(
-    log: Sequence[Event], table: TableInfo, catalog: Catalog, *, sms: bool = False
+    log: Sequence[Event], table: TableInfo, catalog: Catalog, *, caps: Capabilities = PLAIN
 ) -> list[Message]:
     """What really happened, from a finished game's complete event log (every audience): every government's
     real hand, discard and enactment, every chaos policy, investigation result, peek and execution.
@@ -826,8 +832,8 @@ def truth_timeline(
     if not ended:
         raise ValueError("the truth timeline exists only for a finished game")
     roles = ended[-1].roles
-    w = _Words(table, catalog, sms)
-    if sms:
+    w = _Words(table, catalog, caps)
+    if w.compact:
         # Too long for SMS: one segment that points to the table screen and the game record.
         return [w.message("truth-title", [w.t("truth-title")])]
     lines = [w.t("truth-title")]

@@ -6,17 +6,25 @@ by numbered migrations, so a newer version opens an older file. Only this module
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
+import logging
 import os
 import sqlite3
+import threading
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from sqlite_utils import Database
 from sqlite_utils.migrations import Migrations
+
+log = logging.getLogger(__name__)
 
 migrations = Migrations("moderator")
 
@@ -177,6 +185,73 @@ def m005_outbox_address_index(db: Database) -> None:
     db.executescript("CREATE INDEX outbox_address ON outbox(channel, address, id);")
 
 
+_LEGACY_KINDS: dict[str, str] = {
+    # How the channels told message ids apart before the outbox said each message's kind (m006 reads old rows).
+    "vote-recorded": "echo", "vote-changed": "echo", "policy-discarded": "echo", "party-membership-seen": "echo",
+    "vote-progress": "counter", "election-elected": "result", "election-rejected": "result",
+    "presidential-candidate": "call", "presidential-candidate-special": "call", "chancellor-nominated": "call",
+    "seat-taken": "lobby", "seats-list": "lobby", "computers-added": "lobby", "game-starting": "lobby",
+    "board": "board",
+}
+
+
+def _typed_body(message_id: str, body: dict[str, Any]) -> dict[str, Any]:
+    """An outbox body of the shape before m006 in today's (``channels.Outbound.to_json``)."""
+    kind = _LEGACY_KINDS.get(message_id, "note")
+    if body.get("choices"):
+        kind = "prompt"
+    elif body.get("join_code"):
+        kind = "join"
+
+    out: dict[str, Any] = {"kind": kind, "text": str(body.get("text", ""))}
+    if body.get("secret"):
+        out["secret"] = True
+    if body.get("choices"):
+        out["options"] = [[c["label"], c["token"]] for c in body["choices"]]
+    for key in ("decision", "table", "join_code", "board", "game", "language"):
+        if body.get(key) is not None:
+            out[key] = body[key]
+    if body.get("public"):
+        out["shown_in"] = body["public"]
+    if kind == "lobby" and body.get("seats") is not None:
+        out["seating"] = {"names": body["seats"], "controls": [], "open": message_id != "game-starting"}
+    return out
+
+
+@migrations()
+def m006_deliveries_and_typed_outbox(db: Database) -> None:
+    """What a channel reports back about a message (its id there, its cost, its delivery status) is kept for every
+    channel, not only SMS; and every waiting outbox message says its kind."""
+    db.executescript(
+        """
+        CREATE TABLE deliveries (
+            channel TEXT NOT NULL,
+            ref TEXT NOT NULL,
+            table_id TEXT,
+            address TEXT NOT NULL,
+            units INTEGER NOT NULL,
+            status TEXT NOT NULL,
+            error_code TEXT,
+            sent REAL NOT NULL,
+            updated REAL NOT NULL,
+            PRIMARY KEY (channel, ref)
+        ) STRICT;
+        INSERT INTO deliveries (channel, ref, table_id, address, units, status, error_code, sent, updated)
+            SELECT 'sms', sid, table_id, address, segments, status, error_code, sent, updated FROM sms_texts;
+        DROP TABLE sms_texts;
+        CREATE INDEX deliveries_table ON deliveries(table_id, sent);
+        CREATE INDEX deliveries_address ON deliveries(table_id, address, status);
+        """
+    )
+    pending = db.execute("SELECT id, message_id, body FROM outbox WHERE status = 'pending'"
+                         " AND json_extract(body, '$.kind') IS NULL").fetchall()
+    db.conn.executemany(
+        "UPDATE outbox SET body = ? WHERE id = ?",
+        [(json.dumps(_typed_body(mid, json.loads(body)), ensure_ascii=False), i) for i, mid, body in pending],
+    )
+
+
+
 _TABLES_OF = (
     # Three index searches (every input asks this): a join with OR would scan every table.
     " FROM game_tables t WHERE t.status != 'closed' AND t.id IN ("
@@ -227,13 +302,27 @@ class SeatRow:
     computer: bool
 
 
+class TableStatus(StrEnum):
+    """Where a table is in its life."""
+
+    LOBBY = "lobby"
+    """Taking seats; the join code works."""
+    PLAYING = "playing"
+    PAUSED = "paused"
+    """The host paused the game: no decision is taken until they resume it."""
+    OVER = "over"
+    """The game is decided or the host ended it; a rematch starts the next game at this table."""
+    CLOSED = "closed"
+    """Done with: no input reaches it any more."""
+
+
 @dataclass(frozen=True, slots=True)
 class TableRow:
     """A table as stored."""
 
     id: str
     code: str | None
-    status: str
+    status: TableStatus
     theme: str
     host_channel: str
     host_address: str
@@ -255,10 +344,11 @@ class BoardMessage:
 
 
 @dataclass(frozen=True, slots=True)
-class SmsText:
-    """An SMS text we sent: its SID, table, phone and last reported delivery status."""
+class Delivery:
+    """A message a channel took, by the channel's id for it: its table, address and last reported status."""
 
-    sid: str
+    channel: str
+    ref: str
     table_id: str | None
     address: str
     status: str
@@ -510,14 +600,15 @@ class Store:
                 (error, outbox_id),
             )
 
-    def last_prompt(self, channel: str, address: str) -> dict[str, Any] | None:
-        """The body of the newest message with choices delivered to an address (what a typed number answers)."""
+    def last_prompt(self, channel: str, address: str) -> tuple[str, dict[str, Any]] | None:
+        """(message id, body) of the newest prompt delivered to an address (what a typed number answers)."""
         row = self.execute(
-            "SELECT body FROM outbox WHERE channel = ? AND address = ? AND status = 'sent'"
-            " AND json_array_length(body, '$.choices') > 0 ORDER BY id DESC LIMIT 1",
+            "SELECT message_id, body FROM outbox WHERE channel = ? AND address = ? AND status = 'sent'"
+            " AND json_extract(body, '$.kind') = 'prompt' ORDER BY id DESC LIMIT 1",
             (channel, address),
         ).fetchone()
-        return None if row is None else dict(json.loads(row[0]))
+        return None if row is None else (str(row[0]), dict(json.loads(row[1])))
+
 
     def messages_to(self, channel: str, address: str, limit: int = 60,
                     since: float = 0.0) -> list[tuple[int, str, dict[str, Any]]]:
@@ -557,37 +648,39 @@ class Store:
         """How many messages wait for delivery."""
         return int(self.execute("SELECT count(*) FROM outbox WHERE status = 'pending'").fetchone()[0])
 
-    # --- SMS texts and their delivery status ---------------------------------------------------------------
+    # --- what channels reported back ----------------------------------------------------------------------
 
-    def record_sms(self, texts: Sequence[tuple[str, str | None, str, int, str]], now: float) -> None:
-        """Record texts sent: (Twilio's SID, table id, phone, segments, status as Twilio answered)."""
-        with self.transaction():
-            self.db.conn.executemany(
-                "INSERT OR IGNORE INTO sms_texts (sid, table_id, address, segments, status, sent, updated)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [(sid, table, address, segments, status, now, now) for sid, table, address, segments, status in texts],
-            )
-
-    def sms_text(self, sid: str) -> SmsText | None:
-        """A text we sent, by its SID; None if it is not ours."""
-        row = self.execute("SELECT table_id, address, status FROM sms_texts WHERE sid = ?", (sid,)).fetchone()
-        return None if row is None else SmsText(sid, row[0], row[1], row[2])
-
-    def set_sms_status(self, sid: str, status: str, error_code: str | None, now: float) -> None:
-        """The delivery status Twilio reported for a text."""
-        self.execute(
-            "UPDATE sms_texts SET status = ?, error_code = ?, updated = ? WHERE sid = ?",
-            (status, error_code, now, sid),
+    def record_deliveries(self, channel: str, taken: Sequence[tuple[str, str | None, str, int, str]],
+                          now: float) -> None:
+        """Record messages a channel took: (its id for it, table id, address, units it cost, first status)."""
+        self.db.conn.executemany(
+            "INSERT OR IGNORE INTO deliveries (channel, ref, table_id, address, units, status, sent, updated)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [(channel, ref, table, address, units, status, now, now) for ref, table, address, units, status in taken],
         )
 
-    def sms_statuses(self, table_id: str, since: float, address: str | None = None) -> dict[str, int]:
-        """Segments of a table's texts sent since ``since`` (to one phone, if given), by delivery status."""
-        sql = "SELECT status, sum(segments) FROM sms_texts WHERE table_id = ? AND sent >= ?"
+    def delivery(self, channel: str, ref: str) -> Delivery | None:
+        """A message a channel took, by its id there; None if it is not ours."""
+        row = self.execute("SELECT table_id, address, status FROM deliveries WHERE channel = ? AND ref = ?",
+                           (channel, ref)).fetchone()
+        return None if row is None else Delivery(channel, ref, row[0], row[1], row[2])
+
+    def set_delivery_status(self, channel: str, ref: str, status: str, error_code: str | None, now: float) -> None:
+        """The delivery status a channel reported for a message it took."""
+        self.execute(
+            "UPDATE deliveries SET status = ?, error_code = ?, updated = ? WHERE channel = ? AND ref = ?",
+            (status, error_code, now, channel, ref),
+        )
+
+    def delivery_statuses(self, table_id: str, since: float, address: str | None = None) -> dict[str, int]:
+        """Units (SMS segments) of a table's messages taken since ``since`` (to one address, if given), by status."""
+        sql = "SELECT status, sum(units) FROM deliveries WHERE table_id = ? AND sent >= ?"
         params: list[Any] = [table_id, since]
         if address is not None:
             sql += " AND address = ?"
             params.append(address)
         return {r[0]: int(r[1]) for r in self.execute(sql + " GROUP BY status", params).fetchall()}
+
 
     # --- deadlines --------------------------------------------------------------------------------------
 
@@ -633,7 +726,8 @@ def _table(row: Sequence[Any]) -> TableRow:
     return TableRow(
         id=row[0],
         code=row[1],
-        status=row[2],
+        status=TableStatus(row[2]),
+
         theme=row[3],
         host_channel=row[4],
         host_address=row[5],
@@ -644,3 +738,135 @@ def _table(row: Sequence[Any]) -> TableRow:
         setup=None if row[10] is None else json.loads(row[10]),
         decision_step=row[11],
     )
+
+
+# --- one writer at a time -----------------------------------------------------------------------------------
+
+class FairLock:
+    """A re-entrant lock granted in the order it was asked for. (``threading.RLock`` lets a thread that releases
+    it and asks again at once overtake one that has been waiting: the event loop, which writes again as soon as
+    it has committed, would starve the senders.)"""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition(threading.Lock())
+        self._owner: int | None = None
+        self._depth = 0
+        self._queue: deque[object] = deque()
+
+    def acquire(self, timeout: float | None = None) -> bool:
+        """Take the lock after every earlier asker; False if ``timeout`` seconds passed first."""
+        me = threading.get_ident()
+        with self._cond:
+            if self._owner == me:
+                self._depth += 1
+                return True
+            ticket = object()
+            self._queue.append(ticket)
+            if not self._cond.wait_for(lambda: self._owner is None and self._queue[0] is ticket, timeout):
+                self._queue.remove(ticket)
+                self._cond.notify_all()
+                return False
+            self._queue.popleft()
+            self._owner, self._depth = me, 1
+            return True
+
+    def release(self) -> None:
+        with self._cond:
+            assert self._owner == threading.get_ident(), "released by a thread that does not hold it"
+            self._depth -= 1
+            if not self._depth:
+                self._owner = None
+                self._cond.notify_all()
+
+
+_WRITE: Final = FairLock()
+
+
+WRITE_WAIT: Final = 5.0
+"""Seconds a sender thread waits for the lock before it leaves the wait to SQLite's busy handler (never forever:
+the event loop must not be able to block on a thread that waits for the loop's commit)."""
+
+
+class SerialStore(Store):
+    """A ``Store`` whose writes take one lock shared by every connection of this process (the service's and the
+    senders'). SQLite lets one writer in at a time anyway; a waiting writer otherwise sleeps in SQLite's busy
+    handler (1, 2, 5, 10 ... 100 ms), which under load costs far more than the writes themselves. Every write of
+    ``Store`` (the senders' ``settle`` too) goes through ``transaction``.
+
+    The event loop's store groups commits (``group_commits``): each input is a savepoint of one transaction that
+    commits at the end of the loop's iteration, so the inputs handled in one iteration share one fsync, which on
+    a busy disk costs more than handling them; ``durable`` waits for that commit before a request is answered.
+    """
+
+    CHECKPOINT_EVERY: Final = 50
+    """A sender thread's commits between two checkpoints of the log into the database file."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # Checkpoints copy the log into the database file, with fsyncs: never inside a commit (SQLite's default,
+        # every 1,000 pages), which holds the write lock, but by a sender thread after it (``transaction``).
+        self.execute("PRAGMA wal_autocheckpoint=0")
+        self._commits = 0
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._committed: asyncio.Future[None] | None = None
+        """Resolved when the open group of inputs is committed; None while no group is open."""
+        self._forget: Callable[[], None] = lambda: None
+
+    def group_commits(self, forget: Callable[[], None]) -> None:
+        """(On the event loop.) From now on commit at the end of the loop's iteration; ``forget`` is called when a
+        commit fails, so whatever cached the rolled-back inputs reloads from the database."""
+        self._loop = asyncio.get_running_loop()
+        self._forget = forget
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[None]:
+        if self._loop is None:
+            locked = _WRITE.acquire(timeout=WRITE_WAIT)
+            try:
+                with super().transaction():
+                    yield
+            finally:
+                if locked:
+                    _WRITE.release()
+            self._commits += 1
+            if self._commits % self.CHECKPOINT_EVERY == 0:
+                self.checkpoint()  # PASSIVE: writers go on meanwhile
+            return
+        if self._committed is None:
+            _WRITE.acquire()
+            try:
+                self.execute("BEGIN IMMEDIATE")
+            except BaseException:
+                _WRITE.release()
+                raise
+            self._committed = self._loop.create_future()
+            self._loop.call_soon(self.commit)
+        with super().transaction():  # a savepoint in the open group: an input that fails rolls back alone
+            yield
+
+    def commit(self) -> None:
+        """Commit the open group of inputs, if any, and wake whoever waits in ``durable``."""
+        committed, self._committed = self._committed, None
+        if committed is None:
+            return
+        try:
+            self.execute("COMMIT")
+        except Exception as exc:
+            log.error("a commit failed; %s", type(exc).__name__)
+            with contextlib.suppress(Exception):
+                self.execute("ROLLBACK")
+            self._forget()
+            committed.set_exception(exc)
+        else:
+            committed.set_result(None)
+        finally:
+            _WRITE.release()
+
+    async def durable(self) -> None:
+        """Return once everything written so far is committed (raise if that commit failed)."""
+        if self._committed is not None:
+            await asyncio.shield(self._committed)
+
+    def close(self) -> None:
+        self.commit()
+        super().close()

@@ -21,20 +21,22 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import dataclasses
 import hashlib
 import json
 import os
 import random
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from moderator.channels import Capabilities, Delivered, Outbound, Result
 from moderator.commands import Choose, Inbound, Join, OpenTable, Start
-from moderator.service import Sender, Service
+from moderator.delivery import Sender
+from moderator.service import Service
 from moderator.store import Store
 
 CHANNEL = "crash"
@@ -60,13 +62,13 @@ def game_seed(seed: int, table: int) -> int:
 
 def answer(seed: int, to: str, body: dict[str, Any]) -> tuple[str, str, int] | None:
     """The scripted reply to a delivered message: (token, external id, decision), or None if it asks nothing."""
-    choices = body.get("choices") or []
+    options = body.get("options") or [] if body.get("kind") == "prompt" else []
     decision = body.get("decision")
-    if not choices or decision is None:
+    if not options or decision is None:
         return None
     table, seat = parse_address(to)
     rng = random.Random(f"{seed}/{table}/{seat}/{decision}")
-    token = choices[rng.randrange(len(choices))]["token"]
+    token = options[rng.randrange(len(options))][1]
     return token, f"t{table}/p{seat}/d{decision}/{token}", int(decision)
 
 
@@ -87,17 +89,21 @@ def read_journal(path: Path) -> list[dict[str, Any]]:
 class JournalChannel:
     """A channel that appends every delivered message to the journal, durably, before it counts as sent."""
 
+    capabilities = Capabilities()
+
     def __init__(self, path: Path) -> None:
         self.file = open(path, "ab")  # noqa: SIM115 - open for the driver's lifetime
         self.fresh: list[dict[str, Any]] = []
 
-    def send(self, to: str, body: dict[str, Any]) -> None:
-        """Journal one message (fsync'd), and remember it for the driver to act on."""
-        entry = {"address": to, "body": body}
-        self.file.write((json.dumps(entry, ensure_ascii=False, sort_keys=True) + "\n").encode())
-        self.file.flush()
-        os.fsync(self.file.fileno())
-        self.fresh.append(entry)
+    def send_batch(self, to: str, messages: Sequence[Outbound]) -> list[Result]:
+        """Journal each message (fsync'd), and remember it for the driver to act on."""
+        for message in messages:
+            entry = {"address": to, "body": {**message.to_json(), "message_id": message.message_id}}
+            self.file.write((json.dumps(entry, ensure_ascii=False, sort_keys=True) + "\n").encode())
+            self.file.flush()
+            os.fsync(self.file.fileno())
+            self.fresh.append(entry)
+        return [Delivered() for _ in messages]
 
 
 class Driver:
@@ -257,9 +263,8 @@ def serve(db: Path, seed: int) -> None:
 
     import uvicorn
 
-    from moderator.serve import KEEP_ALIVE, Settings, create_app
-    from moderator.transports import sms as sms_transport
-    from moderator.transports import telegram as telegram_transport
+    from moderator.app import KEEP_ALIVE, create_app
+    from moderator.settings import Settings
     from tests.fake_telegram import FakeBotAPI
     from tests.fake_twilio import FakeTwilio
 
@@ -295,23 +300,11 @@ def serve(db: Path, seed: int) -> None:
         paces counters to a few per minute, and the script waits for every message before its next input."""
         return 1_800_000_000.0 + (time.time() - 1_790_000_000.0) * 1000
 
-    @dataclasses.dataclass
-    class Sender(sms_transport.SenderThread):
-        """Looks for due texts every 10 ms, not 500: the script waits for every delivery before its next input."""
-
-        interval: float = 0.01
-
-    class Bot(telegram_transport.TelegramBot):
-        """Delivers paced messages (vote counters) within 10 ms of their turn, not 500, for the same reason."""
-
-        def run_sender(self, interval: float = 0.01) -> None:
-            super().run_sender(interval)
-
-    sms_transport.SenderThread = Sender  # type: ignore[misc]
-    telegram_transport.TelegramBot = Bot  # type: ignore[misc]
     settings = Settings.load()
-    app = create_app(settings, telegram_request=BotAPI(clock=fast), twilio_http=Twilio(), seed=table_seed,
-                     clock=fast)
+    # Delivery looks for due messages every 10 ms, not 500: the script waits for every delivery before its next input
+    # (and the Telegram channel's paced vote counters then go within 10 ms of their turn).
+    app = create_app(settings, network={"telegram": BotAPI(clock=fast), "sms": Twilio()}, seed=table_seed,
+                     clock=fast, deliver_every=0.01)
     uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning", timeout_keep_alive=KEEP_ALIVE)
 
 
@@ -352,7 +345,7 @@ class HttpPlayers:
                 self.wait_up()
 
     def telegram(self, update: dict[str, Any], external_id: str) -> None:
-        from moderator.serve import SECRET_HEADER
+        from moderator.transports.telegram import SECRET_HEADER
 
         status = self._post("/telegram", json.dumps(update).encode(),
                             {"Content-Type": "application/json", SECRET_HEADER: SECRET})
@@ -427,7 +420,7 @@ class HttpPlayers:
         """The newest prompt delivered to a seat."""
         rows = self._rows(
             "SELECT body FROM outbox WHERE channel = ? AND address = ? AND status = 'sent'"
-            " AND json_array_length(body, '$.choices') > 0 ORDER BY id DESC LIMIT 1",
+            " AND json_extract(body, '$.kind') = 'prompt' ORDER BY id DESC LIMIT 1",
             (seat_channel(table, seat), seat_address(table, seat)))
         return json.loads(rows[0][0]) if rows else None
 
@@ -468,11 +461,11 @@ class HttpPlayers:
                         continue
                     answered.add(key)
                     rng = random.Random(f"{self.seed}/{table}/{seat}/{prompt['decision']}")
-                    index = rng.randrange(len(prompt["choices"]))
+                    index = rng.randrange(len(prompt["options"]))
                     if seat_channel(table, seat) == "sms":
                         self.say(table, seat, str(index + 1))
                     else:
-                        self.press(table, seat, prompt, prompt["choices"][index]["token"])
+                        self.press(table, seat, prompt, prompt["options"][index][1])
                     self.settle()
                     moved = True
                     break

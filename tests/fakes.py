@@ -6,21 +6,36 @@ from __future__ import annotations
 import json
 import random
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from moderator.channels import Capabilities, Delivered, Kind, Outbound, PermanentFailure, Result, TemporaryFailure
 from moderator.commands import Choose, Command, Inbound, Join, OpenTable, Start
+from moderator.delivery import Sender
 from moderator.engine import Phase, awaiting
-from moderator.service import PermanentFailure, Sender, Service, Table, TemporaryFailure
+from moderator.service import Service
 from moderator.store import Store
+from moderator.tables import Table
 
 CHANNEL = "fake"
 
 
+def as_body(message: Outbound) -> dict[str, Any]:
+    """A delivered message as tests read it: the outbox's JSON, its catalog id, and its options as choices."""
+    body = message.to_json()
+    body["message_id"] = message.message_id
+    body["secret"] = message.secret
+    # A prompt's options are its choices (a join message's controls are not a question to answer).
+    prompt = message.kind is Kind.PROMPT
+    body["choices"] = [{"label": o.label, "token": o.token} for o in message.options] if prompt else []
+    return body
+
+
+
 @dataclass
 class RecordingChannel:
-    """A ``Channel`` that records (address, body) per address.
+    """A ``Channel`` that records (address, body) per address (bodies as ``as_body`` writes them).
 
     ``temporary[address]`` failures are raised (and used up) before that address gets anything;
     addresses in ``permanent`` always fail for good.
@@ -32,6 +47,22 @@ class RecordingChannel:
     retry_after: float | None = None
     permanent: set[str] = field(default_factory=set)
     attempts: list[str] = field(default_factory=list)
+    capabilities: Capabilities = field(default_factory=Capabilities)
+
+    def send_batch(self, address: str, messages: Sequence[Outbound]) -> list[Result]:
+        results: list[Result] = []
+        for message in messages:
+            if results and isinstance(results[-1], TemporaryFailure):
+                results.append(results[-1])  # later messages to this address wait for this one
+                continue
+            try:
+                self.send(address, as_body(message))
+            except (TemporaryFailure, PermanentFailure) as failure:
+                results.append(failure)
+            else:
+                results.append(Delivered())
+        return results
+
 
     def send(self, address: str, body: dict[str, Any]) -> None:
         self.attempts.append(address)
@@ -85,8 +116,13 @@ class Harness:
         self.channel_name = channel_name
         self.clock = clock or FakeClock()
         self.channel = channel or RecordingChannel()
+        if channel_name == "sms":
+            from moderator.transports.sms import CAPABILITIES
+
+            self.channel.capabilities = CAPABILITIES  # the renderer writes for SMS
         seeds = random.Random(seed)
-        self.service = Service(self.store, clock=self.clock, seed=lambda: seeds.getrandbits(64), **service_options)
+        self.service = Service(self.store, clock=self.clock, seed=lambda: seeds.getrandbits(64),
+                               capabilities={channel_name: self.channel.capabilities}, **service_options)
         self.sender = Sender(self.store, {channel_name: self.channel}, clock=self.clock)
         self._ids = iter(range(1, 10**9))
 

@@ -6,16 +6,19 @@ from __future__ import annotations
 import asyncio
 import itertools
 import random
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
 from telegram import Update
 
-from moderator.service import Service, Table
+from moderator.channels import Channel
+from moderator.delivery import Worker
+from moderator.service import Service
 from moderator.store import Store
-from moderator.transports.telegram import CHANNEL, TelegramBot, build_application
+from moderator.tables import Table
+from moderator.transports.telegram import CAPABILITIES, CHANNEL, TelegramBot, build_application
 from tests.fake_telegram import TOKEN, FakeBotAPI, buttons, group_chat, private_chat, user
 
 
@@ -53,9 +56,9 @@ class TelegramTable:
         """Start (or restart) the bot: a new Store, Service, Application and TelegramBot on the same file."""
         self.store = Store(self.db)
         self.service = Service(self.store, clock=self.clock, seed=lambda: self.seed,
-                               codes=random.Random(self.seed))
+                               codes=random.Random(self.seed), capabilities={CHANNEL: CAPABILITIES})
         self.app = build_application(TOKEN, request=self.api, rate_limiter=False)
-        self.bot = TelegramBot(self.service, self.db, clock=self.clock)
+        self.bot = TelegramBot(self.service, clock=self.clock)
         self.errors: list[BaseException] = []
         self.bot.install(self.app)
 
@@ -64,12 +67,23 @@ class TelegramTable:
 
         self.app.add_error_handler(record)
         await self.app.initialize()
-        await self.bot.start(self.app)
+        self.workers: list[Worker] = []
+
+        def delivery(channel: Channel, after: Callable[[], Awaitable[int]]) -> Worker:
+            # Delivered by hand (``bot.deliver``), on a thread of its own with its own connection, as under serve.
+            worker = Worker(lambda: Store(self.db), {CHANNEL: channel}, clock=self.clock, after_round=after)
+            self.workers.append(worker)
+            return worker
+
+        await self.bot.start(self.app, delivery)
+        self.service.resume_all()
 
     async def stop(self) -> None:
-        await self.bot.stop()
+        for worker in self.workers:
+            await worker.stop()
         await self.app.shutdown()
         self.store.close()
+
 
     # --- people ----------------------------------------------------------------------------------------
 
@@ -163,7 +177,7 @@ class TelegramTable:
         for _ in range(limit):
             if presses is not None and presses <= 0:
                 return
-            if self.table().row.status == "over":
+            if self.table().status == "over":
                 return
             waiting = [(n, m) for n in names if (m := self.prompt(n)) is not None]
             if not waiting:

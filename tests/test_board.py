@@ -215,9 +215,14 @@ def _boards(store: Store) -> list[tuple[str, str, dict[str, Any]]]:
 
 
 def _table(channel: str, theme: str = "classic") -> Store:
+    from moderator.transports import sms, telegram
+
     store = Store(memory=True)
-    service = Service(store, seed=lambda: 3, clock=lambda: 0.0, codes=random.Random(3))
+    caps = {"telegram": telegram.CAPABILITIES, "sms": sms.CAPABILITIES}
+    service = Service(store, seed=lambda: 3, clock=lambda: 0.0, codes=random.Random(3),
+                      capabilities={channel: caps[channel]} if channel in caps else {})
     ids = iter(range(1, 1000))
+
 
     def send(address: str, command: Any, chat: str | None = None) -> None:
         service.handle(Inbound(channel, address, command, external_id=str(next(ids)), chat=chat))

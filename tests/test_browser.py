@@ -23,8 +23,9 @@ from typing import Any
 import httpx
 import pytest
 
+from moderator.app import create_app
 from moderator.catalog import Catalog
-from moderator.serve import Settings, create_app
+from moderator.settings import Settings
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
@@ -71,7 +72,8 @@ class Server:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.server.config.app.state.web.close()  # as `serve` does on SIGTERM: open event streams end now
+        # As `serve` does on SIGTERM: open event streams end now.
+        self.server.config.app.state.channels["web"].state.close()
         self.server.should_exit = True
         self.thread.join(15)
 

@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from moderator import app
 from moderator.commands import Ask, Choose, Decide, Query
 from moderator.transports import console
 
@@ -63,7 +64,7 @@ def test_a_human_plays_a_whole_game_by_numbers_against_computer_players() -> Non
     """You take one seat: answering every prompt with option 1 plays the game to its end."""
     out = io.StringIO()
     answers = iter(["board", "whoami", "help", "nonsense"] + ["1"] * 5000)
-    status = console.play(
+    status = app.play_console(
         players=7, name="Zoe", theme="classic", language="en", seed=5, watch=False,
         read=lambda _prompt: next(answers), output=out,
     )
@@ -77,7 +78,7 @@ def test_you_see_only_your_own_private_messages() -> None:
     """At the console your seat gets its own deal and nobody else's."""
     out = io.StringIO()
     answers = iter(["quit"])
-    console.play(players=5, name="Zoe", theme="classic", language="en", seed=9, watch=False,
+    app.play_console(players=5, name="Zoe", theme="classic", language="en", seed=9, watch=False,
                  read=lambda _prompt: next(answers), output=out)
     assert out.getvalue().count("Your secret role") == 1
 

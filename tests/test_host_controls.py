@@ -21,7 +21,7 @@ from moderator.commands import (
 )
 from moderator.engine import Phase, awaiting
 from moderator.engine import events as ev
-from moderator.service import CODE_ALPHABET
+from moderator.lobby import CODE_ALPHABET
 from tests.fakes import Harness
 from tests.test_service import NAMES, human_table, replayed, snapshot, until_phase
 

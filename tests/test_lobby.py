@@ -20,7 +20,8 @@ from moderator.commands import (
 )
 from moderator.engine import Phase, awaiting
 from moderator.engine import events as ev
-from moderator.service import CODE_ALPHABET, CODE_LENGTH, NAME_LIMIT
+from moderator.lobby import CODE_ALPHABET, CODE_LENGTH
+from moderator.names import NAME_LIMIT
 from tests.fakes import Harness
 from tests.test_service import NAMES
 

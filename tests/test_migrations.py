@@ -7,6 +7,7 @@ built by applying the migrations up to it and given the rows that schema can hol
 
 from __future__ import annotations
 
+import json
 import random
 import sqlite3
 from pathlib import Path
@@ -14,6 +15,7 @@ from pathlib import Path
 import pytest
 from sqlite_utils import Database
 
+from moderator.channels import Kind, Option, Outbound
 from moderator.commands import SetReminders
 from moderator.engine import awaiting
 from moderator.service import Service
@@ -23,6 +25,14 @@ from tests.fakes import Harness
 NAMES = ("Ann", "Bob", "Cy", "Dee", "Eve", "Fay", "Gus")
 MIGRATIONS = [m.name for m in migrations.pending(Database(memory=True))]
 """Every migration, oldest first."""
+
+
+SUCCESSORS = {
+    # m006 made SMS delivery records every channel's: sms_texts rows became deliveries rows of channel 'sms'.
+    "sms_texts": ("deliveries", "SELECT ref, table_id, address, units, status, error_code, sent, updated"
+                                " FROM deliveries WHERE channel = 'sms'"),
+}
+"""Tables a later migration replaced, their successor, and the successor's rows as the old table held them."""
 
 
 def user_tables(db: sqlite3.Connection) -> list[str]:
@@ -62,9 +72,9 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str,
         assert table.state is not None
         harness.press(table.seats[rng.choice(awaiting(table.state))].address, rng)
     now = harness.clock()
-    store.enqueue([(running, "fake", "b1", "nudge", {"text": "queued, not sent yet"})], now)
-    store.record_sms([("SM0001", running, "+15550100", 1, "queued")], now)
-    store.set_sms_status("SM0001", "delivered", None, now)
+    store.enqueue([(running, "fake", "b1", "nudge", {"kind": "note", "text": "queued, not sent yet"})], now)
+    store.record_deliveries("sms", [("SM0001", running, "+15550100", 1, "queued")], now)
+    store.set_delivery_status("sms", "SM0001", "delivered", None, now)
     store.set_board_message("telegram", "-100", running, BoardMessage(1, "42", "drawn"), now)
     games = {}
     for table_id in (finished, running):
@@ -93,6 +103,13 @@ def test_a_database_at_an_earlier_schema_migrates_with_nothing_lost(
     kept: dict[str, list[str]] = {}
     with sqlite3.connect(source) as ref:
         for table in user_tables(db.conn):
+            if table in SUCCESSORS:  # a table a later migration replaced: its rows come from its successor
+                successor, query = SUCCESSORS[table]
+                names = columns(db.conn, table)
+                marks = ", ".join("?" for _ in names)
+                db.conn.executemany(f"INSERT INTO {table} VALUES ({marks})", ref.execute(query).fetchall())
+                kept[successor] = columns(ref, successor)
+                continue
             names = [c for c in columns(db.conn, table) if c in columns(ref, table)]
             kept[table] = names
             marks = ", ".join("?" for _ in names)
@@ -123,3 +140,30 @@ def test_opening_a_current_database_again_changes_nothing(reference: tuple[Path,
     assert [m.name for m in migrations.applied(store.db)] == MIGRATIONS
     assert {t: rows(store.db.conn, t, columns(store.db.conn, t)) for t in user_tables(store.db.conn)} == before
     store.close()
+
+
+def test_messages_waiting_in_an_old_outbox_are_typed_by_the_migration(tmp_path: Path) -> None:
+    """m006: a message queued before the outbox said each message's kind is delivered as the kind it was."""
+    old = tmp_path / "old.db"
+    db = Database(sqlite3.connect(old, isolation_level=None))
+    migrations.apply(db, stop_before="m006_deliveries_and_typed_outbox")
+    queued = [
+        ("prompt-vote", {"text": "Vote?", "choices": [{"label": "Ja", "token": "vj"}], "decision": 7, "table": "t"}),
+        ("vote-progress", {"text": "3 of 7 have voted."}),
+        ("table-opened", {"text": "Open.", "join_code": "ACDEF", "table": "t", "public": "-100"}),
+        ("seats-list", {"text": "1. Ann", "seats": ["Ann"], "host": True, "table": "t"}),
+        ("deal-role", {"text": "Private\nYou are a Liberal.", "secret": True, "decision": 3}),
+    ]
+    for message_id, body in queued:
+        db.execute("INSERT INTO outbox (channel, address, message_id, body, created) VALUES ('fake', 'a', ?, ?, 0)",
+                   (message_id, json.dumps(body)))
+    db.close()
+    store = Store(old)
+    messages = [Outbound.from_json(json.loads(body), mid) for mid, body in
+                store.execute("SELECT message_id, body FROM outbox ORDER BY id").fetchall()]
+    store.close()
+    assert [m.kind for m in messages] == [Kind.PROMPT, Kind.COUNTER, Kind.JOIN, Kind.LOBBY, Kind.NOTE]
+    assert messages[0].options == (Option("Ja", "vj"),) and messages[0].decision == 7
+    assert (messages[2].join_code, messages[2].shown_in) == ("ACDEF", "-100")
+    assert messages[3].seating is not None and messages[3].seating.names == ("Ann",)
+    assert messages[4].secret and messages[4].text == "Private\nYou are a Liberal."

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from typing import Any
 
+from moderator.channels import Capabilities, Delivered, Outbound, Result
 from moderator.commands import AddComputers, Inbound, OpenTable, SetReminders, Start
-from moderator.service import Sender, Service
+from moderator.delivery import Sender
+from moderator.service import Service
 from moderator.store import Store
 
 
@@ -23,14 +26,18 @@ class Clock:
 class Inbox:
     """Every message delivered, per address."""
 
-    def __init__(self) -> None:
-        self.messages: dict[str, list[dict[str, Any]]] = {}
+    capabilities = Capabilities()
 
-    def send(self, address: str, body: dict[str, Any]) -> None:
-        self.messages.setdefault(address, []).append(body)
+    def __init__(self) -> None:
+        self.messages: dict[str, list[Outbound]] = {}
+
+    def send_batch(self, address: str, messages: Sequence[Outbound]) -> list[Result]:
+        self.messages.setdefault(address, []).extend(messages)
+        return [Delivered() for _ in messages]
 
     def ids(self, address: str) -> list[str]:
-        return [m["message_id"] for m in self.messages.get(address, [])]
+        return [m.message_id for m in self.messages.get(address, [])]
+
 
 
 def table_waiting_for_the_host(reminders: int | None) -> tuple[Service, Sender, Inbox, Clock]:

@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from moderator.catalog import SMS_LIMIT, Catalog, is_gsm7
+from moderator.channels import Capabilities
 from moderator.engine import (
     AnswerVeto,
     CallSpecialElection,
@@ -78,6 +79,13 @@ class Recording(Catalog):
     def text(self, message_id: str, *, sms: bool = False, **params: object) -> str:
         self.log.append((message_id, params))  # type: ignore[attr-defined]
         return super().text(message_id, sms=sms, **params)
+
+
+def caps_of(sms: bool) -> Capabilities:
+    """What the renderer is told about the channel: an SMS phone's capabilities, or a channel without limits."""
+    from moderator.transports.sms import CAPABILITIES
+
+    return CAPABILITIES if sms else Capabilities()
 
 
 def recording(theme: str, lang: str) -> Recording:
@@ -369,22 +377,22 @@ def corpus(table: TableInfo, catalog: Catalog, *, sms: bool) -> list[Message]:
     out: list[Message] = []
     board_goes_on = dataclasses.replace(_base_view().public, alive=(True,) * 5 + (False,) * 5)
     for event in corpus_events():
-        out += event_messages(event, None, table, catalog, sms=sms, board=board_goes_on)
+        out += event_messages(event, None, table, catalog, caps=caps_of(sms), board=board_goes_on)
         for seat in event.audience.seats:
-            out += event_messages(event, seat, table, catalog, sms=sms, board=board_goes_on)
-    out += event_messages(ev.GameStarted(5), None, TableInfo(table.names[:5], table.theme), catalog, sms=sms)
+            out += event_messages(event, seat, table, catalog, caps=caps_of(sms), board=board_goes_on)
+    out += event_messages(ev.GameStarted(5), None, TableInfo(table.names[:5], table.theme), catalog, caps=caps_of(sms))
     for view in corpus_views():
-        message = prompt(view, table, catalog, sms=sms)
+        message = prompt(view, table, catalog, caps=caps_of(sms))
         assert message is not None
         out.append(message)
     for view in corpus_knowledge():
-        out += knowledge_messages(view, table, catalog, sms=sms)
+        out += knowledge_messages(view, table, catalog, caps=caps_of(sms))
     for public in corpus_boards():
-        out += board_messages(public, table, catalog, sms=sms)
-    out += truth_timeline(corpus_log(), table, catalog, sms=sms)
-    out += [violation_message(e, table, catalog, sms=sms) for e in corpus_violations()]
-    options = [table.name(s, sms=sms) for s in range(3)]
-    out += [input_message(p, table, catalog, sms=sms, text="x" * 300, options=options) for p in InputProblem]
+        out += board_messages(public, table, catalog, caps=caps_of(sms))
+    out += truth_timeline(corpus_log(), table, catalog, caps=caps_of(sms))
+    out += [violation_message(e, table, catalog, caps=caps_of(sms)) for e in corpus_violations()]
+    options = [table.name(s, short=sms) for s in range(3)]
+    out += [input_message(p, table, catalog, caps=caps_of(sms), text="x" * 300, options=options) for p in InputProblem]
     return out
 
 
@@ -396,7 +404,7 @@ def _deals(
 ) -> dict[int, list[Message]]:
     state = new_game(players, seed=seed)
     return {
-        e.seat: event_messages(e, e.seat, table, catalog, sms=sms)
+        e.seat: event_messages(e, e.seat, table, catalog, caps=caps_of(sms))
         for e in opening_events(state)
         if isinstance(e, ev.RoleDealt)
     }
@@ -414,7 +422,7 @@ def test_every_deal_has_the_same_shape(theme: str, lang: str, sms: bool) -> None
             tuple(f"P{i}" for i in range(players)),
         ):
             table = TableInfo(names, theme)
-            expected = deal_length(table, catalog, sms=sms)
+            expected = deal_length(table, catalog, caps=caps_of(sms))
             roles_seen: set[Role] = set()
             shapes: set[tuple[int, str, int, int]] = set()
             for seed in range(
@@ -593,29 +601,29 @@ def test_no_message_tells_a_recipient_more_than_the_rules_allow(
     catalog = recording(*which)
     names = token_names(players, random.Random(seed))
     table = TableInfo(names, which[0])
-    shown = names if not sms else table.sms_names
+    shown = names if not sms else table.short_names
     over = False
     for _before, after, events in play(players, seed):
         board = public_view(after)
         for event in events:
             over = over or isinstance(event, ev.GameEnded)
             catalog.log.clear()  # type: ignore[attr-defined]
-            public = event_messages(event, None, table, catalog, sms=sms, board=board)
+            public = event_messages(event, None, table, catalog, caps=caps_of(sms), board=board)
             public_log = list(catalog.log)  # type: ignore[attr-defined]
             _check_public(public_log, public, catalog, after, shown, over)
             for seat in range(players):
                 if not event.audience.includes(seat):
                     with pytest.raises(AssertionError):
-                        event_messages(event, seat, table, catalog, sms=sms, board=board)
+                        event_messages(event, seat, table, catalog, caps=caps_of(sms), board=board)
                     continue
                 catalog.log.clear()  # type: ignore[attr-defined]
-                mine = event_messages(event, seat, table, catalog, sms=sms, board=board)
+                mine = event_messages(event, seat, table, catalog, caps=caps_of(sms), board=board)
                 if event.audience.everyone:
                     assert mine == public  # a public event reads the same for everyone
                 else:
                     _check_private(event, seat, mine, after, catalog, shown, sms)
         catalog.log.clear()  # type: ignore[attr-defined]
-        board_text = board_messages(board, table, catalog, sms=sms)
+        board_text = board_messages(board, table, catalog, caps=caps_of(sms))
         board_log = list(catalog.log)  # type: ignore[attr-defined]
         _check_public(board_log, board_text, catalog, after, shown, after.phase is Phase.GAME_OVER)
 
@@ -633,7 +641,7 @@ def test_prompts_offer_exactly_the_legal_actions(players: int) -> None:
             for seat in range(players):
                 view = view_for(state, seat)
                 for sms in (False, True):
-                    message = prompt(view, table, catalog, sms=sms)
+                    message = prompt(view, table, catalog, caps=caps_of(sms))
                     if not view.legal_actions:
                         assert message is None
                         continue
@@ -660,14 +668,14 @@ def test_knowledge_is_private_and_complete() -> None:
             for seat in range(players):
                 view = view_for(state, seat)
                 for sms in (False, True):
-                    messages = knowledge_messages(view, table, catalog, sms=sms)
+                    messages = knowledge_messages(view, table, catalog, caps=caps_of(sms))
                     assert messages and all(m.secret for m in messages)
                     text = "\n".join(m.text for m in messages)
                     assert catalog.term(view.role.value) in text
                     for other, _ in view.known_roles:
-                        assert table.name(other, sms=sms) in text
+                        assert table.name(other, short=sms) in text
                     for target, _ in view.investigations:
-                        assert table.name(target, sms=sms) in text
+                        assert table.name(target, short=sms) in text
                     if sms:
                         assert all(len(m.text) <= SMS_LIMIT for m in messages)
 
@@ -744,13 +752,13 @@ def test_the_truth_timeline_tells_every_government_after_the_end_only() -> None:
         assert ids.count("truth-investigation") == len(state.history.investigations)
         assert ids.count("truth-peek") == len(state.history.peeks)
         assert ids.count("truth-execution") == state.alive.count(False)
-        sms = truth_timeline(log, table, catalog, sms=True)
+        sms = truth_timeline(log, table, catalog, caps=caps_of(True))
         assert all(len(m.text) <= SMS_LIMIT and is_gsm7(m.text) for m in sms)
 
 
-def test_sms_names_are_short_distinct_and_gsm7() -> None:
+def test_short_names_are_short_distinct_and_gsm7() -> None:
     table = TableInfo(worst_names()[:9] + ("Zoë 😀 Łukasz",))
-    short = table.sms_names
+    short = table.short_names
     assert len(set(short)) == len(short)
     assert all(0 < len(n) <= 10 and is_gsm7(n) for n in short)
     assert short[-1].startswith("Zoe")

@@ -27,9 +27,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from moderator import cli
-from moderator.serve import SECRET_HEADER, Durable, FairLock, SerialStore, Settings, create_app
-from moderator.store import Store
-from moderator.transports.telegram import callback
+from moderator.app import Durable, create_app
+from moderator.settings import Settings
+from moderator.store import FairLock, SerialStore, Store
+from moderator.transports.telegram import SECRET_HEADER, TelegramSettings, callback
+from moderator.transports.telegram import SPEC as TELEGRAM
 from tests.fake_telegram import TOKEN, FakeBotAPI, private_chat, user
 from tests.fake_twilio import ACCOUNT_SID, AUTH_TOKEN, OUR_NUMBER, PUBLIC_URL, FakeTwilio, incoming, signature
 
@@ -114,7 +116,7 @@ def server(tmp_path: Path) -> Iterator[Server]:
     db = tmp_path / "m.db"
     api = WebhookBotAPI(clock=lambda: 1_800_000_000.0)
     twilio = FakeTwilio()
-    app = create_app(Settings.load(env(db), cwd=tmp_path), telegram_request=api, twilio_http=twilio,
+    app = create_app(Settings.load(env(db), cwd=tmp_path), network={"telegram": api, "sms": twilio},
                      deliver=False)
     with TestClient(app, raise_server_exceptions=False) as client:
         yield Server(client, api, twilio, db)
@@ -206,16 +208,19 @@ def test_a_channel_without_credentials_stays_off(tmp_path: Path, caplog: pytest.
 def test_settings_come_from_dotenv_and_the_environment_wins(tmp_path: Path) -> None:
     (tmp_path / ".env").write_text("MODERATOR_PORT=9000\nTELEGRAM_TOKEN=1:abc\nMODERATOR_HOST=0.0.0.0\n")
     loaded = Settings.load({"MODERATOR_PORT": "9100"}, cwd=tmp_path)
-    assert (loaded.port, loaded.host, loaded.telegram_token) == (9100, "0.0.0.0", "1:abc")
-    assert loaded.telegram_secret and loaded.telegram_secret != "1:abc"  # derived, stable, not the token
-    assert Settings.load({"MODERATOR_PORT": "9100"}, cwd=tmp_path).telegram_secret == loaded.telegram_secret
-    assert not loaded.telegram_on  # no public URL to register the webhook at
+    telegram = TelegramSettings.of(loaded)
+    assert (loaded.port, loaded.host, telegram.token) == (9100, "0.0.0.0", "1:abc")
+    assert telegram.secret and telegram.secret != "1:abc"  # derived, stable, not the token
+    again = Settings.load({"MODERATOR_PORT": "9100"}, cwd=tmp_path)
+    assert TelegramSettings.of(again).secret == telegram.secret
+    assert TELEGRAM.off(loaded) is not None  # no public URL to register the webhook at
+
 
 
 def test_with_delivery_the_reply_reaches_the_fake_bot_api(tmp_path: Path) -> None:
     db = tmp_path / "m.db"
     api = WebhookBotAPI(clock=lambda: 1_800_000_000.0)
-    app = create_app(Settings.load(env(db), cwd=tmp_path), telegram_request=api, twilio_http=FakeTwilio())
+    app = create_app(Settings.load(env(db), cwd=tmp_path), network={"telegram": api, "sms": FakeTwilio()})
     with TestClient(app) as client:
         s = Server(client, api, FakeTwilio(), db)
         open_table(s)
@@ -251,7 +256,7 @@ def test_a_replayed_update_after_a_restart_is_processed_once(tmp_path: Path) -> 
     snapshots = []
     for _ in range(2):
         api = WebhookBotAPI(clock=lambda: 1_800_000_000.0)
-        app = create_app(Settings.load(env(db), cwd=tmp_path), telegram_request=api, deliver=False)
+        app = create_app(Settings.load(env(db), cwd=tmp_path), network={"telegram": api}, deliver=False)
         with TestClient(app) as client:
             assert client.post(HOOK, json=update, headers={SECRET_HEADER: SECRET}).status_code == 200
         with sqlite3.connect(db) as conn:
@@ -282,8 +287,8 @@ def test_one_players_button_pressed_by_another_user_is_refused(server: Server,
     assert server.update(server.say(ANN, "/startgame")) == 200
     prompts = [json.loads(b) for (b,) in server.rows(
         "SELECT body FROM outbox WHERE channel = 'telegram' AND address = ? ORDER BY id", (str(ANN["id"]),))]
-    prompt = [p for p in prompts if p.get("choices")][-1]
-    data = callback(prompt["table"], prompt["decision"], prompt["choices"][0]["token"])
+    prompt = [p for p in prompts if p["kind"] == "prompt"][-1]
+    data = callback(prompt["table"], prompt["decision"], prompt["options"][0][1])
     before = server.game_state()
     query = {"id": "q1", "from": BOB, "chat_instance": "ci", "data": data,
              "message": {"message_id": 1, "chat": private_chat(BOB), "date": 1_800_000_000, "text": "?"}}
@@ -310,7 +315,7 @@ def test_logs_one_line_per_action_without_secrets(server: Server, caplog: pytest
     update = server.say(ANN, "help", update_id=4242)
     server.update(update)
     server.client.post(HOOK, json=update, headers={SECRET_HEADER: SECRET})
-    server.app_state().seen_updates.clear()  # past the webhook's memory: the service drops it
+    server.app_state().channels["telegram"].state.seen.clear()  # past the webhook's memory: the service drops it
     server.update(update)
     lines = [r.getMessage() for r in caplog.records if r.name == "moderator.actions"]
     assert [json.loads(line.removeprefix("action "))["outcome"] for line in lines[3:]] == ["answered", "duplicate"]
@@ -595,15 +600,22 @@ def test_the_write_lock_goes_to_the_thread_that_waited_longest() -> None:
 
 
 def test_a_delivery_round_is_recorded_in_one_commit(tmp_path: Path) -> None:
-    from moderator.service import Sender
+    from moderator.channels import Capabilities, Delivered
+    from moderator.delivery import Sender
 
     store = Store(tmp_path / "m.db")
     try:
-        store.enqueue([(None, "fake", f"a{i % 3}", "m", {"text": str(i)}) for i in range(9)], 1.0)
+        store.enqueue([(None, "fake", f"a{i % 3}", "m", {"kind": "note", "text": str(i)}) for i in range(9)], 1.0)
         statements: list[str] = []
         store.db.conn.set_trace_callback(statements.append)
         sent: list[tuple[str, str]] = []
-        channel = SimpleNamespace(send=lambda to, body: sent.append((to, body["text"])))
+
+        def send_batch(to: str, messages: Any) -> list[Delivered]:
+            sent.extend((to, m.text) for m in messages)
+            return [Delivered() for _ in messages]
+
+        channel = SimpleNamespace(capabilities=Capabilities(), send_batch=send_batch)
+
         assert Sender(store, {"fake": channel}, clock=lambda: 2.0).deliver_due() == 9
         assert len(sent) == 9 and store.backlog() == 0
         assert sum(s.strip().upper() == "COMMIT" for s in statements) == 1

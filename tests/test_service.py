@@ -32,10 +32,11 @@ from moderator.commands import (
     RecordVotes,
     Start,
 )
+from moderator.delivery import Sender
 from moderator.engine import Phase, Role, awaiting, known_roles, public_view
 from moderator.engine import events as ev
 from moderator.engine.types import ROLE_COUNTS
-from moderator.service import Sender, Service
+from moderator.service import Service
 from moderator.store import Store
 from tests.fakes import FakeClock, Harness, RecordingChannel
 
@@ -269,7 +270,7 @@ def check_privacy(h: Harness, table_id: str, addresses: list[str], catalog: Cata
     state = table.state
     assert state is not None
     roles = state.roles
-    names = table.info().sms_names if sms else table.names
+    names = table.info().short_names if sms else table.names
     header = catalog.text("private-header", sms=sms)
     log = table.log
     assert set(h.channel.sent) <= set(addresses), "a message went to an address with no seat"

@@ -8,13 +8,24 @@ import itertools
 import random
 import re
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import pytest
 
 from moderator import cli
+from moderator.app import create_app
 from moderator.catalog import SMS_LIMIT, Catalog, is_gsm7
+from moderator.channels import (
+    Capabilities,
+    Delivered,
+    Kind,
+    Option,
+    Outbound,
+    PermanentFailure,
+    Result,
+    TemporaryFailure,
+)
 from moderator.commands import (
     AddComputers,
     Ask,
@@ -34,25 +45,27 @@ from moderator.commands import (
     SetTheme,
     Start,
 )
+from moderator.delivery import Sender
 from moderator.engine import Phase, awaiting
-from moderator.service import PermanentFailure, Sender, Service, Table, TemporaryFailure
+from moderator.game import fold as fold_words
+from moderator.game import match_label
+from moderator.qr import qr_png, qr_svg, qr_text
+from moderator.service import Service
+from moderator.settings import Settings
 from moderator.store import Store
+from moderator.tables import Table
 from moderator.transports.sms import (
     CHANNEL,
     RESERVED_WORDS,
+    SPEC,
     Keyword,
-    Settings,
     SmsChannel,
-    SmsSender,
-    create_app,
+    SmsSettings,
     fold,
     join_link,
     merged_text,
     normalise_number,
     parse,
-    qr_png,
-    qr_svg,
-    qr_text,
 )
 from tests.fake_twilio import (
     ACCOUNT_SID,
@@ -65,6 +78,7 @@ from tests.fake_twilio import (
     signature,
     status_report,
 )
+from tests.fakes import as_body
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")  # Starlette 1.x asks for httpx2; httpx works the same here
@@ -114,15 +128,16 @@ class Phones:
 
     def __init__(self, seed: int = 1) -> None:
         self.fake = FakeTwilio()
-        self.settings = Settings.load(ENV)
+        self.settings = SmsSettings.of(Settings.load(ENV))
         self.channel = SmsChannel(client(self.fake), OUR_NUMBER, status_callback=self.settings.status_callback)
         self.clock = TickingClock()
         rng = random.Random(seed)
-        self.app = create_app(self.settings, lambda: Store(memory=True), channel=None,
-                              seed=lambda: rng.getrandbits(64), clock=self.clock)
+        self.app = create_app(Settings.load(ENV), channels=(SPEC,), store_factory=lambda: Store(memory=True),
+                              deliver=False, seed=lambda: rng.getrandbits(64), clock=self.clock)
         self.http = TestClient(self.app)
         self.http.__enter__()
-        self.sender = self.call(lambda: SmsSender(self.service.store, self.channel, clock=self.clock))
+        self.sender = self.call(lambda: Sender(self.service.store, {CHANNEL: self.channel}, clock=self.clock))
+
         self.sids = itertools.count(1)
         self.others: dict[str, Any] = {}
 
@@ -331,8 +346,13 @@ def test_a_german_number_gets_german_messages(phones: Phones) -> None:
 
 # --- what a text means ----------------------------------------------------------------------------------
 
-PROMPT = {"decision": 7, "choices": [{"label": "Ann", "token": "n1"}, {"label": "Bob", "token": "n2"},
-                                     {"label": "Bobby", "token": "n3"}]}
+OPTIONS = (Option("Ann", "n1"), Option("Bob", "n2"), Option("Bobby", "n3"))
+
+
+def out(text: str, *, kind: Kind = Kind.NOTE, secret: bool = False, options: tuple[Option, ...] = (),
+        decision: int | None = None, message_id: str = "m") -> Outbound:
+    """A message as the service hands it to the channel."""
+    return Outbound(kind, text, secret=secret, options=options, decision=decision, message_id=message_id)
 
 
 @pytest.mark.parametrize(
@@ -383,24 +403,44 @@ def test_texts_become_commands(text: str, meaning: object) -> None:
 
 
 def test_numbers_and_names_answer_the_last_prompt() -> None:
-    assert parse("2", PROMPT) == Choose("n2", 7)
-    assert parse(" #3 ", PROMPT) == Choose("n3", 7)
-    assert parse("(1)", PROMPT) == Choose("n1", 7)
-    assert parse("9", PROMPT) == Choose("9", 7)  # the service says it is not an option
-    assert parse("4") == Choose("4", None)  # no prompt seen: the service numbers the legal choices
-    assert parse("ann", PROMPT) == Choose("n1", 7)
-    assert parse("BOBBY!", PROMPT) == Choose("n3", 7)
-    assert parse("bob", PROMPT) == Choose("n2", 7)  # exact beats a longer name
-    assert parse("bo", PROMPT) == Decide("?", "bo")  # Bob or Bobby: ask again
-    assert parse("Annabelle", {"decision": 1, "choices": [{"label": "Annabel", "token": "x1"}]}) == Choose("x1", 1)
+    # A number is an option of the newest prompt the phone was sent: the service knows which.
+    assert parse("2") == Choose("2")
+    assert parse(" #3 ") == Choose("3")
+    assert parse("(1)") == Choose("1")
+    assert parse("ann") == Decide("?", "ann")  # a name: the service matches it against the prompt's options
+
+    def named(text: str, options: tuple[Option, ...] = OPTIONS) -> str | None:
+        found = match_label(fold_words(text), options)
+        return None if found is None else found.token
+
+    assert named("ann") == "n1"
+    assert named("BOBBY!") == "n3"
+    assert named("bob") == "n2"  # exact beats a longer name
+    assert named("bo") is None  # Bob or Bobby: ask again
+    assert named("Annabelle", (Option("Annabel", "x1"),)) == "x1"
+
+
+def test_a_number_answers_the_prompt_the_phone_was_sent_not_one_still_on_its_way(phones: Phones) -> None:
+    p = phones
+    open_table(p, NAMES[:5])
+    p.text(number(0), "GO")
+    table = p.table_of(number(0))
+    assert table.state is not None
+    president = table.seats[table.state.president].address  # type: ignore[index]
+    prompt = last_prompt(p, president)
+    labels = options_of(prompt)
+    p.text(president, "2")
+    table = p.table_of(number(0))
+    assert table.state is not None and table.state.chancellor == table.names.index(
+        next(n for n in table.names if n.startswith(labels[1][:10])))
 
 
 @pytest.mark.parametrize("word", sorted(RESERVED_WORDS))
 def test_twilio_reserved_words_are_never_game_commands(word: str) -> None:
     for text in (word, word.upper(), f" {word.capitalize()}. "):
-        meaning = parse(text, PROMPT)
+        meaning = parse(text)
         assert isinstance(meaning, Keyword) and meaning.word == word
-    assert parse(f"{word} 1", PROMPT) == Decide("?", f"{word} 1")
+    assert parse(f"{word} 1") == Decide("?", f"{word} 1")
 
 
 def test_start_help_and_info_are_left_to_twilio(phones: Phones) -> None:
@@ -477,8 +517,8 @@ def test_twilio_refusing_an_opted_out_number_drops_what_waits_for_it() -> None:
     fake = FakeTwilio()
     channel = SmsChannel(client(fake), OUR_NUMBER)
     fake.fail[number(1)] = [(400, 21610)]
-    results = channel.send_batch(number(1), [{"text": "a", "choices": [{"label": "x", "token": "n1"}]},
-                                             {"text": "b"}, {"text": "c"}])
+    results = channel.send_batch(number(1), [out("a", kind=Kind.PROMPT, options=(Option("x", "n1"),)),
+                                             out("b"), out("c")])
     assert [type(r) for r in results] == [PermanentFailure] * 3
     assert fake.sent == []
 
@@ -491,18 +531,17 @@ def test_twilio_refusing_an_opted_out_number_drops_what_waits_for_it() -> None:
 def test_twilio_errors_become_temporary_or_permanent_failures(status: int, code: int, failure: type) -> None:
     fake = FakeTwilio()
     fake.fail[number(1)] = [(status, code)]
-    with pytest.raises(failure):
-        SmsChannel(client(fake), OUR_NUMBER).send(number(1), {"text": "hello"})
+    (result,) = SmsChannel(client(fake), OUR_NUMBER).send_batch(number(1), [out("hello")])
+    assert isinstance(result, failure)
 
 
 def test_temporary_failures_are_retried_in_order_with_back_off() -> None:
     fake = FakeTwilio()
     store = Store(memory=True)
     clock = TickingClock()
-    store.enqueue([(None, CHANNEL, number(1), "m", {"text": f"text {i}", "secret": False, "choices": []})
-                   for i in range(3)], clock())
+    store.enqueue([(None, CHANNEL, number(1), "m", out(f"text {i}").to_json()) for i in range(3)], clock())
     fake.fail[number(1)] = [(429, 20429), (500, 20500)]
-    sender = SmsSender(store, SmsChannel(client(fake), OUR_NUMBER), clock=clock)
+    sender = Sender(store, {CHANNEL: SmsChannel(client(fake), OUR_NUMBER)}, clock=clock)
     assert sender.deliver_due() == 0
     clock.now += 1.5
     assert sender.deliver_due() == 0
@@ -512,11 +551,12 @@ def test_temporary_failures_are_retried_in_order_with_back_off() -> None:
 
 
 def test_a_messaging_service_and_a_test_api_url_are_used() -> None:
-    settings = Settings.load({**ENV, "TWILIO_FROM": "", "TWILIO_MESSAGING_SERVICE_SID": "MG" + "1" * 32,
-                              "TWILIO_API_URL": "http://127.0.0.1:4010/"})
+    settings = SmsSettings.of(Settings.load({**ENV, "TWILIO_FROM": "", "TWILIO_MESSAGING_SERVICE_SID": "MG" + "1" * 32,
+                                             "TWILIO_API_URL": "http://127.0.0.1:4010/"}))
     fake = FakeTwilio()
     twilio = settings.client(http_client=fake)
-    SmsChannel(twilio, settings.sender, settings.messaging_service_sid).send(number(1), {"text": "hi"})
+    assert SmsChannel(twilio, settings.sender, settings.messaging_service_sid).send_batch(
+        number(1), [out("hi")])[0] == Delivered(fake.sids_to(number(1))[0], 1, "queued")
     assert fake.sent == [{"To": number(1), "Body": "hi", "MessagingServiceSid": "MG" + "1" * 32}]
     assert fake.requests[0]["uri"].startswith("http://127.0.0.1:4010/2010-04-01/Accounts/")
 
@@ -527,33 +567,35 @@ def test_a_messaging_service_and_a_test_api_url_are_used() -> None:
 def test_folding_keeps_order_prompts_last_and_secrets_behind_the_header() -> None:
     h = HEADER["en"]
     bodies = [
-        {"message_id": "a", "text": "Public one."},
-        {"message_id": "deal-role", "text": f"{h}\nRole: Liberal.\n---", "secret": True},
-        {"message_id": "b", "text": "Public two."},
-        {"message_id": "c", "text": f"{h}\nSecret three.", "secret": True},
-        {"message_id": "p", "text": "Prompt. Reply: 1 A, 2 B", "choices": [{"label": "A", "token": "n0"}]},
-        {"message_id": "d", "text": "After the prompt."},
-        {"message_id": "e", "text": "x" * 150},
+        out("Public one.", message_id="a"),
+        out(f"{h}\nRole: Liberal.\n---", secret=True, message_id="deal-role"),
+        out("Public two.", message_id="b"),
+        out(f"{h}\nSecret three.", secret=True, message_id="c"),
+        out("Prompt. Reply: 1 A, 2 B", kind=Kind.PROMPT, options=(Option("A", "n0"),), message_id="p"),
+        out("After the prompt.", message_id="d"),
+        out("x" * 150, message_id="e"),
     ]
-    groups = fold(bodies)
-    assert [[b["message_id"] for b in g] for g in groups] == [["a", "deal-role", "b", "c", "p"], ["d"], ["e"]]
+    groups = [[bodies[i] for i in g] for g in fold(bodies)]
+    assert [[b.message_id for b in g] for g in groups] == [["a", "deal-role", "b", "c", "p"], ["d"], ["e"]]
     assert merged_text(groups[0]) == (
         f"{h}\nPublic one.\nRole: Liberal.\n---\nPublic two.\nSecret three.\nPrompt. Reply: 1 A, 2 B"
     )
 
 
 def test_a_part_that_a_later_part_of_the_same_text_says_is_left_out() -> None:
-    nominated = {"message_id": "chancellor-nominated", "text": "Ann nominates Bob as Chancellor. Vote now."}
-    vote = {"message_id": "prompt-vote", "text": "President Ann, Chancellor Bob? Reply: 1 Ja, 2 Nein",
-            "choices": [{"label": "Ja", "token": "vj"}]}
-    candidate = {"message_id": "presidential-candidate", "text": "Presidential Candidate: Cy."}
-    enacted = {"message_id": "policy-enacted", "text": "Enacted: Liberal policy."}
-    assert merged_text([nominated, vote]) == vote["text"]
-    assert merged_text([vote, nominated]) == f"{vote['text']}\n{nominated['text']}"  # only a later part implies
+    nominated = out("Ann nominates Bob as Chancellor. Vote now.", kind=Kind.CALL, decision=8)
+    vote = out("President Ann, Chancellor Bob? Reply: 1 Ja, 2 Nein", kind=Kind.PROMPT, decision=8,
+               options=(Option("Ja", "vj"),))
+    candidate = out("Presidential Candidate: Cy.", kind=Kind.CALL, decision=9)
+    enacted = out("Enacted: Liberal policy.", decision=9)
+    assert merged_text([nominated, vote]) == vote.text
+    assert merged_text([vote, nominated]) == f"{vote.text}\n{nominated.text}"  # only a later part says it again
     assert merged_text([enacted, candidate]) == "Enacted: Liberal policy.\nPresidential Candidate: Cy."
-    nominate = {"message_id": "prompt-nominate", "text": "Your Chancellor? Reply: 1 Ann", "choices": [{}]}
+    nominate = out("Your Chancellor? Reply: 1 Ann", kind=Kind.PROMPT, decision=9, options=(Option("Ann", "n0"),))
     assert merged_text([enacted, candidate, nominate]) == "Enacted: Liberal policy.\nYour Chancellor? Reply: 1 Ann"
-    assert fold([nominated, vote]) == [[nominated, vote]]  # both delivered by the one text
+    other = out("Your Chancellor? Reply: 1 Ann", kind=Kind.PROMPT, decision=10, options=(Option("Ann", "n0"),))
+    assert merged_text([candidate, other]) == f"{candidate.text}\n{other.text}"  # a prompt for another decision
+    assert fold([nominated, vote]) == [[0, 1]]  # both delivered by the one text
 
 
 # --- delivery status callbacks ---------------------------------------------------------------------------
@@ -564,7 +606,7 @@ STATUS = f"{PUBLIC_URL}/sms/status"
 def test_texts_ask_twilio_for_status_callbacks_only_with_a_public_url(phones: Phones) -> None:
     phones.text(number(0), "NEWGAME Ann")
     assert phones.fake.sent[-1]["StatusCallback"] == STATUS
-    local = Settings.load({k: v for k, v in ENV.items() if k != "MODERATOR_PUBLIC_URL"})
+    local = SmsSettings.of(Settings.load({k: v for k, v in ENV.items() if k != "MODERATOR_PUBLIC_URL"}))
     assert local.status_callback is None and local.status_url == "http://127.0.0.1:8000/sms/status"
 
 
@@ -696,8 +738,12 @@ def test_a_mixed_table_of_sms_and_chat_players(phones: Phones) -> None:
     chat: dict[str, list[dict[str, Any]]] = {}
 
     class Chat:
-        def send(self, address: str, body: dict[str, Any]) -> None:
-            chat.setdefault(address, []).append(body)
+        capabilities = Capabilities()
+
+        def send_batch(self, address: str, messages: Sequence[Outbound]) -> list[Result]:
+            chat.setdefault(address, []).extend(as_body(m) for m in messages)
+            return [Delivered() for _ in messages]
+
 
     p.others["chat"] = p.call(lambda: Sender(p.service.store, {"chat": Chat()}, clock=p.clock))
     p.text(number(0), "NEWGAME Ximena")
@@ -773,11 +819,10 @@ def play_by_text_numbers(p: Phones, rng: random.Random) -> None:
 def test_a_table_resumes_after_a_restart(tmp_path: Any) -> None:
     path = tmp_path / "moderator.db"
     fake = FakeTwilio()
-    channel = SmsChannel(client(fake), OUR_NUMBER)
     settings = Settings.load(ENV)
     rng = random.Random(9)
     for round_ in range(2):
-        app = create_app(settings, lambda: Store(path), channel=channel, deliver_every=0.01,
+        app = create_app(settings, channels=(SPEC,), store_factory=lambda: Store(path), network={CHANNEL: fake},
                          seed=lambda: rng.getrandbits(64))
         with TestClient(app) as http:
             def text(phone: str, body: str, sid: str) -> None:

@@ -15,12 +15,14 @@ from telegram.ext import AIORateLimiter
 
 from moderator import cli
 from moderator.catalog import Catalog
+from moderator.channels import Kind, Outbound
+from moderator.settings import Settings
 from moderator.transports import telegram as telegram_transport
 from moderator.transports.telegram import (
     CALLBACK_LIMIT,
     COMMANDS,
     GROUP_PER_MINUTE,
-    Settings,
+    TelegramSettings,
     build_application,
     compose,
 )
@@ -382,8 +384,9 @@ def test_a_group_upgraded_to_a_supergroup_keeps_working(tmp_path: Path) -> None:
 
 
 def test_secrets_start_with_a_neutral_line_and_hide_in_a_spoiler() -> None:
-    body = {"text": f"{HEADER}\nYour secret role: Hitler & co <3", "secret": True, "message_id": "deal-role"}
-    public = {"text": "Ann nominates Bob.", "secret": False, "message_id": "chancellor-nominated"}
+    body = Outbound(Kind.NOTE, f"{HEADER}\nYour secret role: Hitler & co <3", secret=True, message_id="deal-role")
+    public = Outbound(Kind.CALL, "Ann nominates Bob.", message_id="chancellor-nominated")
+
     text, secret = compose([public, body])
     assert secret and text.startswith(HEADER + "\n\n")
     plain, entities = parse_html(text)
@@ -446,11 +449,13 @@ def test_a_seat_button_made_for_an_older_seating_order_moves_nobody(tmp_path: Pa
 
 
 def test_settings_read_the_environment_then_a_dotenv_file(tmp_path: Path) -> None:
-    (tmp_path / ".env").write_text("# bot\nTELEGRAM_TOKEN='123:abc'\nexport TELEGRAM_API_URL=http://localhost:8081\n")
+    (tmp_path / ".env").write_text("# bot\nTELEGRAM_TOKEN='123:abc'\nexport TELEGRAM_API_URL=http://localhost:8081\n"
+                                   "MODERATOR_PORT=\"8001\"  # a comment after a quoted value\n")
     settings = Settings.load({"MODERATOR_DB": str(tmp_path / "x.db")}, tmp_path)
-    assert settings.token == "123:abc" and settings.api_url == "http://localhost:8081"
-    assert settings.db_path == tmp_path / "x.db"
-    assert Settings.load({"TELEGRAM_TOKEN": "9:z"}, tmp_path).token == "9:z"
+    telegram = TelegramSettings.of(settings)
+    assert telegram.token == "123:abc" and telegram.api_url == "http://localhost:8081"
+    assert settings.db_path == tmp_path / "x.db" and settings.port == 8001
+    assert TelegramSettings.of(Settings.load({"TELEGRAM_TOKEN": "9:z"}, tmp_path)).token == "9:z"
 
 
 def test_moderator_telegram_without_a_token_says_so_and_exits_2(

@@ -12,15 +12,19 @@ from __future__ import annotations
 
 import os
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from moderator.channels import Capabilities, Delivered, Outbound, Result
 from moderator.commands import Choose, Inbound, Join, OpenTable, Start
-from moderator.service import Sender, Service
+from moderator.delivery import Sender
+from moderator.service import Service
 from moderator.store import Store
+from tests.fakes import as_body
 
 HERE = Path(__file__).parent / "transcripts"
 NAMES = ("Ann", "Bob", "Cy", "Dee", "Eve", "Fay", "Gus")
@@ -34,8 +38,15 @@ class Phones:
     lines: list[str] = field(default_factory=list)
     open_prompts: dict[str, dict[str, Any]] = field(default_factory=dict)
     names: dict[str, str] = field(default_factory=dict)
+    capabilities: Capabilities = field(default_factory=Capabilities)
+
+    def send_batch(self, address: str, messages: Sequence[Outbound]) -> list[Result]:
+        for message in messages:
+            self.send(address, as_body(message))
+        return [Delivered() for _ in messages]
 
     def send(self, address: str, body: dict[str, Any]) -> None:
+
         who = self.names.get(address, address)
         self.lines.append(f"[{who}] ({body['message_id']})")
         self.lines.extend(f"    {line}" for line in str(body["text"]).splitlines())

@@ -243,8 +243,8 @@ def test_browser_telegram_and_sms_seats_play_one_game_together(tmp_path: Path) -
                 prompts = [json.loads(b) for (b,) in s.rows(
                     "SELECT body FROM outbox WHERE channel = 'telegram' AND address = ? ORDER BY id",
                     (str(ANN["id"]),))]
-                prompt = [p for p in prompts if p.get("choices")][-1]
-                data = callback(prompt["table"], prompt["decision"], rng.choice(prompt["choices"])["token"])
+                prompt = [p for p in prompts if p["kind"] == "prompt"][-1]
+                data = callback(prompt["table"], prompt["decision"], rng.choice(prompt["options"])[1])
                 query = {"id": f"q{turn}", "from": ANN, "chat_instance": "ci", "data": data,
                          "message": {"message_id": 1, "chat": private_chat(ANN), "date": 1_800_000_000, "text": "?"}}
                 assert s.update({"update_id": 10_000 + turn, "callback_query": query}) == 200

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from moderator.serve import Settings, create_app
+from moderator.app import create_app
+from moderator.settings import Settings
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")  # Starlette 1.x asks for httpx2; httpx works the same here
@@ -130,7 +131,7 @@ def every_channel(tmp_path: Path, *, deliver: bool = False) -> Iterator[Any]:
 
     db = tmp_path / "every.db"
     api, twilio = WebhookBotAPI(clock=lambda: 1_800_000_000.0), FakeTwilio()
-    app = create_app(Settings.load(env(db, MODERATOR_WEB="on"), cwd=tmp_path), telegram_request=api,
-                     twilio_http=twilio, deliver=deliver)
+    app = create_app(Settings.load(env(db, MODERATOR_WEB="on"), cwd=tmp_path), network={"telegram": api, "sms": twilio},
+                     deliver=deliver)
     with TestClient(app) as client:
         yield Server(client, api, twilio, db)

@@ -6,11 +6,11 @@ your seat (or, when watching, for the table) are printed. You see only what your
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TextIO
+from typing import Final, TextIO
 
+from ..channels import Capabilities, Delivered, Kind, Outbound, Port, Result
 from ..commands import (
     AddComputers,
     Ask,
@@ -23,10 +23,10 @@ from ..commands import (
     SetLanguage,
     Start,
 )
-from ..service import Sender, Service
-from ..store import Store
 
-CHANNEL = "console"
+CHANNEL: Final = "console"
+CAPABILITIES: Final = Capabilities()
+"""A terminal shows a prompt's options itself, as a numbered list."""
 YOU = "you"
 TABLE = "table"
 
@@ -54,20 +54,25 @@ class ConsoleChannel:
     decision: int | None = None
     table_id: str | None = None
     printed: list[str] = field(default_factory=list)
+    capabilities: Capabilities = CAPABILITIES
 
-    def send(self, address: str, body: dict[str, Any]) -> None:
-        """Print one message (with its numbered options, if it is a prompt)."""
-        text = str(body.get("text", ""))
-        if body.get("message_id") == "vote-progress" and not self.output.isatty():
+    def send_batch(self, address: str, messages: Sequence[Outbound]) -> list[Result]:
+        """Print each message (with its numbered options, if it is a prompt)."""
+        for message in messages:
+            self.show(message)
+        return [Delivered() for _ in messages]
+
+    def show(self, message: Outbound) -> None:
+        if message.kind is Kind.COUNTER and not self.output.isatty():
             # A group chat edits one counter in place; a printed story (--watch, a pipe) leaves it out.
             return
-        choices = body.get("choices") or []
-        if choices:
-            self.decision = body.get("decision", self.decision)
-            options = "  ".join(f"[{i}] {c['label']}" for i, c in enumerate(choices, 1))
+        text = message.text
+        if message.kind is Kind.PROMPT and message.options:
+            self.decision = message.decision if message.decision is not None else self.decision
+            options = "  ".join(f"[{i}] {o.label}" for i, o in enumerate(message.options, 1))
             text = f"{text}\n{options}"
-        if body.get("table"):
-            self.table_id = body["table"]
+        if message.table:
+            self.table_id = message.table
         self.printed.append(text)
         print(text, file=self.output)
         print(file=self.output)
@@ -92,29 +97,28 @@ def parse(line: str, decision: int | None) -> Command | None:
 
 
 def play(
+    port: Port,
+    console: ConsoleChannel,
+    deliver: Callable[[], object],
     *,
     players: int,
     name: str,
     theme: str,
     language: str,
-    seed: int | None,
     watch: bool,
     read: Callable[[str], str] = input,
-    output: TextIO = sys.stdout,
-    store: Store | None = None,
 ) -> int:
-    """Run one game at the console until it ends (or you quit); returns the exit status."""
-    store = store or Store(memory=True)
-    service = Service(store) if seed is None else Service(store, seed=lambda: seed)
-    console = ConsoleChannel(output)
-    sender = Sender(store, {CHANNEL: console})
+    """Run one game at the console until it ends (or you quit); returns the exit status. ``deliver`` prints
+    whatever the service queued."""
     counter = iter(range(1, 1_000_000_000))
+    table_id: str | None = None
 
     def send(command: Command, raw: str = "", chat: str | None = None) -> None:
-        service.handle(Inbound(CHANNEL, YOU, command, external_id=f"console-{next(counter)}",
-                               language=language, chat=chat, raw=raw))
-        while sender.deliver_due():
-            pass
+        nonlocal table_id
+        receipt = port.handle(Inbound(CHANNEL, YOU, command, external_id=f"console-{next(counter)}",
+                                      language=language, chat=chat, raw=raw))
+        table_id = table_id or (receipt.tables[0] if receipt.tables else None)
+        deliver()
 
     if watch:
         # Watching: the terminal is the table's public channel and every seat is a computer player.
@@ -124,11 +128,8 @@ def play(
         send(OpenTable(name, theme=theme))
         send(AddComputers(players - 1))
     send(Start())
-    table_id = service.store.tables_of(CHANNEL, YOU)[0].id
     while True:
-        table = service.table(table_id)
-        assert table is not None
-        if table.row.status == "over":
+        if table_id is None or port.game_over(table_id):
             return 0
         if watch:
             # Computer players move by themselves; a watched game that cannot go on is a bug.

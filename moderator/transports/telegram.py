@@ -4,41 +4,40 @@ Usage::
 
     TELEGRAM_TOKEN=123456:ABC... moderator telegram     # long polling; MODERATOR_DB names the database
 
-It translates and nothing else. An update becomes an ``Inbound`` for ``Service.handle`` (the address is the
-person's private chat, ``chat`` the group it was typed in); the outbox's messages become Bot API calls through
-``TelegramChannel``, which the service's ``Sender`` drives. The channel folds what it delivers so a game stays
+It translates and nothing else. An update becomes an ``Inbound`` for the service (the address is the person's
+private chat, ``chat`` the group it was typed in, ``press`` the button pressed); the outbox's messages become Bot
+API calls through ``TelegramChannel``. The channel folds what it delivers by each message's kind so a game stays
 cheap: everything due for one chat goes out as one message, the vote counter and the lobby are single messages
-edited in place, a confirmation of a pressed button is shown by editing the prompt it answers, and a group
-gets at most one send or edit every ``GROUP_INTERVAL`` seconds (Telegram allows 20 a minute per group).
+edited in place, the answer to a pressed button is shown by editing the prompt it answers, the board is one
+photo edited in place, and a group gets at most one send or edit every ``GROUP_INTERVAL`` seconds (Telegram
+allows 20 a minute per group).
 
-Threads: PTB runs on the asyncio loop, and so does the service (its SQLite connection belongs to that thread).
-The ``Sender`` runs on one worker thread with its own ``Store`` connection; the channel, called there, hands each
-Bot API call back to the loop and waits for it. Nothing else crosses: button presses reach the channel and
-reports (unreachable players, migrated groups) come back through thread-safe queues.
+Threads: PTB runs on the asyncio loop, and so does the service. The channel's deliveries run on a worker thread
+(``Runtime.delivery``); it hands each Bot API call back to the loop and waits for it. Its reports (unreachable
+players, migrated groups) come back to the loop through a thread-safe queue.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
+import hmac
 import html
-import io
 import json
 import logging
-import os
 import time
 import warnings
-import zlib
 from collections import OrderedDict, deque
-from collections.abc import Callable, Coroutine, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
-from pathlib import Path
+from functools import partial
 from typing import Any, Final
 
-import qrcode
-from qrcode.image.pil import PilImage
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Route
 from telegram import (
     Bot,
     BotCommand,
@@ -46,7 +45,6 @@ from telegram import (
     InlineKeyboardMarkup,
     InputMediaPhoto,
     Message,
-    MessageEntity,
     Update,
     User,
 )
@@ -63,8 +61,24 @@ from telegram.ext import (
 from telegram.helpers import create_deep_linked_url
 from telegram.request import BaseRequest
 
-from ..board import BOARD_MESSAGE, Board, catalog_for, render_png
-from ..catalog import DEFAULT_LANGUAGE, DEFAULT_THEME, Catalog, UnknownCatalog, languages, themes
+from ..board import catalog_for, render_png
+from ..catalog import DEFAULT_LANGUAGE, DEFAULT_THEME, Catalog, languages, themes
+from ..channels import (
+    Capabilities,
+    Channel,
+    Delivered,
+    Delivery,
+    JoinWay,
+    Kind,
+    Option,
+    Outbound,
+    PermanentFailure,
+    Port,
+    Result,
+    Running,
+    Runtime,
+    TemporaryFailure,
+)
 from ..commands import (
     AddComputers,
     Ask,
@@ -75,9 +89,10 @@ from ..commands import (
     HostCommand,
     Inbound,
     Join,
+    LobbyControl,
     MovePhone,
-    MoveSeat,
     OpenTable,
+    Press,
     Query,
     Seating,
     SetLanguage,
@@ -85,13 +100,19 @@ from ..commands import (
     SetTheme,
     Start,
 )
-from ..service import PermanentFailure, Sender, Service, Table, TemporaryFailure
-from ..store import BoardMessage, Store, default_path
+from ..qr import qr_png
+from ..settings import Settings
 
 log = logging.getLogger(__name__)
 
 CHANNEL: Final = "telegram"
+CAPABILITIES: Final = Capabilities(buttons=True, images=True, toasts=True)
+"""Buttons, the board as a photo in a group, and a press answered at once (``answerCallbackQuery``)."""
 
+TELEGRAM_PATH: Final = "/telegram"
+SECRET_HEADER: Final = "X-Telegram-Bot-Api-Secret-Token"
+MAX_BODY: Final = 256 * 1024
+"""Bytes of a webhook body we read at most (a Telegram update is a few kilobytes)."""
 GROUP_INTERVAL: Final = 3.0
 """Seconds between two sends or edits into one group: at most 20 a minute, Telegram's limit per group."""
 GROUP_PER_MINUTE: Final = 20
@@ -108,7 +129,7 @@ CALLBACK_LIMIT: Final = 64
 API_TIMEOUT: Final = 60.0
 """Seconds the sender thread waits for one Bot API call."""
 KNOWN_MESSAGES: Final = 5000
-"""Sent messages whose text the channel remembers, to edit them in place (older ones are edited from the update)."""
+"""Sent messages whose text the channel remembers, to edit them in place (older ones are edited from the press)."""
 
 COMMANDS: Final = (
     "newgame",
@@ -148,66 +169,36 @@ _HOST: Final = {
 }
 _VOTES: Final = {"ja": "ja", "nein": "nein", "yes": "ja", "no": "nein", "j": "ja", "n": "nein"}
 
-# Catalog ids the channel folds specially.
-_ECHOES: Final = frozenset({"vote-recorded", "vote-changed", "policy-discarded", "party-membership-seen"})
-"""Replies to a pressed button: shown by editing the prompt that was pressed, not as a new message."""
-_LOBBY: Final = frozenset({"seat-taken", "seats-list", "computers-added"})
-"""The seat list: one message per chat, edited in place as people join."""
-_COUNTER: Final = "vote-progress"
-_NOMINATION: Final = "chancellor-nominated"
-"""A message holding a nomination becomes the home of that vote's counter."""
-_RESULTS: Final = frozenset({"election-elected", "election-rejected"})
-
 _ARROW: Final = "\u27a1\ufe0f "
-_UP: Final = "\u2b06\ufe0f "
-_COMPUTER: Final = "\U0001f916 +1"
-_GO: Final = "\u25b6\ufe0f"
 _SCREEN: Final = "\U0001f4fa"
 _SEAT: Final = "\U0001fa91 "
+_LOBBY: Final = "L"
+"""The callback data's kind of the lobby's controls (``<table>:L:<token>``)."""
 
 
 # --- configuration ----------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
-class Settings:
-    """What ``moderator telegram`` reads from the environment (or a ``.env`` file in the working directory)."""
+class TelegramSettings:
+    """The Telegram channel's part of the settings."""
 
     token: str | None
     api_url: str | None
-    db_path: Path
+    secret: str | None
+    """Checked on every webhook request: ``TELEGRAM_WEBHOOK_SECRET``, else derived from the token."""
+    path: str
 
     @classmethod
-    def load(cls, environ: dict[str, str] | None = None, cwd: Path | None = None) -> Settings:
-        """The environment wins over ``.env``; ``MODERATOR_DB`` names the database."""
-        env = dict(os.environ if environ is None else environ)
-        dotenv = read_dotenv((cwd or Path.cwd()) / ".env")
-        merged = {**dotenv, **{k: v for k, v in env.items() if v}}
-        db = merged.get("MODERATOR_DB")
-        return cls(
-            token=merged.get("TELEGRAM_TOKEN") or None,
-            api_url=merged.get("TELEGRAM_API_URL") or None,
-            db_path=Path(db).expanduser() if db else default_path(),
-        )
-
-
-def read_dotenv(path: Path) -> dict[str, str]:
-    """``KEY=value`` lines of a ``.env`` file (comments, blank lines and ``export`` allowed; quotes stripped)."""
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError:
-        return {}
-    out: dict[str, str] = {}
-    for line in lines:
-        line = line.strip()
-        if not line or line.startswith("#") or "=" not in line:
-            continue
-        key, _, value = line.removeprefix("export ").partition("=")
-        value = value.strip()
-        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-            value = value[1:-1]
-        out[key.strip()] = value
-    return out
+    def of(cls, settings: Settings) -> TelegramSettings:
+        env = settings.env
+        token = env.get("TELEGRAM_TOKEN")
+        secret = env.get("TELEGRAM_WEBHOOK_SECRET")
+        if token and not secret:
+            # Stable across restarts, unknown to anyone without the token.
+            secret = hashlib.sha256(f"moderator-webhook:{token}".encode()).hexdigest()
+        return cls(token=token, api_url=env.get("TELEGRAM_API_URL"), secret=secret,
+                   path="/" + env.get("TELEGRAM_WEBHOOK_PATH", TELEGRAM_PATH).strip("/"))
 
 
 def bot_api_url(api_url: str) -> str:
@@ -223,14 +214,18 @@ def build_application(
     request: BaseRequest | None = None,
     updates_request: BaseRequest | None = None,
     rate_limiter: bool = True,
+    updater: bool = True,
 ) -> Application[Any, Any, Any, Any, Any, Any]:
-    """A PTB ``Application``: our Bot API URL, and ``AIORateLimiter`` under our own pacing."""
+    """A PTB ``Application``: our Bot API URL, and ``AIORateLimiter`` under our own pacing (``updater=False``:
+    updates come from our webhook route instead of long polling)."""
     builder = Application.builder().token(token)
     if api_url:
         base = bot_api_url(api_url)
         builder = builder.base_url(base).base_file_url(base.removesuffix("/bot") + "/file/bot")
     if request is not None:
         builder = builder.request(request).get_updates_request(updates_request or request)
+    if not updater:
+        builder = builder.updater(None)
     if rate_limiter:
         # PTB paces the bot's calls overall but never retries a 429 itself (max_retries=0): it would sleep in the
         # one sender thread and stall every table. ``RetryAfter`` comes back to the outbox as TemporaryFailure.
@@ -246,36 +241,24 @@ def escape(text: str) -> str:
     return html.escape(text, quote=False)
 
 
-def qr_png(url: str) -> bytes:
-    """A QR code of ``url`` as PNG bytes."""
-    code = qrcode.QRCode(error_correction=qrcode.constants.ERROR_CORRECT_M, box_size=10, border=4,
-                         image_factory=PilImage)
-    code.add_data(url)
-    image = code.make_image()
-    buffer = io.BytesIO()
-    image.save(buffer, format="PNG")
-    return buffer.getvalue()
-
-
-def _part(body: dict[str, Any]) -> tuple[str, str | None]:
-    """One body as HTML, and its neutral first line if it carries a secret (the secret goes in a spoiler)."""
-    text = str(body.get("text", ""))
-    if not body.get("secret"):
-        return escape(text), None
-    header, _, secret = text.partition("\n")
+def _part(message: Outbound) -> tuple[str, str | None]:
+    """One message as HTML, and its neutral first line if it carries a secret (the secret goes in a spoiler)."""
+    if not message.secret:
+        return escape(message.text), None
+    header, _, secret = message.text.partition("\n")
     return (f"<tg-spoiler>{escape(secret)}</tg-spoiler>" if secret else ""), header
 
 
-def compose(bodies: Sequence[dict[str, Any]]) -> tuple[str, bool]:
-    """Several bodies as one message's HTML, and whether it carries a secret.
+def compose(messages: Sequence[Outbound]) -> tuple[str, bool]:
+    """Several messages as one message's HTML, and whether it carries a secret.
 
     A secret message starts with the neutral line (so a lock-screen preview shows nothing) and hides every
     secret part in spoiler formatting; public parts in the same message stay plain.
     """
     parts: list[str] = []
     header: str | None = None
-    for body in bodies:
-        part, neutral = _part(body)
+    for message in messages:
+        part, neutral = _part(message)
         header = header or neutral
         if part:
             parts.append(part)
@@ -285,7 +268,7 @@ def compose(bodies: Sequence[dict[str, Any]]) -> tuple[str, bool]:
     return text, header is not None
 
 
-def callback(table: str | None, decision: int | None, token: str) -> str:
+def callback(table: str | None, decision: int | str | None, token: str) -> str:
     """Callback data ``<table>:<decision>:<token>``; at most 64 bytes."""
     data = f"{table or ''}:{'-' if decision is None else decision}:{token}"
     assert len(data.encode()) <= CALLBACK_LIMIT, data
@@ -297,49 +280,35 @@ def _rows(buttons: list[InlineKeyboardButton], longest: int) -> list[list[Inline
     return [buttons[i : i + per_row] for i in range(0, len(buttons), per_row)]
 
 
-def prompt_keyboard(body: dict[str, Any]) -> InlineKeyboardMarkup | None:
-    """The buttons of a prompt: one per choice, carrying table, decision and action token."""
-    choices = body.get("choices") or []
-    if not choices:
+def keyboard(options: Sequence[Option], table: str | None, decision: int | None) -> InlineKeyboardMarkup | None:
+    """The buttons of a prompt: one per option, carrying table, decision and token."""
+    if not options:
         return None
-    table, decision = body.get("table"), body.get("decision")
-    buttons = [InlineKeyboardButton(c["label"], callback_data=callback(table, decision, c["token"])) for c in choices]
-    return InlineKeyboardMarkup(_rows(buttons, max(len(c["label"]) for c in choices)))
+    buttons = [InlineKeyboardButton(o.label, callback_data=callback(table, decision, o.token)) for o in options]
+    return InlineKeyboardMarkup(_rows(buttons, max(len(o.label) for o in options)))
 
 
-def seating_version(names: Sequence[str]) -> str:
-    """A short fingerprint of a seating order: a move button made for another order is no longer current."""
-    return f"{zlib.crc32(chr(31).join(names).encode()) & 0xFFFF:04x}"
-
-
-def lobby_keyboard(body: dict[str, Any]) -> InlineKeyboardMarkup | None:
-    """The host's seating controls: move a seat up one place, add a computer player, start."""
-    table, seats = body.get("table"), body.get("seats")
-    if not body.get("host") or not table or seats is None:
+def lobby_keyboard(message: Outbound) -> InlineKeyboardMarkup | None:
+    """The host's seating controls: move a seat up one place, add a computer player, start (the last two in a
+    row of their own)."""
+    seating = message.seating
+    if seating is None or not seating.controls or not seating.open:
         return None
-    version = seating_version(seats)
-    moves = [
-        InlineKeyboardButton(_UP + name, callback_data=f"{table}:L:u{i}.{version}")
-        for i, name in enumerate(seats)
-        if i > 0
-    ]
-    rows = _rows(moves, max((len(n) for n in seats), default=0) + 2)
-    rows.append(
-        [
-            InlineKeyboardButton(_COMPUTER, callback_data=f"{table}:L:cpu"),
-            InlineKeyboardButton(_GO, callback_data=f"{table}:L:go"),
-        ]
-    )
+    *moves, computer, go = seating.controls
+    buttons = [InlineKeyboardButton(o.label, callback_data=callback(message.table, _LOBBY, o.token)) for o in moves]
+    rows = _rows(buttons, max((len(n) for n in seating.names), default=0) + 2)
+    rows.append([InlineKeyboardButton(o.label, callback_data=callback(message.table, _LOBBY, o.token))
+                 for o in (computer, go)])
     return InlineKeyboardMarkup(rows)
 
 
-def chunks(bodies: Sequence[dict[str, Any]], limit: int = TEXT_LIMIT) -> list[list[dict[str, Any]]]:
-    """Bodies grouped so that each group composes to at most ``limit`` characters (a long body alone)."""
-    out: list[list[dict[str, Any]]] = [[]]
-    for body in bodies:
-        if out[-1] and len(compose(out[-1] + [body])[0]) > limit:
+def chunks(messages: Sequence[Outbound], limit: int = TEXT_LIMIT) -> list[list[Outbound]]:
+    """Messages grouped so that each group composes to at most ``limit`` characters (a long one alone)."""
+    out: list[list[Outbound]] = [[]]
+    for message in messages:
+        if out[-1] and len(compose([*out[-1], message])[0]) > limit:
             out.append([])
-        out[-1].append(body)
+        out[-1].append(message)
     return [c for c in out if c]
 
 
@@ -367,22 +336,6 @@ class _Live:
         return "\n\n".join(p for p in (self.html, self.choice, self.counter) if p)
 
 
-@dataclass(frozen=True, slots=True)
-class Pressed:
-    """A button press the service accepted: its prompt is edited to show the choice."""
-
-    chat: int
-    message_id: int
-    html: str
-    """The prompt's text as the update showed it (used when the channel does not remember the message)."""
-    label: str
-    secret: bool
-    keep: InlineKeyboardMarkup | None
-    """Buttons to keep (a vote can be changed until the last vote is in); None removes them."""
-    protected: bool = False
-    """The prompt was sent with ``protect_content`` (used when the channel does not remember the message)."""
-
-
 @dataclass
 class _Pace:
     last: float = float("-inf")
@@ -391,38 +344,39 @@ class _Pace:
     window: deque[float] = field(default_factory=deque)
 
 
+class _Moved(Exception):
+    """The chat became a supergroup (``new``): deliver there."""
+
+    def __init__(self, new: int) -> None:
+        super().__init__(new)
+        self.new = new
+
+
 class TelegramChannel:
-    """The service's ``Channel`` for Telegram: folds the outbox into few Bot API calls (runs on the sender thread)."""
+    """The channel for Telegram: folds what is due for one chat into few Bot API calls (runs on the sender's
+    thread)."""
+
+    capabilities: Final = CAPABILITIES
 
     def __init__(self, bot: Bot, loop: asyncio.AbstractEventLoop, *, clock: Callable[[], float] = time.time,
-                 store: Store | None = None, screen_url: str | None = None) -> None:
+                 screen_url: Callable[[str], str | None] = lambda table: None) -> None:
         self.bot = bot
         self.screen_url = screen_url
-        """Where the browser channel serves table screens (``<url>/table/<id>``), if it is on."""
+        """The address of a table's screen, if the browser channel serves one."""
         self.loop = loop
         self.clock = clock
-        self.store = store
-        """The sender thread's database connection: where the board message of each chat is remembered."""
-        self._boards: dict[tuple[str, str], BoardMessage] = {}
-        """Board messages by (chat, table) when there is no ``store``."""
         self._lobby: dict[int, _Live] = {}
-        self._counter: dict[int, _Live] = {}
-        self._voting: dict[int, bool] = {}
+        self._counter: dict[int, tuple[int | None, _Live]] = {}
+        """The message of each chat that shows the open vote's counter, with that vote's decision."""
         self._known: OrderedDict[tuple[int, int], _Live] = OrderedDict()
         self._pace: dict[int, _Pace] = {}
         self._moved: dict[int, int] = {}
         self._reported: set[str] = set()
-        self._pending: dict[int, list[Pressed]] = {}
-        # Thread-safe hand-overs between the loop thread and the sender thread.
-        self._pressed: deque[Pressed] = deque()
+        # Thread-safe hand-overs between the sender's thread and the loop's.
         self._back: deque[str] = deque()
         self._notices: deque[tuple[str, str, str]] = deque()
 
     # --- hand-overs -----------------------------------------------------------------------------------
-
-    def pressed(self, press: Pressed) -> None:
-        """(Loop thread.) A press was accepted: its prompt shows the choice with the next delivery."""
-        self._pressed.append(press)
 
     def reachable(self, address: str) -> None:
         """(Loop thread.) This person wrote to us: report them again if they become unreachable later."""
@@ -435,63 +389,38 @@ class TelegramChannel:
             out.append(self._notices.popleft())
         return out
 
-    # --- the Channel protocol ---------------------------------------------------------------------------
+    # --- the port -------------------------------------------------------------------------------------
 
-    def send(self, address: str, body: dict[str, Any]) -> None:
-        """Deliver one message (see ``send_batch``)."""
-        result = self.send_batch(address, [body])[0]
-        if result is not None:
-            raise result
-
-    def send_batch(self, address: str, bodies: Sequence[dict[str, Any]]) -> list[Exception | None]:
+    def send_batch(self, address: str, messages: Sequence[Outbound]) -> list[Result]:
         """Deliver everything due for one chat, folded into as few calls as pacing and Telegram allow."""
-        self._drain()
+        while self._back:
+            self._reported.discard(self._back.popleft())
         chat = self._moved.get(int(address), int(address))
-        keep = _relevant(bodies)
-        results: list[Exception | None] = [None] * len(bodies)
+        keep = _relevant(messages)
+        results: list[Result] = [Delivered()] * len(messages)
         if not keep:
             return results  # only superseded vote counters: the newer count says it all
-        kept = [bodies[i] for i in keep]
+        kept = [messages[i] for i in keep]
         wait = self._wait(chat, kept)
         if wait > 0:
             for i in keep:
                 results[i] = TemporaryFailure("paced", wait)
             return results
         # The board image gets its own result: a board that fails must not send the text before it again.
-        boards = [i for i in keep if bodies[i].get("message_id") == BOARD_MESSAGE]
-        failure = self._attempt(address, chat, [bodies[i] for i in keep if i not in boards])
+        boards = [i for i in keep if messages[i].kind is Kind.BOARD]
+        texts = [messages[i] for i in keep if i not in boards]
+        failure = self._attempt(address, chat, lambda at: self._deliver(at, texts)) if texts else Delivered()
         for i in keep:
             results[i] = failure
         for i in boards:
-            results[i] = failure or self._attempt(address, chat, [bodies[i]])
-        return results
+            if isinstance(failure, Delivered):
+                results[i] = self._attempt(address, chat, partial(self._board_message, message=messages[i]))
 
-    def flush(self) -> int:
-        """Show accepted presses whose chat got nothing else to fold them into; returns how many edits."""
-        self._drain()
-        done = 0
-        for chat in list(self._pending):
-            # A press is shown at once in a private chat (a person presses no faster than Telegram allows).
-            if chat < 0:
-                paced = self._wait(chat, [])
-            else:
-                paced = self._pace.setdefault(chat, _Pace()).blocked_until - self.clock()
-            if paced > 0:
-                continue
-            if self._attempt(str(chat), chat, []) is None:
-                done += 1
-        return done
+        return results
 
     # --- internals --------------------------------------------------------------------------------------
 
-    def _drain(self) -> None:
-        while self._pressed:
-            press = self._pressed.popleft()
-            self._pending.setdefault(press.chat, []).append(press)
-        while self._back:
-            self._reported.discard(self._back.popleft())
-
-    def _wait(self, chat: int, bodies: Sequence[dict[str, Any]]) -> float:
+    def _wait(self, chat: int, messages: Sequence[Outbound]) -> float:
         """Seconds until this chat may get another send or edit (0: now)."""
         now = self.clock()
         pace = self._pace.setdefault(chat, _Pace())
@@ -504,12 +433,12 @@ class TelegramChannel:
             wait = max(wait, pace.last + GROUP_INTERVAL - now)
         else:
             wait = max(wait, pace.last + PRIVATE_INTERVAL - now)
-        board = chat < 0 and any(b.get("message_id") == BOARD_MESSAGE for b in bodies) and len(bodies) > 1
+        board = chat < 0 and any(m.kind is Kind.BOARD for m in messages) and len(messages) > 1
         # The board image is a call of its own after the text: leave room for both in this minute.
         if board and len(pace.window) >= GROUP_PER_MINUTE - 1:
             wait = max(wait, pace.window[-(GROUP_PER_MINUTE - 1)] + 60.0 - now)
-        shown = [b for b in bodies if b.get("message_id") != BOARD_MESSAGE]  # a vote leaves the board as it was
-        if shown and all(b.get("message_id") == _COUNTER for b in shown):
+        shown = [m for m in messages if m.kind is not Kind.BOARD]  # a vote leaves the board as it was
+        if shown and all(m.kind is Kind.COUNTER for m in shown):
             interval = COUNTER_INTERVAL if chat < 0 else PRIVATE_COUNTER_INTERVAL
             wait = max(wait, pace.counter + interval - now)
         return max(wait, 0.0)
@@ -523,17 +452,19 @@ class TelegramChannel:
         if counter:
             pace.counter = now
 
-    def _attempt(self, address: str, chat: int, bodies: list[dict[str, Any]], *,
-                 retry: bool = True) -> Exception | None:
-        """Deliver, translating Telegram's errors into the outbox's failures."""
+    def _attempt(self, address: str, chat: int, deliver: Callable[[int], str | None], *,
+                 retry: bool = True) -> Result:
+        """Deliver (``deliver(chat)`` returns the id of the message it leaves showing, if one), translating
+        Telegram's errors into the port's failures."""
         try:
-            self._deliver(chat, bodies)
+            return Delivered(ref=deliver(chat))
+        except _Moved as moved:
+            return TemporaryFailure(f"telegram: a target moved to {moved.new}")
         except ChatMigrated as exc:
-            # Only sends into ``chat`` get here (the QR code's own target is handled in ``_join_message``).
             new = self._migrate(chat, exc)
             if not retry or new == chat:
                 return TemporaryFailure(f"telegram: {chat} moved to {new}")
-            return self._attempt(address, new, bodies, retry=False)  # once: the new chat is where it goes
+            return self._attempt(address, new, deliver, retry=False)  # once: the new chat is where it goes
         except RetryAfter as exc:
             seconds = _seconds(exc)
             self._pace.setdefault(chat, _Pace()).blocked_until = self.clock() + seconds
@@ -550,7 +481,6 @@ class TelegramChannel:
         except TelegramError as exc:
             log.warning("telegram: %s: %s", chat, exc)
             return TemporaryFailure(f"telegram: {exc}")
-        return None
 
     def _migrate(self, chat: int, exc: ChatMigrated) -> int:
         """``chat`` (the chat that raised) became the supergroup ``exc`` names: map it and report it."""
@@ -562,43 +492,30 @@ class TelegramChannel:
         return new
 
     def _unreachable(self, address: str) -> None:
-        self._pending.pop(int(address), None)
         if int(address) > 0 and address not in self._reported:
             self._reported.add(address)
             self._notices.append(("unreachable", address, ""))
 
-    def _deliver(self, chat: int, bodies: list[dict[str, Any]]) -> None:
-        """The calls for one chat's folded bodies: join codes, choices shown, the lobby, the counter, the rest."""
-        presses = self._pending.pop(chat, [])
-        echoes = [b for b in bodies if b.get("message_id") in _ECHOES] if presses else []
-        folded: list[dict[str, Any]] = []
-        try:
-            for i, press in enumerate(presses):
-                folded = self._show_choice(chat, press, echoes if i == len(presses) - 1 else [])
-        except TelegramError:
-            self._pending[chat] = presses  # not shown yet (flood, network): the next attempt shows them
-            raise
-        rest = [b for b in bodies if not any(b is e for e in folded)]  # echoes not shown go as new messages
-        text: list[dict[str, Any]] = []
-        boards = [b for b in rest if b.get("message_id") == BOARD_MESSAGE]
-        for body in rest:
-            mid = body.get("message_id")
-            if mid == BOARD_MESSAGE:
-                continue  # drawn after the text it follows (only the latest: ``_relevant``)
-            if body.get("join_code"):
-                self._flush_text(chat, text)
-                self._join_message(chat, body)
-            elif mid in _LOBBY or (mid == "game-starting" and chat in self._lobby):
-                self._flush_text(chat, text)
-                self._lobby_message(chat, body)
-            elif mid == _COUNTER:
-                self._flush_text(chat, text)
-                self._counter_message(chat, body)
-            else:
-                text.append(body)
+    def _deliver(self, chat: int, messages: Sequence[Outbound]) -> None:
+        """The calls for one chat's folded messages: join codes, choices shown, the lobby, the counter, the rest."""
+        text: list[Outbound] = []
+        for message in messages:
+            match message.kind:
+                case Kind.JOIN:
+                    self._flush_text(chat, text)
+                    self._join_message(chat, message)
+                case Kind.LOBBY if message.seating is not None and (message.seating.open or chat in self._lobby):
+                    self._flush_text(chat, text)
+                    self._lobby_message(chat, message)
+                case Kind.COUNTER:
+                    self._flush_text(chat, text)
+                    self._counter_message(chat, message)
+                case Kind.ECHO if message.press is not None:
+                    if not self._show_choice(chat, message) and message.text:
+                        text.append(message)  # the prompt cannot show it: a message of its own
+                case _:
+                    text.append(message)
         self._flush_text(chat, text)
-        if boards:
-            self._board_message(chat, boards[-1])
 
     def _call(self, coroutine: Coroutine[Any, Any, Any]) -> Any:
         """Run one Bot API call on the loop and wait for it (never call this on the loop's own thread).
@@ -644,71 +561,70 @@ class TelegramChannel:
         self._remember(chat, live)
         return live
 
-    def _flush_text(self, chat: int, bodies: list[dict[str, Any]]) -> None:
-        """Send plain bodies as few messages as their length allows; the last one carries the buttons."""
-        if not bodies:
+    def _flush_text(self, chat: int, messages: list[Outbound]) -> None:
+        """Send plain messages as few as their length allows; the last one carries the buttons."""
+        if not messages:
             return
-        groups = chunks(bodies)
-        for group in groups:
+        for group in chunks(messages):
             html_text, secret = compose(group)
-            prompts = [b for b in group if b.get("choices")]
-            markup = prompt_keyboard(prompts[-1]) if prompts else None
+            prompts = [m for m in group if m.kind is Kind.PROMPT and m.options]
+            markup = keyboard(prompts[-1].options, prompts[-1].table, prompts[-1].decision) if prompts else None
             live = self._send_text(chat, html_text, secret=secret, markup=markup)
-            ids = [b.get("message_id") for b in group]
-            if any(m in _RESULTS for m in ids):
-                self._counter.pop(chat, None)
-                self._voting[chat] = False
-            if _NOMINATION in ids and not any(m in _RESULTS for m in ids[ids.index(_NOMINATION) :]):
-                self._counter[chat] = live  # this vote's counter is shown here
-                self._voting[chat] = True
-        bodies.clear()
+            for m in group:
+                if m.kind is Kind.RESULT:
+                    self._counter.pop(chat, None)
+                elif m.kind is Kind.CALL:
+                    self._counter[chat] = (m.decision, live)  # that vote's counter is shown here
+        messages.clear()
 
-    def _show_choice(self, chat: int, press: Pressed, echoes: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """Edit the pressed prompt to show the choice (best effort); returns the echoes it shows.
+    def _show_choice(self, chat: int, echo: Outbound) -> bool:
+        """Edit the pressed prompt to show the choice; True if it shows the echo (its text, or the choice).
 
-        A prompt that cannot be edited (deleted, too old) is left as it is: the press is dropped, never retried,
-        and its echoes go out as ordinary messages; it never decides the fate of the rest of the batch.
+        A prompt that cannot be edited (deleted, too old) is left as it is; it never decides the fate of the rest
+        of the batch. A secret is written only into a prompt that was sent protected.
         """
-        live = self._known.get((chat, press.message_id)) or _Live(
-            press.message_id, press.html, protected=press.protected)
+        press = echo.press
+        assert press is not None
+        live = self._known.get((chat, int(press.ref))) or _Live(int(press.ref), press.text, protected=press.protected)
         before = (live.markup, live.choice)
-        # A secret echo is folded only into a protected prompt; otherwise it goes as its own protected message.
-        shown = [e for e in echoes if live.protected or not e.get("secret")]
-        live.markup = press.keep
-        if shown:
-            live.choice = "\n\n".join(_part(e)[0] for e in shown)
-        elif len(shown) < len(echoes):
+        markup = keyboard(echo.options, echo.table, echo.decision)
+        folded = True
+        if echo.text and echo.secret and not live.protected:
+            folded = False
+            if markup is not None:
+                return False  # nothing changes on the prompt: its buttons stay, the echo goes on its own
             live.choice = ""  # the choice itself is the secret: the prompt only loses its buttons
-            if press.keep is not None:
-                return []  # nothing changes on the prompt
+        elif echo.text:
+            live.choice = _part(echo)[0]
         else:
             label = escape(press.label)
-            live.choice = _ARROW + (f"<tg-spoiler>{label}</tg-spoiler>" if press.secret else label)
+            live.choice = _ARROW + (f"<tg-spoiler>{label}</tg-spoiler>" if echo.secret else label)
+        live.markup = markup
         try:
             self._edit(chat, live)
         except BadRequest as exc:
             log.info("telegram: could not show a choice in %s: %s", chat, exc.message)
             live.markup, live.choice = before
-            return []
+            return False
         self._remember(chat, live)
-        return shown
+        return folded
 
-    def _join_message(self, chat: int, body: dict[str, Any]) -> None:
+    def _join_message(self, chat: int, message: Outbound) -> None:
         """The table's QR code and Join button (deep link ``https://t.me/<bot>?start=<code>``)."""
-        code = str(body["join_code"])
-        target = int(body["public"]) if body.get("public") else chat
+        assert message.join_code is not None
+        target = int(message.shown_in) if message.shown_in else chat
         target = self._moved.get(target, target)
-        url = create_deep_linked_url(self.bot.username, code)
-        rows = [[InlineKeyboardButton(_SEAT + code, url=url)]]
-        if body.get("table"):
+        url = create_deep_linked_url(self.bot.username, message.join_code)
+        rows = [[InlineKeyboardButton(_SEAT + message.join_code, url=url)]]
+        if message.table:
             # The host can fill seats with computer players and start before the seat list exists.
-            table = body["table"]
-            rows.append([InlineKeyboardButton(_COMPUTER, callback_data=f"{table}:L:cpu"),
-                         InlineKeyboardButton(_GO, callback_data=f"{table}:L:go")])
-            if self.screen_url:  # the board for a laptop or TV at the table
-                rows.append([InlineKeyboardButton(_SCREEN, url=f"{self.screen_url}/table/{table}")])
+            rows.append([InlineKeyboardButton(o.label, callback_data=callback(message.table, _LOBBY, o.token))
+                         for o in message.options])
+            screen = self.screen_url(message.table)
+            if screen:  # the board for a laptop or TV at the table
+                rows.append([InlineKeyboardButton(_SCREEN, url=screen)])
         markup = InlineKeyboardMarkup(rows)
-        caption = _cut(compose([body])[0], CAPTION_LIMIT)
+        caption = _cut(compose([message])[0], CAPTION_LIMIT)
         png = qr_png(url)
         try:
             self._call(self.bot.send_photo(target, photo=png, caption=caption, parse_mode=ParseMode.HTML,
@@ -719,103 +635,80 @@ class TelegramChannel:
                 self._call(self.bot.send_photo(target, photo=png, caption=caption, parse_mode=ParseMode.HTML,
                                                reply_markup=markup))
             except ChatMigrated as again:  # never map ``chat`` for what its target did: retried later
-                raise TelegramError(f"{target} moved again to {again.new_chat_id}") from again
-            except (Forbidden, BadRequest) as exc:
-                setattr(exc, "moderator_chat", target)  # noqa: B010  # blame the group, not the host
+                raise _Moved(int(again.new_chat_id)) from again
+            except (Forbidden, BadRequest) as refused:
+                setattr(refused, "moderator_chat", target)  # noqa: B010  # blame the group, not the host
                 raise
         except (Forbidden, BadRequest) as exc:
             setattr(exc, "moderator_chat", target)  # noqa: B010  # blame the group, not the host
             raise
         self._sent(target)
 
-    def _lobby_message(self, chat: int, body: dict[str, Any]) -> None:
+    def _lobby_message(self, chat: int, message: Outbound) -> None:
         """The seat list, edited in place; the game's start closes it (its buttons go)."""
-        html_text = compose([body])[0]
-        starting = body.get("message_id") == "game-starting"
-        markup = None if starting else lobby_keyboard(body)
+        assert message.seating is not None
+        html_text = compose([message])[0]
+        markup = lobby_keyboard(message)
         live = self._lobby.get(chat)
-        if live is not None and live.table == body.get("table"):
+        if live is not None and live.table == message.table:
             live.html, live.markup = html_text, markup
             try:
                 self._edit(chat, live)
             except BadRequest:
                 live = None  # deleted or too old to edit: send a new one
-        if live is None or live.table != body.get("table"):
+        if live is None or live.table != message.table:
             live = self._send_text(chat, html_text, secret=False, markup=markup)
-            live.table = body.get("table")
-        if starting:
-            self._lobby.pop(chat, None)
-        else:
+            live.table = message.table
+        if message.seating.open:
             self._lobby[chat] = live
+        else:
+            self._lobby.pop(chat, None)
 
-    def _counter_message(self, chat: int, body: dict[str, Any]) -> None:
+    def _counter_message(self, chat: int, message: Outbound) -> None:
         """'4 of 7 have voted': appended to the nomination's message and edited there, or a message of its own."""
-        if self._voting.get(chat) is False:
-            return  # a count that was waiting for its turn, overtaken by the result: nothing left to say
-        counter = compose([body])[0]
-        live = self._counter.get(chat)
-        if live is not None:
+        counter = compose([message])[0]
+        decision, live = self._counter.get(chat, (None, None))
+        if live is not None and decision == message.decision:
             live.counter = counter
             try:
                 self._edit(chat, live, counter=True)
                 return
             except BadRequest:
                 pass
-        live = self._send_text(chat, counter, secret=False, markup=None)
+        sent = self._send_text(chat, counter, secret=False, markup=None)
         self._sent(chat, counter=True)
-        self._counter[chat] = _Live(live.message_id, "", None, counter=counter)
+        self._counter[chat] = (message.decision, _Live(sent.message_id, "", None, counter=counter))
 
-    def _board_message(self, chat: int, body: dict[str, Any]) -> None:
-        """The board image: sent as a photo once per game, then that one message is edited to the latest board.
-
-        A board that looks like the one shown (a vote changed only the step) costs no call. A message that can
-        no longer be edited (deleted, too old) is replaced by a new photo; its id is kept in the database, so a
-        restart edits the same message.
-        """
-        board = Board.from_json(body["board"])
-        table, game = str(body.get("table") or ""), int(body.get("game") or 0)
-        drawn = json.dumps(board.drawn(), sort_keys=True, ensure_ascii=False)
-        shown = self._board_shown(chat, table)
-        if shown is not None and shown.game == game and shown.drawn == drawn:
-            return
-        png = render_png(board, catalog_for(board, str(body.get("language") or DEFAULT_LANGUAGE)))
-        if shown is not None and shown.game == game:
+    def _board_message(self, chat: int, message: Outbound) -> str:
+        """The board image: a photo, or the photo ``message.edit`` names edited to this board; returns the id of
+        the message that shows it. A message that can no longer be edited (deleted, too old) is replaced by a new
+        photo."""
+        assert message.board is not None
+        png = render_png(message.board, catalog_for(message.board, message.language or DEFAULT_LANGUAGE))
+        if message.edit is not None:
             try:
                 self._call(self.bot.edit_message_media(
-                    InputMediaPhoto(png, filename="board.png"), chat_id=chat, message_id=int(shown.message_id)))
+                    InputMediaPhoto(png, filename="board.png"), chat_id=chat, message_id=int(message.edit)))
                 self._sent(chat)
-                self._remember_board(chat, table, BoardMessage(game, shown.message_id, drawn))
-                return
+                return message.edit
             except BadRequest as exc:
                 if "not modified" in exc.message.lower():
-                    self._remember_board(chat, table, BoardMessage(game, shown.message_id, drawn))
-                    return
+                    return message.edit
                 log.info("telegram: the board in %s cannot be edited, sending a new one: %s", chat, exc.message)
-        message: Message = self._call(self.bot.send_photo(chat, photo=png, filename="board.png"))
+        sent: Message = self._call(self.bot.send_photo(chat, photo=png, filename="board.png"))
         self._sent(chat)
-        self._remember_board(chat, table, BoardMessage(game, str(message.message_id), drawn))
-
-    def _board_shown(self, chat: int, table: str) -> BoardMessage | None:
-        if self.store is None:
-            return self._boards.get((str(chat), table))
-        return self.store.board_message(CHANNEL, str(chat), table)
-
-    def _remember_board(self, chat: int, table: str, shown: BoardMessage) -> None:
-        if self.store is None:
-            self._boards[(str(chat), table)] = shown
-        else:
-            self.store.set_board_message(CHANNEL, str(chat), table, shown, self.clock())
+        return str(sent.message_id)
 
 
-def _relevant(bodies: Sequence[dict[str, Any]]) -> list[int]:
-    """Indexes of the bodies worth delivering: a vote counter is superseded by any later message but a board
+def _relevant(messages: Sequence[Outbound]) -> list[int]:
+    """Indexes of the messages worth delivering: a vote counter is superseded by any later message but a board
     image, a board image by a later board image."""
-    counters = [i for i, b in enumerate(bodies) if b.get("message_id") == _COUNTER]
-    boards = [i for i, b in enumerate(bodies) if b.get("message_id") == BOARD_MESSAGE]
+    counters = [i for i, m in enumerate(messages) if m.kind is Kind.COUNTER]
+    boards = [i for i, m in enumerate(messages) if m.kind is Kind.BOARD]
     drop = set(counters[:-1]) | set(boards[:-1])
-    if counters and any(i not in boards for i in range(counters[-1] + 1, len(bodies))):
+    if counters and any(i not in boards for i in range(counters[-1] + 1, len(messages))):
         drop.add(counters[-1])
-    return [i for i in range(len(bodies)) if i not in drop]
+    return [i for i in range(len(messages)) if i not in drop]
 
 
 def _seconds(exc: RetryAfter) -> float:
@@ -833,32 +726,20 @@ def _language(user: User | None) -> str | None:
     return code if code in languages(DEFAULT_THEME) else None
 
 
-def _progress(table: Table | None) -> tuple[int, int] | None:
-    """How far a table's game has come: it changes exactly when an action was applied."""
-    return None if table is None else (table.row.game, len(table.actions))
-
-
 class TelegramBot:
-    """Updates in (handlers on the loop thread), the outbox out (the ``Sender`` on one worker thread)."""
+    """Updates in (handlers on the loop thread); the channel's deliveries out, with their reports applied."""
 
-    def __init__(self, service: Service, db_path: Path, *, clock: Callable[[], float] = time.time,
-                 screen_url: str | None = None, store_factory: Callable[[], Store] | None = None) -> None:
-        self.service = service
-        self.screen_url = screen_url
-        self.store_factory = store_factory or (lambda: Store(db_path))
-        """The sender thread's own connection (``serve`` gives one that shares its process's write lock)."""
-        self.db_path = db_path
+    def __init__(self, port: Port, *, clock: Callable[[], float] = time.time,
+                 screen_url: Callable[[str], str | None] = lambda table: None) -> None:
+        self.port = port
         self.clock = clock
+        self.screen_url = screen_url
         self.channel: TelegramChannel | None = None
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="telegram-sender")
-        self._sender: Sender | None = None
-        self._sender_store: Store | None = None
-        self._kick = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
+        self.delivery: Delivery | None = None
 
     # --- set-up -------------------------------------------------------------------------------------------
 
-    def install(self, app: Application) -> None:  # type: ignore[type-arg]
+    def install(self, app: Application[Any, Any, Any, Any, Any, Any]) -> None:
         """Register the handlers on an application."""
         app.add_handler(MessageHandler(filters.StatusUpdate.MIGRATE, self.on_migrated))
         app.add_handler(MessageHandler(filters.COMMAND, self.on_command))
@@ -866,82 +747,44 @@ class TelegramBot:
         app.add_handler(CallbackQueryHandler(self.on_button))
         app.add_error_handler(self.on_error)
 
-    async def start(self, app: Application) -> None:  # type: ignore[type-arg]
-        """After ``initialize``: the channel, the command menu, the tables under way; then deliver."""
+    async def start(self, app: Application[Any, Any, Any, Any, Any, Any],
+                    delivery: Callable[[Channel, Callable[[], Awaitable[int]]], Delivery]) -> None:
+        """After ``initialize``: the channel, its delivery (``delivery(channel, after_round)``), the menu."""
         self.channel = TelegramChannel(app.bot, asyncio.get_running_loop(), clock=self.clock,
                                        screen_url=self.screen_url)
+        self.delivery = delivery(self.channel, self._apply_notices)
         for language in languages(DEFAULT_THEME):
             catalog = Catalog.load(DEFAULT_THEME, language)
             menu = [BotCommand(c, catalog.text(f"command-{c}")) for c in COMMANDS]
             await app.bot.set_my_commands(menu, language_code=None if language == DEFAULT_LANGUAGE else language)
-        resumed = self.service.resume_all()
-        log.info("telegram: @%s ready; resumed %d tables", app.bot.username, len(resumed))
-        await self.deliver()
-
-    async def stop(self) -> None:
-        """Stop delivering and release the sender thread."""
-        if self._task is not None:
-            self._task.cancel()
-            await asyncio.gather(self._task, return_exceptions=True)
-            self._task = None
-        if self._sender_store is not None:
-            store, self._sender_store = self._sender_store, None
-            await asyncio.get_running_loop().run_in_executor(self._executor, store.close)
-        self._executor.shutdown(wait=True)
-
-    # --- delivery -----------------------------------------------------------------------------------------
-
-    def _round(self) -> int:
-        """(Sender thread.) Deliver what is due, then show presses nothing else carried."""
-        assert self.channel is not None
-        if self._sender is None:
-            self._sender_store = self.store_factory()
-            self._sender = Sender(self._sender_store, {CHANNEL: self.channel}, clock=self.clock)
-            self.channel.store = self._sender_store  # board message ids, on the thread that sends
-        return self._sender.deliver_due() + self.channel.flush()
+        log.info("telegram: @%s ready", app.bot.username)
 
     async def deliver(self) -> int:
-        """Deliver until nothing more is due now; apply the channel's reports in between."""
+        """Deliver what is due now (the channel's reports applied in between)."""
+        assert self.delivery is not None
+        return await self.delivery.deliver()
+
+    async def _apply_notices(self) -> int:
+        """(Loop thread, after each round.) Unreachable people and moved groups, to the service."""
         assert self.channel is not None
-        loop = asyncio.get_running_loop()
-        total = 0
-        for _ in range(1000):
-            delivered = await loop.run_in_executor(self._executor, self._round)
-            notices = self.channel.take_notices()
-            for kind, first, second in notices:
-                if kind == "unreachable":
-                    self.service.unreachable(CHANNEL, first)
-                else:
-                    self.service.public_moved(CHANNEL, first, second)
-            total += delivered
-            if not delivered and not notices:
-                break
-        return total
+        notices = self.channel.take_notices()
+        for kind, first, second in notices:
+            if kind == "unreachable":
+                self.port.unreachable(CHANNEL, first)
+            else:
+                self.port.public_moved(CHANNEL, first, second)
+        return len(notices)
 
-    def run_sender(self, interval: float = 0.5) -> None:
-        """Deliver in the background: after every input, and every ``interval`` seconds for retries."""
-
-        async def loop() -> None:
-            while True:
-                try:
-                    self.service.tick()  # reminders the host turned on (/reminders N), if any fell due
-                    await self.deliver()
-                except Exception:  # keep delivering: one bad message must not stop the table
-                    log.exception("telegram: delivery failed")
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._kick.wait(), interval)
-                self._kick.clear()
-
-        self._task = asyncio.get_running_loop().create_task(loop())
-
-    def _handle(self, inbound: Inbound) -> None:
-        self.service.handle(inbound)
-        self._kick.set()
+    def _handle(self, inbound: Inbound) -> Any:
+        receipt = self.port.handle(inbound)
+        if self.delivery is not None:
+            self.delivery.kick()
+        return receipt
 
     # --- handlers -----------------------------------------------------------------------------------------
 
     def _inbound(self, update: Update, command: Command, *, raw: str = "", public: bool = False,
-                 external_id: str | None = None) -> Inbound:
+                 external_id: str | None = None, press: Press | None = None, table: str | None = None) -> Inbound:
         user, chat = update.effective_user, update.effective_chat
         assert user is not None and chat is not None
         group = chat.type != ChatType.PRIVATE
@@ -955,6 +798,8 @@ class TelegramBot:
             language=_language(user),
             chat=str(chat.id) if group else None,
             raw=raw,
+            press=press,
+            table=table or None,
         )
 
     async def on_command(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -1036,47 +881,33 @@ class TelegramBot:
         self._handle(self._inbound(update, command, raw=text))
 
     async def on_button(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-        """A pressed button, answered at once: a choice, a lobby control, or a language or theme."""
+        """A pressed button: handed to the service first, then answered (a failed answer never drops a press)."""
         query = update.callback_query
         if query is None or query.data is None:
             return
         table_id, _, rest = query.data.partition(":")
         kind, _, arg = rest.partition(":")
-        table = self.service.table(table_id) if table_id else None
-        if kind == "L":
-            await query.answer()
-            command = _lobby_command(table, arg)
-            if command is not None:
-                self._handle(self._inbound(update, command, external_id=f"cb:{query.id}"))
-            return
-        if kind in ("lang", "theme"):
-            await query.answer()
+        notice: str | None = None
+        if kind == _LOBBY:
+            self._handle(self._inbound(update, LobbyControl(arg), external_id=f"cb:{query.id}", table=table_id))
+        elif kind in ("lang", "theme"):
             command = SetLanguage(arg) if kind == "lang" else SetTheme(arg)
             self._handle(self._inbound(update, command, external_id=f"cb:{query.id}"))
-            return
-        decision = int(kind) if _number(kind.removeprefix("-")) else None
-        current = table is None or (
-            table.row.status in ("playing", "paused") and (decision is None or decision == table.row.decision_step)
-        )
-        if not current:
-            assert table is not None
-            await query.answer(_text(table.row.theme, _language(query.from_user), "input-stale"))
-            return
-        await query.answer()
-        label = _label(query.message, query.data) or arg
-        before = _progress(table)
-        self._handle(self._inbound(update, Choose(arg, decision), raw=label, external_id=f"cb:{query.id}"))
-        after = _progress(self.service.table(table_id)) if table_id else None
-        message = query.message
-        if after != before and isinstance(message, Message) and self.channel is not None:
-            markup = message.reply_markup if arg in ("vj", "vn") else None
-            text_html = message.text_html if message.text else ""
-            secret = bool(message.has_protected_content) or any(  # PTB renders spoilers as <span class=...>
-                e.type == MessageEntity.SPOILER for e in message.entities)
-            protected = bool(message.has_protected_content)
-            self.channel.pressed(
-                Pressed(message.chat.id, message.message_id, text_html, label, secret, markup, protected))
-            self._kick.set()
+        else:
+            decision = int(kind) if _number(kind.removeprefix("-")) else None
+            label = _label(query.message, query.data) or arg
+            message = query.message
+            press = None
+            if isinstance(message, Message):
+                press = Press(str(message.message_id), message.text_html if message.text else "", label,
+                              bool(message.has_protected_content))
+            receipt = self._handle(self._inbound(update, Choose(arg, decision), raw=label,
+                                                 external_id=f"cb:{query.id}", press=press, table=table_id))
+            notice = receipt.notice
+        try:
+            await query.answer(notice)
+        except TelegramError as exc:  # too late to answer (a redelivered update): the press counted anyway
+            log.info("telegram: could not answer a press: %s", exc)
 
     async def on_migrated(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         """A group became a supergroup: its tables move to the new chat id."""
@@ -1089,7 +920,7 @@ class TelegramBot:
             old, new = message.migrate_from_chat_id, message.chat.id
         else:
             return
-        self.service.public_moved(CHANNEL, str(old), str(new))
+        self.port.public_moved(CHANNEL, str(old), str(new))
 
     async def on_error(self, update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
         """Log first; a player is never shown the error."""
@@ -1109,22 +940,6 @@ def _number(text: str) -> bool:
     return text.isdecimal() and text.isascii()
 
 
-def _lobby_command(table: Table | None, op: str) -> Command | None:
-    if table is None:
-        return None
-    if op == "go":
-        return Start()
-    if op == "cpu":
-        return AddComputers(1)
-    place, _, version = op[1:].partition(".")
-    if op.startswith("u") and _number(place) and 0 < int(place) < len(table.seats):
-        if version != seating_version(table.names):
-            return None  # made for an older seating order: moving "seat i" now would move someone else
-        position = int(place)
-        return MoveSeat(table.seats[position].name, position)  # one place up (positions are 1-based)
-    return None
-
-
 def _label(message: object, data: str) -> str | None:
     """The text of the pressed button."""
     if not isinstance(message, Message) or message.reply_markup is None:
@@ -1136,14 +951,6 @@ def _label(message: object, data: str) -> str | None:
     return None
 
 
-def _text(theme: str, language: str | None, message_id: str) -> str:
-    try:
-        catalog = Catalog.load(theme, language or DEFAULT_LANGUAGE)
-    except UnknownCatalog:
-        catalog = Catalog.load(DEFAULT_THEME, DEFAULT_LANGUAGE)
-    return catalog.text(message_id)
-
-
 async def _delete(message: Message) -> None:
     try:
         await message.delete()
@@ -1151,39 +958,107 @@ async def _delete(message: Message) -> None:
         log.info("telegram: could not delete a vote typed in the group: %s", exc)
 
 
-# --- running it ----------------------------------------------------------------------------------------------
+# --- the webhook (under ``moderator serve``) ---------------------------------------------------------------
 
 
-def run(settings: Settings) -> int:
-    """Long polling until interrupted; returns the exit status."""
-    assert settings.token is not None
-    store = Store(settings.db_path)
-    service = Service(store)
-    bot = TelegramBot(service, settings.db_path)
-    app = build_application(settings.token, api_url=settings.api_url)
-    bot.install(app)
-
-    async def post_init(application: Application) -> None:  # type: ignore[type-arg]
-        await bot.start(application)
-        bot.run_sender()
-
-    async def post_shutdown(application: Application) -> None:  # type: ignore[type-arg]
-        await bot.stop()
-        store.close()
-
-    app.post_init = post_init
-    app.post_shutdown = post_shutdown
-    app.run_polling(allowed_updates=Update.ALL_TYPES)
-    return 0
+REMEMBERED_UPDATES: Final = 10_000
+"""Telegram update ids the webhook remembers, to drop a redelivered update before it reaches the handlers."""
 
 
-__all__ = [
-    "CHANNEL",
-    "Settings",
-    "TelegramBot",
-    "TelegramChannel",
-    "build_application",
-    "compose",
-    "qr_png",
-    "run",
-]
+@dataclass
+class _Webhook:
+    """What the webhook route needs: the application and the update ids it has seen."""
+
+    app: Application[Any, Any, Any, Any, Any, Any]
+    seen: OrderedDict[int, None] = field(default_factory=OrderedDict)
+
+
+def webhook_route(settings: TelegramSettings) -> Route:
+    """``POST`` at the webhook path: one update, processed before the answer (a crash before it: a redelivery)."""
+
+    async def webhook(request: Request) -> Response:
+        given = request.headers.get(SECRET_HEADER, "")
+        if not settings.secret or not hmac.compare_digest(given.encode(), settings.secret.encode()):
+            log.warning("refused a Telegram webhook request without the right secret token")
+            return Response(status_code=403)
+        body = await _read_body(request)
+        if body is None:
+            return Response(status_code=413)
+        running: Running = request.app.state.channels[CHANNEL]
+        hook: _Webhook = running.state
+        try:
+            data = json.loads(body)
+            if not isinstance(data, dict) or not isinstance(data.get("update_id"), int):
+                raise ValueError("not an update")
+            update = Update.de_json(data, hook.app.bot)
+        except Exception:  # any malformed update: Telegram never sends one, so nobody waits for it
+            log.info("ignored a Telegram webhook body that is not an update")
+            return Response(status_code=400)
+        if update.update_id in hook.seen:
+            return Response(status_code=200)  # a redelivery: the service has it already
+        hook.seen[update.update_id] = None
+        if len(hook.seen) > REMEMBERED_UPDATES:
+            hook.seen.popitem(last=False)
+        try:
+            await hook.app.process_update(update)
+        except Exception:  # logged; answering 200 stops Telegram from redelivering an update that cannot work
+            log.exception("a Telegram update failed")
+        return Response(status_code=200)
+
+    return Route(settings.path, webhook, methods=["POST"])
+
+
+async def _read_body(request: Request, limit: int = MAX_BODY) -> bytes | None:
+    """The request body, or None if it is larger than ``limit``."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        return None
+    body = b""
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > limit:
+            return None
+    return body
+
+
+# --- the channel module's entry --------------------------------------------------------------------------------
+
+
+class TelegramSpec:
+    """Telegram: a bot, its webhook under ``moderator serve`` (long polling under ``moderator telegram``)."""
+
+    name: Final = CHANNEL
+    capabilities: Final = CAPABILITIES
+
+    def off(self, settings: Settings) -> str | None:
+        if TelegramSettings.of(settings).token and settings.public_url:
+            return None
+        return "it needs TELEGRAM_TOKEN and MODERATOR_PUBLIC_URL"
+
+    def routes(self, settings: Settings) -> Sequence[BaseRoute]:
+        return [webhook_route(TelegramSettings.of(settings))]
+
+    @contextlib.asynccontextmanager
+    async def start(self, settings: Settings, runtime: Runtime) -> AsyncIterator[Running]:
+        """The PTB application without an updater: updates come from the webhook route."""
+        telegram = TelegramSettings.of(settings)
+        assert telegram.token and settings.public_url
+        request = runtime.network(CHANNEL)
+        ptb = build_application(telegram.token, api_url=telegram.api_url, request=request,
+                                rate_limiter=request is None, updater=False)
+        bot = TelegramBot(runtime.port, clock=runtime.clock, screen_url=runtime.screen_url)
+        bot.install(ptb)
+        await ptb.initialize()
+        try:
+            await bot.start(ptb, lambda channel, after: runtime.delivery(CHANNEL, channel, after_round=after))
+            await ptb.bot.set_webhook(settings.public_url + telegram.path, secret_token=telegram.secret,
+                                      allowed_updates=Update.ALL_TYPES)
+            log.info("telegram: webhook at %s%s", settings.public_url, telegram.path)
+            username = ptb.bot.username
+            yield Running(_Webhook(ptb), lambda code: [
+                JoinWay("Telegram", create_deep_linked_url(username, code), f"@{username}")])
+        finally:
+            await ptb.shutdown()
+
+
+SPEC: Final = TelegramSpec()

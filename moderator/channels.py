@@ -1,0 +1,529 @@
+"""The port between the table service and the channels: what goes out, what a channel can do, what comes back.
+
+The service hands a channel frozen ``Outbound`` values, never dicts; each says what it is (``kind``), so a
+channel folds and paces by kind and never by a catalog message id. A channel declares its ``Capabilities``
+and the service and the renderer ask those, never the channel's name. A channel delivers with one
+``send_batch`` call per address and answers each message with ``Delivered`` or a failure; the service's
+``Sender`` records the answer. What a channel must remember between messages (which message shows a table's
+board, what a text cost) comes back to it in the next ``Outbound`` or is kept by the service from the
+``Delivered`` it returned: a channel never opens the store.
+
+A channel module exports a ``ChannelSpec`` (``moderator.app.CHANNELS`` lists them); see docs/channels.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, Protocol
+
+from starlette.routing import BaseRoute
+
+from .board import Board
+from .catalog import DEFAULT_LANGUAGE
+from .commands import Inbound, Press
+from .settings import Settings
+
+
+class Kind(StrEnum):
+    """What an outgoing message is, as far as folding, pacing and editing in place are concerned."""
+
+    PROMPT = "prompt"
+    """Asks the recipient for a decision; its ``options`` are the answers."""
+    ECHO = "echo"
+    """Confirms the recipient's own choice (a vote, a discard, what an investigation showed them)."""
+    CALL = "call"
+    """Says who is to decide what now (a Presidential Candidate, a nomination); a prompt for that decision to the
+    same recipient says it again."""
+    RESULT = "result"
+    """The outcome of an election: the vote's counter has said all it will."""
+    COUNTER = "counter"
+    """How far the open vote has come: any later message supersedes it."""
+    LOBBY = "lobby"
+    """The seat list while a table fills (one message a channel may edit in place); closed once the game starts."""
+    JOIN = "join"
+    """A table's join code, to show with the channel's way to join (a link, a QR code)."""
+    BOARD = "board"
+    """The board, for a channel that shows it as an image."""
+    NOTE = "note"
+    """Everything else: narration, replies, answers to questions."""
+
+
+@dataclass(frozen=True, slots=True)
+class Capabilities:
+    """What a channel can do; the service and the renderer shape messages by these, never by a channel's name."""
+
+    buttons: bool = True
+    """The channel shows a prompt's options itself (buttons, a numbered list); False: the text must list them."""
+    images: bool = False
+    """A public chat of this channel shows the board as an image (``Kind.BOARD`` messages)."""
+    text_limit: int | None = None
+    """Every message must fit this many characters (one SMS); the renderer writes the short forms."""
+    gsm7: bool = False
+    """Only the GSM-7 alphabet reaches the phone: names and quotes are transliterated."""
+    paid_per_message: bool = False
+    """Each message costs money: no confirmations of a player's own choice, no vote counters, and the host may
+    have public results go to their phone only."""
+    toasts: bool = False
+    """A press can be answered at once with a short notice (a refused press costs no message)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Option:
+    """One answer to a prompt or one control: what it says and the token it sends back (``Choose``)."""
+
+    label: str
+    token: str
+
+
+@dataclass(frozen=True, slots=True)
+class Seating:
+    """A lobby's seats in order, and the controls this recipient may use on them (the host's only)."""
+
+    names: tuple[str, ...]
+    controls: tuple[Option, ...] = ()
+    """Move a seat up, add a computer player, start (tokens for ``commands.LobbyControl``)."""
+    open: bool = True
+    """False once the game has started: the list is final and its controls are gone."""
+
+
+@dataclass(frozen=True, slots=True)
+class Outbound:
+    """One message for one address, as the service hands it to a channel."""
+
+    kind: Kind
+    text: str
+    secret: bool = False
+    """The text starts with a neutral line and then holds a secret (a role, cards, a result): keep it off a
+    lock screen and away from other eyes."""
+    options: tuple[Option, ...] = ()
+    decision: int | None = None
+    """The decision this message belongs to; a press of its options carries it (an older one is refused)."""
+    table: str | None = None
+    seating: Seating | None = None
+    join_code: str | None = None
+    shown_in: str | None = None
+    """``Kind.JOIN``: the group chat that shows the code (None: the recipient's own chat)."""
+    board: Board | None = None
+    """``Kind.BOARD``: the public board to draw."""
+    game: int = 0
+    """``Kind.BOARD``: which game of the table the board is of."""
+    edit: str | None = None
+    """The channel's id of an earlier message this one replaces in place (the table's board), if any."""
+    press: Press | None = None
+    """``Kind.ECHO``: the press this answers, as the channel described it."""
+    keep_options: bool = False
+    """``Kind.ECHO``: the pressed message keeps its options (a vote can be changed until the last one is in)."""
+    language: str = DEFAULT_LANGUAGE
+    message_id: str = ""
+    """The catalog id the text came from: for logs, tests and cost reports. Delivery never looks at it."""
+
+    def to_json(self) -> dict[str, Any]:
+        """The message as the outbox stores it (only the fields that are set)."""
+        out: dict[str, Any] = {"kind": self.kind.value, "text": self.text}
+        if self.secret:
+            out["secret"] = True
+        if self.options:
+            out["options"] = [[o.label, o.token] for o in self.options]
+        for name in ("decision", "table", "join_code", "shown_in", "edit"):
+            value = getattr(self, name)
+            if value is not None:
+                out[name] = value
+        if self.seating is not None:
+            out["seating"] = {
+                "names": list(self.seating.names),
+                "controls": [[o.label, o.token] for o in self.seating.controls],
+                "open": self.seating.open,
+            }
+        if self.board is not None:
+            out["board"] = self.board.to_json()
+            out["game"] = self.game
+        if self.press is not None:
+            p = self.press
+            out["press"] = {"ref": p.ref, "text": p.text, "label": p.label, "protected": p.protected}
+        if self.keep_options:
+            out["keep_options"] = True
+        if self.language != DEFAULT_LANGUAGE:
+            out["language"] = self.language
+        return out
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any], message_id: str = "") -> Outbound:
+        """The message an outbox row holds (``to_json``'s shape)."""
+        seating = data.get("seating")
+        press = data.get("press")
+        return cls(
+            kind=Kind(data["kind"]),
+            text=str(data.get("text", "")),
+            secret=bool(data.get("secret", False)),
+            options=tuple(Option(str(label), str(token)) for label, token in data.get("options", ())),
+            decision=data.get("decision"),
+            table=data.get("table"),
+            seating=None if seating is None else Seating(
+                tuple(seating["names"]),
+                tuple(Option(str(label), str(token)) for label, token in seating.get("controls", ())),
+                bool(seating.get("open", True)),
+            ),
+            join_code=data.get("join_code"),
+            shown_in=data.get("shown_in"),
+            board=Board.from_json(data["board"]) if "board" in data else None,
+            game=int(data.get("game", 0)),
+            edit=data.get("edit"),
+            press=None if press is None else Press(str(press["ref"]), str(press["text"]), str(press["label"]),
+                                                   bool(press.get("protected", False))),
+            keep_options=bool(data.get("keep_options", False)),
+            language=str(data.get("language", DEFAULT_LANGUAGE)),
+            message_id=message_id,
+        )
+
+
+# --- what comes back from a delivery -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Delivered:
+    """The provider took the message. ``ref`` is its id for it (a Telegram message, a Twilio SID), ``units``
+    what it cost (SMS segments; one text may carry several messages: the same ``ref`` on each), ``status`` the
+    provider's first word on it."""
+
+    ref: str | None = None
+    units: int = 0
+    status: str = ""
+
+
+class TemporaryFailure(Exception):
+    """The channel could not deliver now (rate limit, network); try again later."""
+
+    def __init__(self, reason: str, retry_after: float | None = None) -> None:
+        super().__init__(reason)
+        self.retry_after = retry_after
+
+
+class PermanentFailure(Exception):
+    """The channel will never deliver this (blocked, opted out, unknown address)."""
+
+
+Result = Delivered | TemporaryFailure | PermanentFailure
+"""A channel's answer for one message."""
+
+
+class Channel(Protocol):
+    """Delivers messages to one kind of address (a Telegram chat, a phone number, a terminal, a browser page)."""
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """What the channel can do."""
+        ...
+
+
+    def send_batch(self, address: str, messages: Sequence[Outbound]) -> Sequence[Result]:
+        """Deliver everything due for one address, oldest first (it may fold them into fewer sends); one result
+        per message, in order. A ``TemporaryFailure`` holds back the later messages to that address."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class JoinWay:
+    """One way to take a seat with a join code: the channel's name for people, a link, and what the link says."""
+
+    title: str
+    link: str
+    label: str
+
+
+@dataclass(frozen=True, slots=True)
+class Receipt:
+    """What became of one input, for the channel that handed it in."""
+
+    applied: bool = False
+    """The game moved (a decision was taken)."""
+    duplicate: bool = False
+    """The input's id was seen before: nothing was done again."""
+    notice: str | None = None
+    """A short answer the channel may show at once instead of a message (``Capabilities.toasts``)."""
+    tables: tuple[str, ...] = field(default=())
+    """The tables the input touched."""
+
+
+@dataclass(frozen=True, slots=True)
+class StatusScale:
+    """How a channel's delivery statuses compare: later ones rank higher, final ones end the story, failed ones
+    mean the message never reached its reader."""
+
+    order: Mapping[str, int]
+    final: frozenset[str]
+    failed: frozenset[str]
+
+
+class Port(Protocol):
+    """The service as a channel sees it: where inputs go and reports come back."""
+
+    def handle(self, inbound: Inbound) -> Receipt:
+        """One input, in one transaction; what became of it."""
+        ...
+
+    def unreachable(self, channel: str, address: str, *, undelivered: bool = False) -> None:
+        """This address cannot be reached on this channel (blocked, opted out, undelivered)."""
+        ...
+
+    def public_moved(self, channel: str, old: str, new: str) -> None:
+        """A group chat got a new address."""
+        ...
+
+    def game_over(self, table_id: str) -> bool:
+        """True if the table's game has ended (decided, or ended by the host)."""
+        ...
+
+    def delivery_report(self, channel: str, ref: str, status: str, error_code: str | None, scale: StatusScale) -> bool:
+        """The provider says how far a message it took got; False if the message is not ours."""
+        ...
+
+
+# --- what browser pages show (the service builds these in ``moderator.pages``) ---------------------------------
+
+
+class Status(StrEnum):
+    """Where a table is, as a page shows it (``store.TableStatus``'s values)."""
+
+    LOBBY = "lobby"
+    PLAYING = "playing"
+    PAUSED = "paused"
+    OVER = "over"
+    CLOSED = "closed"
+
+
+@dataclass(frozen=True, slots=True)
+class SeatInfo:
+    """One seat: its place, name, and how it is reached."""
+
+    position: int
+    name: str
+    channel: str
+    address: str
+    language: str
+    computer: bool
+
+
+@dataclass(frozen=True, slots=True)
+class TableView:
+    """A table as a page needs to know it: who sits where, who hosts, where it is in its life."""
+
+    id: str
+    code: str | None
+    status: Status
+    theme: str
+    language: str
+    """The table's language (its public chat's, else its host's)."""
+    host_channel: str
+    host_address: str
+    seats: tuple[SeatInfo, ...]
+    group: bool
+    """Results go to a group chat that a browser cannot read."""
+    game: int
+    board_version: str
+    """Changes exactly when the board may look different (public facts only)."""
+
+    def seat_of(self, channel: str, address: str) -> int | None:
+        """The seat this address sits in, if any."""
+        return next((s.position for s in self.seats if (s.channel, s.address) == (channel, address)), None)
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    """One message of a feed: its text, whether it is a secret, and its id (for covers that stay put)."""
+
+    id: int
+    text: str
+    secret: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class PromptView:
+    """The decision a seat owes: the question, its answers, and the decision they answer."""
+
+    text: str
+    secret: bool
+    options: tuple[Option, ...]
+    decision: int
+
+
+@dataclass(frozen=True, slots=True)
+class BoardView:
+    """The public board in words (the image is fetched apart)."""
+
+    lines: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class SeatView:
+    """One seat's page: what it owes, what it knows, the board, the status, and its messages."""
+
+    name: str
+    in_game: bool
+    prompt: PromptView | None = None
+    owes_nothing: bool = False
+    knowledge: tuple[str, ...] = ()
+    status: tuple[str, ...] = ()
+    board: BoardView | None = None
+    latest: tuple[str, ...] | None = None
+    """The latest public results, when they go to a group chat this browser cannot read."""
+    seats: tuple[str, ...] = ()
+    feed: tuple[Line, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ScreenView:
+    """The table screen: public only."""
+
+    lobby: bool
+    seats: tuple[str, ...] = ()
+    status: tuple[str, ...] = ()
+    board: BoardView | None = None
+    truth: tuple[str, ...] = ()
+    latest: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class PassName:
+    """A seat on the host's device (pass-and-play), and whether it owes a decision now."""
+
+    position: int
+    name: str
+    owes: bool
+
+
+@dataclass(frozen=True, slots=True)
+class HostView:
+    """The host's device: the seats (lobby), the pass-and-play names, the board, replies to the host."""
+
+    seats: tuple[SeatInfo, ...] = ()
+    local: tuple[PassName, ...] = ()
+    board: BoardView | None = None
+    replies: tuple[str, ...] = field(default=())
+
+
+class Pages(Protocol):
+    """The service as the browser channel's pages see it."""
+
+    def handle(self, inbound: Inbound) -> Receipt:
+        """One input, in one transaction; what became of it."""
+        ...
+
+    def table_info(self, table_id: str) -> TableView | None:
+        """A table by its id (None: no such table, or it is closed)."""
+        ...
+
+    def table_by_code(self, code: str) -> TableView | None:
+        """A table by its join code."""
+        ...
+
+    def seat_view(self, table_id: str, position: int, language: str) -> SeatView:
+        """What one seat's page shows."""
+        ...
+
+    def screen_view(self, table_id: str, language: str) -> ScreenView:
+        """What the table screen shows."""
+        ...
+
+    def host_view(self, table_id: str, language: str, local: Sequence[int]) -> HostView:
+        """What the host's device shows (``local``: the seats on that device)."""
+        ...
+
+    def feed(self, channel: str, address: str, limit: int, *, this_game: bool, table_id: str) -> list[Line]:
+        """The newest messages queued for an address (not prompts), oldest first; ``this_game``: since the table's
+        game started."""
+        ...
+
+    def watch(self, observer: Callable[[str], None]) -> None:
+        """Call ``observer`` with a table's id whenever a change to it is committed (from any channel)."""
+        ...
+
+    def board(self, table_id: str) -> Board | None:
+        """The public board of the table's game, to draw (``board.render_png``); None before a game."""
+        ...
+
+
+# --- what a channel module exports ------------------------------------------------------------------------------
+
+
+class Delivery(Protocol):
+    """A channel's outbox being delivered in the background (``Runtime.delivery``)."""
+
+    async def deliver(self) -> int:
+        """Deliver what is due now; returns how many messages went out."""
+        ...
+
+    def kick(self) -> None:
+        """Something was queued: deliver it now rather than at the next round."""
+        ...
+
+
+class Runtime(Protocol):
+    """What the wiring (``moderator.app``) offers a channel while it runs."""
+
+    @property
+    def port(self) -> Port:
+        """The service: where inputs go."""
+        ...
+
+    def clock(self) -> float:
+        """The time now, as the service and delivery count it (a channel paces by it)."""
+        ...
+
+    def delivery(self, name: str, channel: Channel, *,
+                 after_round: Callable[[], Awaitable[int]] | None = None) -> Delivery:
+        """Start delivering this channel's outbox on a thread of its own (stopped with the runtime);
+        ``after_round`` runs on the event loop after each round (a channel's reports)."""
+        ...
+
+    def join_ways(self, code: str) -> list[JoinWay]:
+        """Every way to take a seat with this join code, on every channel that is on."""
+        ...
+
+    def network(self, name: str) -> Any:
+        """What stands in for a channel's network in a test (a fake Bot API, a fake Twilio HTTP client), or
+        None: the real one."""
+        ...
+
+
+    def screen_url(self, table_id: str) -> str | None:
+        """The address of a table's screen, if the browser channel is on and reachable."""
+        ...
+
+    @property
+    def pages(self) -> Pages:
+        """What browser pages show, from the service."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Running:
+    """A started channel: what its routes need (``state``) and its ways to join."""
+
+    state: Any = None
+    join_ways: Callable[[str], list[JoinWay]] = field(default=lambda code: [])
+
+
+class ChannelSpec(Protocol):
+    """What one channel module exports, listed once in ``moderator.app.CHANNELS``: its name, what it can do, its
+    settings, its web routes and its start-up."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def capabilities(self) -> Capabilities: ...
+
+    def off(self, settings: Settings) -> str | None:
+        """Why the channel stays off with these settings (a line for the log), or None: it is on."""
+        ...
+
+    def routes(self, settings: Settings) -> Sequence[BaseRoute]:
+        """Its routes in the web server (its webhooks, its pages); they find it in ``app.state.channels``."""
+        ...
+
+    def start(self, settings: Settings, runtime: Runtime) -> AbstractAsyncContextManager[Running]:
+        """Run while the context is open (the web server's lifespan)."""
+        ...

@@ -1,0 +1,224 @@
+"""Delivery: the outbox, drained through the channels, with retries, back-off and a record of what each took.
+
+Persist first, send second: ``Service.handle`` commits the messages an input produced; a ``Sender`` then hands
+each channel what is due for one address at a time (``Channel.send_batch``) and records the answers. What a
+channel must remember it gets from here: the message that shows a table's board (so it is edited in place,
+across restarts too), and what each message cost and how far it got (``deliveries``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+
+from .channels import Channel, Delivered, Kind, Outbound, PermanentFailure, Result, TemporaryFailure
+from .store import BoardMessage, OutboxRow, Store
+
+log = logging.getLogger(__name__)
+
+
+class Sender:
+    """Delivers the outbox through the channels, oldest first, with retries and back-off.
+
+    What a round delivered is recorded in one transaction at its end (``flush``), or sooner once the oldest
+    unrecorded delivery is ``hold`` seconds old: one commit per round instead of one per message, and a crash
+    repeats at most that much (the outbox is at-least-once either way)."""
+
+    def __init__(self, store: Store, channels: Mapping[str, Channel], *, clock: Callable[[], float] = time.time,
+                 max_attempts: int = 8, hold: float = 0.25) -> None:
+        self.store = store
+        self.channels = dict(channels)
+        self.clock = clock
+        self.max_attempts = max_attempts
+        self.hold = hold
+        self._sent: list[tuple[int, float]] = []
+        self._retries: list[tuple[int, float, str]] = []
+        self._failed: list[tuple[int, str]] = []
+        self._taken: list[tuple[str, tuple[str, str | None, str, int, str]]] = []
+        self._boards: list[tuple[str, str, str, BoardMessage]] = []
+        self._since: float | None = None
+        """``time.monotonic()`` of the oldest settlement not yet recorded (a slow channel must not hold it)."""
+
+    def flush(self) -> None:
+        """Record every settled delivery attempt not yet recorded, in one transaction."""
+        sent, retries, failed, taken, boards = self._sent, self._retries, self._failed, self._taken, self._boards
+        self._sent, self._retries, self._failed, self._taken, self._boards = [], [], [], [], []
+        self._since = None
+        if not (sent or retries or failed or taken or boards):
+            return
+        now = self.clock()
+        with self.store.transaction():
+            self.store.settle(sent, retries, failed)
+            for channel in {c for c, _ in taken}:
+                self.store.record_deliveries(channel, [t for c, t in taken if c == channel], now)
+            for channel, address, table, shown in boards:
+                self.store.set_board_message(channel, address, table, shown, now)
+
+    def deliver_due(self, limit: int = 100) -> int:
+        """Try every message that is due on a channel we have; returns how many were delivered."""
+        try:
+            return self._deliver(limit)
+        finally:
+            self.flush()  # also after a channel raised: what went out before it is recorded as sent
+
+    def _deliver(self, limit: int) -> int:
+        now = self.clock()
+        delivered = 0
+        due = self.store.due(now, limit, channels=list(self.channels))
+        done: set[tuple[str, str]] = set()
+        for row in due:
+            key = (row.channel, row.address)
+            if key in done:
+                continue
+            done.add(key)
+            rows = [r for r in due if (r.channel, r.address) == key]
+            delivered += self._deliver_to(self.channels[row.channel], rows, now)
+        return delivered
+
+    def _deliver_to(self, channel: Channel, rows: list[OutboxRow], now: float) -> int:
+        """Everything due for one address, in one ``send_batch``; returns how many were delivered."""
+        messages: list[Outbound] = []
+        going: list[OutboxRow] = []
+        delivered = 0
+        for row in rows:
+            message = Outbound.from_json(row.body, row.message_id)
+            if message.kind is Kind.BOARD:
+                shown = self._board_shown(row, message)
+                if shown is None:  # the chat shows this board already
+                    delivered += self._settle(row, Delivered(), now, now)
+                    continue
+                message = shown
+            messages.append(message)
+            going.append(row)
+        if not going:
+            return delivered
+        results = list(channel.send_batch(going[0].address, messages))
+        sent_at = self.clock()
+        for row, message, result in zip(going, messages, results, strict=True):
+            delivered += self._settle(row, result, now, sent_at)
+            if isinstance(result, Delivered) and result.ref is not None:
+                self._note(channel, row, message, result)
+        return delivered
+
+    def _board_shown(self, row: OutboxRow, message: Outbound) -> Outbound | None:
+        """The board message to send, editing the one the chat shows for this game; None if it shows this one."""
+        assert message.board is not None
+        shown = self.store.board_message(row.channel, row.address, message.table or "")
+        if shown is not None and shown.game == message.game:
+            if shown.drawn == _drawn(message):
+                return None
+            return replace(message, edit=shown.message_id)
+        return message
+
+    def _note(self, channel: Channel, row: OutboxRow, message: Outbound, result: Delivered) -> None:
+        assert result.ref is not None
+        if message.kind is Kind.BOARD:
+            shown = BoardMessage(message.game, result.ref, _drawn(message))
+            self._boards.append((row.channel, row.address, message.table or "", shown))
+        elif channel.capabilities.paid_per_message and all(t[1][0] != result.ref for t in self._taken):
+            self._taken.append((row.channel, (result.ref, row.table_id, row.address, result.units, result.status)))
+
+    def _settle(self, row: OutboxRow, result: Result, now: float, sent_at: float) -> int:
+        """Note one message's delivery attempt for ``flush``; 1 if it was delivered."""
+        if self._since is None:
+            self._since = time.monotonic()
+        delivered = 0
+        if isinstance(result, TemporaryFailure):
+            if row.attempts + 1 >= self.max_attempts:
+                self._failed.append((row.id, str(result)))
+            else:
+                backoff = result.retry_after if result.retry_after is not None else min(2.0**row.attempts, 300.0)
+                self._retries.append((row.id, now + backoff, str(result)))
+        elif isinstance(result, PermanentFailure):
+            self._failed.append((row.id, str(result)))
+        else:
+            self._sent.append((row.id, sent_at))
+            delivered = 1
+        if time.monotonic() - self._since >= self.hold:
+            self.flush()
+        return delivered
+
+
+def _drawn(message: Outbound) -> str:
+    """What a board message shows, as a fingerprint (a vote that changed only the step changes nothing)."""
+    assert message.board is not None
+    return json.dumps(message.board.drawn(), sort_keys=True, ensure_ascii=False)
+
+
+class Worker:
+    """Delivers some channels' outbox on its own thread with its own store connection, in rounds: after every
+    input (``kick``) and every ``interval`` seconds for retries, while the event loop goes on."""
+
+    def __init__(self, store_factory: Callable[[], Store], channels: Mapping[str, Channel], *,
+                 clock: Callable[[], float] = time.time, interval: float = 0.5,
+                 after_round: Callable[[], Awaitable[int]] | None = None, name: str = "sender") -> None:
+        self.store_factory = store_factory
+        self.channels = dict(channels)
+        self.clock = clock
+        self.interval = interval
+        self.after_round = after_round
+        """(On the loop.) Runs after each round; returns how many reports it applied (more rounds follow)."""
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=name)
+        self._store: Store | None = None
+        self._sender: Sender | None = None
+        self._kick: asyncio.Event | None = None
+        self._task: asyncio.Task[None] | None = None
+
+    def _round(self) -> int:
+        """(The worker's thread.) One round of deliveries."""
+        if self._sender is None:
+            self._store = self.store_factory()
+            self._sender = Sender(self._store, self.channels, clock=self.clock)
+        return self._sender.deliver_due()
+
+    async def deliver(self) -> int:
+        """Deliver until nothing more is due now (the channel's reports applied in between); returns how many."""
+        loop = asyncio.get_running_loop()
+        total = 0
+        for _ in range(1000):
+            delivered = await loop.run_in_executor(self._executor, self._round)
+            reports = await self.after_round() if self.after_round is not None else 0
+            total += delivered
+            if not delivered and not reports:
+                break
+        return total
+
+    def kick(self) -> None:
+        """(On the loop.) Something was queued: deliver now rather than at the next interval."""
+        if self._kick is not None:
+            self._kick.set()
+
+    def start(self) -> None:
+        """(On the loop.) Deliver in the background until ``stop``."""
+        self._kick = asyncio.Event()
+        kick = self._kick
+
+        async def run() -> None:
+            while True:
+                try:
+                    await self.deliver()
+                except Exception:  # keep delivering: one bad message must not stop every table
+                    log.exception("delivery failed; trying again")
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(kick.wait(), self.interval)
+                kick.clear()
+
+
+        self._task = asyncio.get_running_loop().create_task(run())
+
+    async def stop(self) -> None:
+        """Stop delivering and release the thread and its connection."""
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+            self._task = None
+        if self._store is not None:
+            store, self._store = self._store, None
+            await asyncio.get_running_loop().run_in_executor(self._executor, store.close)
+        self._executor.shutdown(wait=True)

@@ -1,0 +1,294 @@
+"""Decisions: a pressed button, a typed answer or the votes recorded at the table become actions; the engine
+applies them; what happened is published. Also the computer players' moves and the questions a seat may ask."""
+
+from __future__ import annotations
+
+import random
+import re
+import unicodedata
+from collections.abc import Sequence
+
+from . import moves, render
+from . import record as records
+from .catalog import to_gsm7
+from .channels import Kind, Option, Outbound
+from .commands import Choose, Decide, Inbound, Press, Query, RecordVotes
+from .context import Context
+from .engine import Action, CastVote, Event, GameState, Phase, RuleViolation, apply, awaiting, public_view, view_for
+from .fanout import knowledge, prompt_for, publish, say
+from .lobby import show_lobby
+from .names import match_name, name_candidates
+from .outbox import Outgoing, Reply
+from .render import InputProblem
+from .store import TableStatus
+from .tables import Table
+
+_TYPED_VOTES = {"ja": "ja", "yes": "ja", "j": "ja", "nein": "nein", "no": "nein", "n": "nein"}
+
+
+def decide(ctx: Context, table: Table, seat: int | None, inbound: Inbound, command: Choose | Decide | RecordVotes,
+           reply: Reply, out: Outgoing) -> None:
+    """One decision from a seat: checked against the table's state, applied, published; or refused privately."""
+    theme = table.row.theme
+    state = table.state
+    raw = inbound.raw
+    if seat is None:
+        say(ctx, out, reply, theme, "not-at-table")
+        return
+    if state is None or table.status is TableStatus.LOBBY:
+        say(ctx, out, reply, theme, "game-not-started")
+        return
+    if isinstance(command, Decide) and command.kind == "?":
+        command = _typed_answer(ctx, table, inbound, command)
+    if isinstance(command, Choose) and command.decision is None and _is_number(command.token):
+        command = _numbered(ctx, inbound, command)
+    if table.status is TableStatus.PAUSED:
+        say(ctx, out, reply, theme, "game-is-paused")
+        return
+    if table.status is not TableStatus.PLAYING:
+        # Finished, or ended by the host mid-game: nothing is decided any more (a rematch starts anew).
+        problem(ctx, table, reply, out, InputProblem.NOTHING_OWED, raw, toast=inbound.press is not None)
+        return
+    if isinstance(command, Choose) and command.decision is not None and command.decision != table.row.decision_step:
+        problem(ctx, table, reply, out, InputProblem.STALE, raw, toast=inbound.press is not None)
+        return
+    actions: list[Action]
+    match command:
+        case Choose(token=token):
+            action = _chosen(state, seat, token)
+            if action is None:
+                problem(ctx, table, reply, out, InputProblem.UNPARSEABLE, raw)
+                return
+            actions = [action]
+        case Decide(kind=kind, argument=argument):
+            decided = _typed(ctx, table, seat, kind, argument, reply, out, raw)
+            if decided is None:
+                return
+            actions = [decided]
+        case RecordVotes(ja=ja_names):
+            recorded = _recorded_votes(ctx, table, seat, ja_names, reply, out, raw)
+            if recorded is None:
+                return
+            actions = recorded
+    try:
+        play(ctx, table, actions, out)
+    except RuleViolation as violation:
+        catalog = ctx.catalog(theme, reply.language)
+        out.add(reply.channel, reply.address,
+                render.violation_message(violation, table.info(), catalog, caps=ctx.caps(reply.channel)),
+                table=table.id, language=reply.language)
+        return
+    out.applied += len(actions)
+    if inbound.press is not None:
+        _answer_press(ctx, table, seat, actions, inbound.press, reply, out)
+
+
+def _is_number(text: str) -> bool:
+    return text.isdecimal() and text.isascii() and len(text) <= 3  # ASCII digits only: int("²") raises
+
+
+def _numbered(ctx: Context, inbound: Inbound, command: Choose) -> Choose:
+    """A typed number answers the newest prompt this address was sent (not one still on its way)."""
+    last = ctx.store.last_prompt(inbound.channel, inbound.address)
+    if last is None:
+        return command
+    prompt = Outbound.from_json(last[1], last[0])
+    index = int(command.token) - 1
+    if 0 <= index < len(prompt.options):
+        return Choose(prompt.options[index].token, prompt.decision)
+    return Choose(command.token, prompt.decision)
+
+
+def fold(text: str) -> str:
+    """Text as typed words are compared: GSM-7 letters, case-folded, punctuation dropped, single spaces."""
+    plain = to_gsm7(unicodedata.normalize("NFKC", text)).casefold()
+    return " ".join(re.sub(r"[^\w\s]", " ", plain).split())
+
+
+def _typed_answer(ctx: Context, table: Table, inbound: Inbound, command: Decide) -> Choose | Decide:
+    """Free text that names one option of the newest prompt this address was sent (exactly, or as the unambiguous
+    start of one), or a vote word; else as it was."""
+    text = fold(command.argument or inbound.raw)
+    last = ctx.store.last_prompt(inbound.channel, inbound.address)
+    if last is not None and text:
+        prompt = Outbound.from_json(last[1], last[0])
+        chosen = match_label(text, prompt.options)
+        if chosen is not None:
+            return Choose(chosen.token, prompt.decision)
+    if text in ("ja", "nein"):
+        return Decide("vote", text)
+    return command
+
+
+def match_label(folded: str, options: Sequence[Option]) -> Option | None:
+    labels = [(fold(o.label), o) for o in options]
+    exact = [o for label, o in labels if label == folded]
+    if len(exact) == 1:
+        return exact[0]
+    starts = [
+        o for label, o in labels
+        if label and ((len(folded) >= 2 and label.startswith(folded)) or (len(label) >= 3 and folded.startswith(label)))
+    ]
+    return starts[0] if len(starts) == 1 else None
+
+
+def _chosen(state: GameState, seat: int, token: str) -> Action | None:
+    token = token.strip()
+    if _is_number(token):
+        # A numbered option of the current prompt: the same order as the prompt's choices.
+        legal = view_for(state, seat).legal_actions
+        index = int(token) - 1
+        return legal[index] if 0 <= index < len(legal) else None
+    return moves.parse_token(seat, token)
+
+
+def _typed(ctx: Context, table: Table, seat: int, kind: str, argument: str | None, reply: Reply, out: Outgoing,
+           raw: str) -> Action | None:
+    entry: dict[str, object] = {"player": table.names[seat], "action": kind}
+    arg = (argument or "").strip()
+    match kind:
+        case "nominate" | "investigate" | "special_election" | "execute":
+            candidates = name_candidates(arg, table.names)
+            if len(candidates) != 1:
+                found = InputProblem.AMBIGUOUS if candidates else InputProblem.UNPARSEABLE
+                problem(ctx, table, reply, out, found, raw, candidates)
+                return None
+            entry["target"] = candidates[0]
+        case "vote":
+            entry["vote"] = _TYPED_VOTES.get(arg.lower(), arg.lower())
+        case "discard" | "enact":
+            entry["card"] = arg.upper()[:1]
+        case "veto_reply":
+            entry["accept"] = arg.lower() in ("yes", "ja", "accept", "y", "j", "1", "true")
+    try:
+        return records.parse_action(table.names, entry)
+    except records.RecordError:
+        problem(ctx, table, reply, out, InputProblem.UNPARSEABLE, raw)
+        return None
+
+
+def _recorded_votes(ctx: Context, table: Table, seat: int, ja_names: Sequence[str], reply: Reply, out: Outgoing,
+                    raw: str) -> list[Action] | None:
+    state = table.state
+    assert state is not None
+    if not table.row.options.get("physical_voting") or state.phase is not Phase.ELECTION or seat != state.president:
+        problem(ctx, table, reply, out, InputProblem.NOTHING_OWED, raw)
+        return None
+    ja: set[int] = set()
+    for name in ja_names:
+        found = match_name(name, table.names)
+        if found is None:
+            problem(ctx, table, reply, out, InputProblem.UNPARSEABLE, raw)
+            return None
+        ja.add(table.names.index(found))
+    return [CastVote(s, s in ja) for s in range(state.players) if state.alive[s]]
+
+
+def problem(ctx: Context, table: Table, reply: Reply, out: Outgoing, found: InputProblem, raw: str,
+            options: Sequence[str] = (), *, toast: bool = False) -> None:
+    """A private reply to input that could not be used; shown at once instead (``toast``) where the channel can."""
+    catalog = ctx.catalog(table.row.theme, reply.language)
+    caps = ctx.caps(reply.channel)
+    message = render.input_message(found, table.info(), catalog, caps=caps, text=raw, options=options)
+    if toast and caps.toasts:
+        out.notice = message.text.split("\n", 1)[0]
+        return
+    out.add(reply.channel, reply.address, message, table=table.id, language=reply.language)
+
+
+def play(ctx: Context, table: Table, actions: Sequence[Action], out: Outgoing) -> None:
+    """Apply actions in order (all or none), log them, and publish what happened."""
+    state = table.state
+    assert state is not None
+    now = out.now
+    events: list[Event] = []
+    before = state.phase
+    for action in actions:
+        state, new = apply(state, action)  # a RuleViolation here leaves everything as it was
+        events.extend(new)
+    n = len(table.actions)
+    for i, action in enumerate(actions):
+        entry = records.action_to_json(table.names, action)
+        ctx.store.append_action(table.id, table.row.game, n + i, entry, now)
+        table.actions.append(entry)
+    table.state = state
+    # Only a vote keeps the phase; every other action starts a new decision, and old buttons go stale.
+    new_decision = state.phase is not before or any(not isinstance(a, CastVote) for a in actions)
+    publish(ctx, table, events, out, now, new_decision=new_decision)
+
+
+def _answer_press(ctx: Context, table: Table, seat: int, actions: Sequence[Action], press: Press, reply: Reply,
+                  out: Outgoing) -> None:
+    """The pressed message shows the choice: the first confirmation to the presser carries the press (else a bare
+    one), with the options it keeps (a vote can be changed until the last one is in)."""
+    state = table.state
+    assert state is not None
+    # A vote can be changed while the election is open: the ballot keeps its buttons (the change prompt's).
+    still = prompt_for(ctx, table, table.seats[seat]) if state.phase is Phase.ELECTION else None
+    kept = still is not None and isinstance(actions[-1], CastVote)
+    options = tuple(Option(c.label, moves.token(c.action)) for c in still.choices) if kept and still else ()
+
+    for index, message in out.to(reply.channel, reply.address):
+        if message.kind is Kind.ECHO and message.press is None:
+            out.change(index, press=press, options=options, decision=table.row.decision_step)
+            return
+    # Nothing confirmed it in words: the choice itself is shown (behind a spoiler if it says a secret).
+    secret = isinstance(actions[-1], CastVote) or press.protected
+    out.put(reply.channel, reply.address, Outbound(
+        Kind.ECHO, "", secret=secret, options=options, decision=table.row.decision_step, table=table.id,
+        press=press, language=reply.language, message_id="choice-shown",
+    ))
+
+
+def run_computers(ctx: Context, table_id: str, limit: int = 10_000) -> int:
+    """Let computer players make every decision they owe, one transaction each; returns how many."""
+    if not ctx.drive_computers:
+        return 0
+    table = ctx.tables.get(table_id)
+    done = 0
+    while table is not None and table.state is not None and table.status is TableStatus.PLAYING and done < limit:
+        state = table.state
+        owing = [s for s in awaiting(state) if table.seats[s].computer]
+        if not owing:
+            break
+        seat = owing[0]
+        rng = random.Random(f"{state.setup.seed}/computer/{seat}/{state.step}")
+        action = ctx.computer.choose(view_for(state, seat), table.memories[seat], rng)
+        try:
+            with ctx.store.transaction():
+                out = Outgoing(table_id, ctx.clock())
+                play(ctx, table, [action], out)
+                ctx.store.enqueue(out.stored(), out.now)
+        except BaseException:
+            ctx.tables.forget([table_id])
+            raise
+        done += 1
+    return done
+
+
+# --- questions ------------------------------------------------------------------------------------------------
+
+
+def ask(ctx: Context, table: Table, seat: int | None, query: Query, reply: Reply, out: Outgoing) -> None:
+    """A question anyone may ask at any time, answered privately."""
+    theme = table.row.theme
+    state = table.state
+    caps = ctx.caps(reply.channel)
+    match query:
+        case Query.HELP:
+            say(ctx, out, reply, theme, "help")
+        case Query.RULES:
+            say(ctx, out, reply, theme, "rules-summary")
+        case Query.BOARD | Query.WAITING:
+            if state is None:
+                show_lobby(ctx, table, reply, out)
+                return
+            catalog = ctx.catalog(theme, reply.language)
+            for message in render.board_messages(public_view(state), table.info(), catalog, caps=caps):
+                out.add(reply.channel, reply.address, message, table=table.id, language=reply.language)
+        case Query.WHOAMI:
+            if seat is None or state is None:
+                say(ctx, out, reply, theme, "not-at-table" if seat is None else "game-not-started")
+                return
+            knowledge(ctx, table, seat, reply, out)
+

@@ -1,0 +1,194 @@
+"""What the host may do (pause, resume, nudge, end, rematch, where public results go, the cost so far,
+reminders, a seat's move to a new phone, the theme) and what anyone may set for themselves (their language);
+and what the service hears about reachability (an opted-out phone, a blocked bot, a group that moved)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from .catalog import DEFAULT_LANGUAGE, Catalog, UnknownCatalog, sms_segments
+from .commands import HostCommand
+from .context import Context
+from .fanout import PUBLIC_RESULTS, PUBLIC_TO_HOST, prompt_again, reveal_roles, say, tell
+from .lobby import CODE_ALPHABET, CODE_LENGTH, MOVE_CODES, rematch
+from .names import match_name
+from .outbox import Outgoing, Reply
+from .store import TableStatus
+from .tables import LIVE, PUBLIC_LANGUAGE, Table
+
+
+def host_command(ctx: Context, table: Table, command: HostCommand, reply: Reply, out: Outgoing) -> None:
+    """One host control."""
+    now = out.now
+    theme = table.row.theme
+    status = table.status
+    match command:
+        case HostCommand.PAUSE:
+            if status is not TableStatus.PLAYING:
+                say(ctx, out, reply, theme, "game-not-started")
+                return
+            table.set_status(ctx.store, TableStatus.PAUSED, now)
+            tell(ctx, table, out, "game-paused")
+        case HostCommand.RESUME:
+            if status is not TableStatus.PAUSED:
+                say(ctx, out, reply, theme, "game-not-started")
+                return
+            table.set_status(ctx.store, TableStatus.PLAYING, now)
+            tell(ctx, table, out, "game-resumed")
+            nudge(ctx, table, reply, out)
+        case HostCommand.NUDGE:
+            nudge(ctx, table, reply, out)
+        case HostCommand.END:
+            if status not in LIVE:
+                say(ctx, out, reply, theme, "game-not-started")
+                return
+            table.set_status(ctx.store, TableStatus.OVER, now)
+            tell(ctx, table, out, "game-ended-by-host")
+            if table.state is not None:  # the game is over: who was who is no longer a secret
+                reveal_roles(ctx, table, out)
+        case HostCommand.REMATCH:
+            if status is not TableStatus.OVER:
+                say(ctx, out, reply, theme, "game-not-started")
+                return
+            rematch(ctx, table, reply, out)
+        case HostCommand.PUBLIC_TO_HOST | HostCommand.PUBLIC_TO_ALL:
+            to_host = command is HostCommand.PUBLIC_TO_HOST
+            table.set_option(ctx.store, now, **{PUBLIC_RESULTS: PUBLIC_TO_HOST if to_host else "all"})
+            if to_host:
+                say(ctx, out, reply, theme, "public-results-host")
+            else:
+                say(ctx, out, reply, theme, "public-results-all")
+        case HostCommand.COST:
+            units, delivered, failed = paid_units(ctx, table)
+            if delivered or failed:
+                say(ctx, out, reply, theme, "sms-cost-delivery", segments=units, delivered=delivered, failed=failed)
+            else:
+                say(ctx, out, reply, theme, "sms-cost", segments=units)
+
+
+def paid_units(ctx: Context, table: Table) -> tuple[int, int, int]:
+    """Units (SMS segments) this table's game has sent or queued on paid-per-message channels, and of those sent
+    how many the channel reported delivered and not delivered (0 and 0 without reports)."""
+    since = float(table.row.options.get("started", 0.0))
+    paid = sorted(name for name, caps in ctx.capabilities.items() if caps.paid_per_message)
+    queued = sum(
+        sms_segments(text) for _, sent_at, text in ctx.store.outbox_texts(table.id, paid, since) if sent_at is None
+    )
+    statuses = ctx.store.delivery_statuses(table.id, since)
+    failed = statuses.get("undelivered", 0) + statuses.get("failed", 0)
+    return sum(statuses.values()) + queued, statuses.get("delivered", 0) + statuses.get("read", 0), failed
+
+
+def nudge(ctx: Context, table: Table, reply: Reply, out: Outgoing) -> None:
+    """Prompt again everyone who owes a decision (never a random action on their behalf)."""
+    if table.state is None or table.status is not TableStatus.PLAYING:
+        say(ctx, out, reply, table.row.theme, "nothing-to-nudge")
+        return
+    names = prompt_again(ctx, table, out)
+    say(ctx, out, reply, table.row.theme, "nudge", names=", ".join(names))
+
+
+# --- reminders (off by default) -----------------------------------------------------------------------------
+
+
+def set_reminders(ctx: Context, table: Table, minutes: int | None, reply: Reply, out: Outgoing) -> None:
+    """Reminders on (after ``minutes`` without a decision) or off."""
+    now = out.now
+    table.set_option(ctx.store, now, reminder_minutes=minutes if minutes and minutes > 0 else None)
+    table.arm_reminder(ctx.store, now)
+    if table.row.options["reminder_minutes"]:
+        say(ctx, out, reply, table.row.theme, "reminders-set", minutes=table.row.options["reminder_minutes"])
+    else:
+        say(ctx, out, reply, table.row.theme, "reminders-off")
+
+
+def remind(ctx: Context, table: Table, out: Outgoing) -> None:
+    """A reminder that fell due: whoever owes a decision is told so and gets the prompt again."""
+    minutes = table.row.options.get("reminder_minutes") or 0
+    theme = table.row.theme
+
+    def note(reply: Reply) -> None:
+        say(ctx, out, reply, theme, "reminder", minutes=minutes)
+
+    prompt_again(ctx, table, out, note)
+
+
+# --- seats, words and looks -----------------------------------------------------------------------------------
+
+
+def move_phone(ctx: Context, table: Table, name: str, reply: Reply, out: Outgoing) -> None:
+    """A one-time code for the host to give a player whose phone died: sent from another phone, the seat moves."""
+    found = match_name(name, table.names)
+    if found is None:
+        say(ctx, out, reply, table.row.theme, "seating-mismatch", seating=", ".join(table.names))
+        return
+    code = "".join(ctx.codes.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH + 2))
+    codes = {**table.row.options.get(MOVE_CODES, {}), code: table.names.index(found)}
+    table.set_option(ctx.store, out.now, **{MOVE_CODES: codes})
+    say(ctx, out, reply, table.row.theme, "move-code", name=found, code=code)
+
+
+def set_language(ctx: Context, table: Table, seat: int | None, lang: str, reply: Reply, out: Outgoing, *,
+                 group: bool = False) -> None:
+    """The sender's language; typed in the table's group by the host, the group's too."""
+    try:
+        Catalog.load(table.row.theme, lang)
+    except UnknownCatalog:
+        say(ctx, out, reply, table.row.theme, "unknown-language", language=lang)
+        return
+    if seat is not None:
+        table.seats[seat] = replace(table.seats[seat], language=lang)
+        ctx.store.replace_seats(table.id, table.seats)
+    if group:
+        table.set_option(ctx.store, out.now, **{PUBLIC_LANGUAGE: lang})
+    say(ctx, out, Reply(reply.channel, reply.address, lang), table.row.theme, "language-set", language=lang)
+
+
+def set_theme(ctx: Context, table: Table, theme: str, reply: Reply, out: Outgoing) -> None:
+    """The table's theme (its words and colours) from now on."""
+    try:
+        Catalog.load(theme, DEFAULT_LANGUAGE)
+    except UnknownCatalog:
+        say(ctx, out, reply, table.row.theme, "unknown-theme", theme=theme)
+        return
+    table.update(ctx.store, out.now, theme=theme)
+    tell(ctx, table, out, "theme-set", theme=theme)
+
+
+# --- reachability -------------------------------------------------------------------------------------------------
+
+
+def opted_out(ctx: Context, channel: str, address: str, out: Outgoing) -> None:
+    """The sender's channel will not deliver to them any more: drop what waits, tell their tables' hosts."""
+    ctx.store.drop_pending(channel, address)
+    for table in ctx.tables.of(channel, address):
+        seat = table.seat_of(channel, address)
+        if seat is None or table.is_host(channel, address):
+            continue
+        out.table_id = table.id
+        host = Reply(table.row.host_channel, table.row.host_address, table.host_language)
+        say(ctx, out, host, table.row.theme, "player-opted-out", name=table.seats[seat].name)
+
+
+def unreachable(ctx: Context, channel: str, address: str, out: Outgoing, *, undelivered: bool = False) -> None:
+    """A channel cannot reach this address (blocked, never opened a chat; ``undelivered``: the carrier reports
+    its texts undelivered): the host and the group are told who it is, at every table where it has a seat; the
+    game waits for them as for anyone."""
+    for table in ctx.tables.of(channel, address):
+        seat = table.seat_of(channel, address)
+        if seat is None or table.status not in (TableStatus.LOBBY, *LIVE):
+            continue
+        out.table_id = table.id
+        name = table.seats[seat].name
+        told = [] if table.is_host(channel, address) else [
+            Reply(table.row.host_channel, table.row.host_address, table.host_language)]
+        group = table.group
+        if group is not None:
+            told.append(Reply(group[0], group[1], table.public_language))
+        for reply in told:
+            if undelivered:
+                say(ctx, out, reply, table.row.theme, "player-undelivered", name=name)
+            else:
+                say(ctx, out, reply, table.row.theme, "player-unreachable", name=name)
+
+

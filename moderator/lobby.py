@@ -1,0 +1,278 @@
+"""The lobby: opening a table, taking and reclaiming seats, the seating order, computer players, the start."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Final
+
+from . import record as records
+from .bots import Memory
+from .catalog import DEFAULT_LANGUAGE, DEFAULT_THEME, Catalog, UnknownCatalog
+from .channels import Kind, Outbound
+from .commands import Inbound, Join, OpenTable
+from .context import Context
+from .engine import awaiting, new_game, opening_events
+from .engine.types import MAX_PLAYERS, MIN_PLAYERS
+from .fanout import (
+    announce_seats,
+    knowledge,
+    prompt_for,
+    publish,
+    say,
+    seating_text,
+    seating_version,
+    show_seats,
+    start_controls,
+    tell,
+    words,
+)
+from .names import clean_name, match_name, unique_name
+from .outbox import COMPUTER_CHANNEL, Outgoing, Reply
+from .store import SeatRow, TableRow, TableStatus
+from .tables import PUBLIC_LANGUAGE, Table, decision_id
+
+CODE_ALPHABET: Final = "ACDEFHJKMNPRTUVWXY3479"
+"""Join-code characters: no look-alikes (0/O, 1/I/L, 2/Z, 5/S, 6/G, 8/B) and no vowels that spell words."""
+CODE_LENGTH: Final = 5
+ID_ALPHABET: Final = "abcdefghijkmnpqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789"
+ID_LENGTH: Final = 12
+"""A table's own id (about 70 bits): it names the table in button data and in its screen's URL."""
+MOVE_CODES: Final = "move_codes"
+"""Table option: one-time codes that move a seat to a new phone, and the seat each moves."""
+
+
+def open_table(ctx: Context, inbound: Inbound, command: OpenTable, out: Outgoing) -> Table | None:
+    """A new table hosted by the sender (in the group it was typed in, if asked there)."""
+    now = out.now
+    theme = command.theme or DEFAULT_THEME
+    language = inbound.language or DEFAULT_LANGUAGE
+    reply = Reply(inbound.channel, inbound.address, language)
+    try:
+        Catalog.load(theme, language)
+    except UnknownCatalog:
+        say(ctx, out, reply, DEFAULT_THEME, "unknown-theme", theme=theme)
+        return None
+    table_id = "".join(ctx.codes.choice(ID_ALPHABET) for _ in range(ID_LENGTH))
+    code = new_code(ctx)
+    public = command.public and inbound.chat is not None
+    row = TableRow(
+        id=table_id,
+        code=code,
+        status=TableStatus.LOBBY,
+        theme=theme,
+        host_channel=inbound.channel,
+        host_address=inbound.address,
+        public_channel=inbound.channel if public else None,
+        public_address=inbound.chat if public else None,
+        options={"physical_voting": command.physical_voting, **({PUBLIC_LANGUAGE: language} if public else {})},
+        game=0,
+        setup=None,
+        decision_step=0,
+    )
+    ctx.store.insert_table(row, now)
+    seats = []
+    if command.seat:
+        name = clean_name(command.name) or "1"
+        seats.append(SeatRow(0, name, inbound.channel, inbound.address, language, False))
+    ctx.store.replace_seats(table_id, seats)
+    table = Table(row, seats)
+    ctx.tables.add(table)
+    out.table_id = table_id
+    # A channel may show the join code (a QR code, a button) in the group the table was opened in.
+    text = words(ctx, reply, theme, "table-opened", code=code)
+    out.put(reply.channel, reply.address, Outbound(
+        Kind.JOIN, text, table=table_id, join_code=code, shown_in=row.public_address,
+        options=start_controls(), language=language, message_id="table-opened",
+    ))
+    return table
+
+
+def new_code(ctx: Context) -> str:
+    """A join code no open table has."""
+    while True:
+        code = "".join(ctx.codes.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
+        if ctx.store.table_by_code(code) is None:
+            return code
+
+
+def join(ctx: Context, inbound: Inbound, command: Join, out: Outgoing) -> Table | None:
+    """Take a seat with a join code (or move a seat here with a move code); returns the table it is about."""
+    language = inbound.language or DEFAULT_LANGUAGE
+    reply = Reply(inbound.channel, inbound.address, language)
+    code = command.code.strip().upper()
+    table = ctx.tables.by_code(code)
+    if table is None:
+        moved = reclaim(ctx, inbound, code, out)
+        if moved is None:
+            say(ctx, out, reply, DEFAULT_THEME, "no-such-table", code=code)
+        return moved
+    out.table_id = table.id
+    theme = table.row.theme
+    if table.status is not TableStatus.LOBBY:
+        say(ctx, out, reply, theme, "lobby-closed")
+    elif table.seat_of(inbound.channel, inbound.address) is not None:
+        say(ctx, out, reply, theme, "already-seated")
+    elif ctx.tables.seated_elsewhere(inbound.channel, inbound.address, table.id):
+        say(ctx, out, reply, theme, "seated-elsewhere")
+    elif len(table.seats) >= MAX_PLAYERS:
+        say(ctx, out, reply, theme, "table-full", most=MAX_PLAYERS)
+    else:
+        name = unique_name(clean_name(command.name) or str(len(table.seats) + 1), table.names)
+        table.reseat(ctx.store, [*table.seats, SeatRow(0, name, inbound.channel, inbound.address, language, False)])
+        say(ctx, out, reply, theme, "table-joined", name=name, players=len(table.seats))
+        announce_seats(ctx, table, out, "seat-taken", name=name)
+    return table
+
+
+def reclaim(ctx: Context, inbound: Inbound, code: str, out: Outgoing) -> Table | None:
+    """A seat's move code, sent from a new phone: the seat moves there. None if no table has that code."""
+    now = out.now
+    for table in ctx.tables.with_move_code(code):
+        codes: dict[str, int] = dict(table.row.options.get(MOVE_CODES, {}))
+        if code not in codes:
+            continue
+        out.table_id = table.id
+        position = codes[code]
+        seated = table.seat_of(inbound.channel, inbound.address)
+        if seated is not None and seated != position:
+            # One phone, one seat: a phone that plays another seat here would act and read for both.
+            say(ctx, out, Reply(inbound.channel, inbound.address, table.seats[seated].language), table.row.theme,
+                "already-seated")
+            return table
+        del codes[code]
+        old = table.seats[position]
+        language = inbound.language or old.language
+        table.seats[position] = replace(old, channel=inbound.channel, address=inbound.address, language=language)
+        ctx.store.replace_seats(table.id, table.seats)
+        table.set_option(ctx.store, now, **{MOVE_CODES: codes})
+        reply = Reply(inbound.channel, inbound.address, language)
+        say(ctx, out, reply, table.row.theme, "phone-moved", name=old.name)
+        if table.state is not None:
+            knowledge(ctx, table, position, reply, out)
+            prompt = prompt_for(ctx, table, table.seats[position])
+            if position in awaiting(table.state) and prompt is not None:
+                out.add(inbound.channel, inbound.address, prompt, decision=table.row.decision_step, table=table.id,
+                        language=language)
+        return table
+    return None
+
+
+def add_computers(ctx: Context, table: Table, count: int | None, reply: Reply, out: Outgoing) -> None:
+    """The host fills seats with computer players (``count``; None: up to the fewest players a game needs)."""
+    if table.status is not TableStatus.LOBBY:
+        say(ctx, out, reply, table.row.theme, "lobby-closed")
+        return
+    free = MAX_PLAYERS - len(table.seats)
+    wanted = max(MIN_PLAYERS - len(table.seats), 0) if count is None else count
+    wanted = max(0, min(wanted, free))
+    catalog = ctx.catalog(table.row.theme, reply.language)
+    seats = list(table.seats)
+    for _ in range(wanted):
+        n = sum(1 for s in seats if s.computer) + 1
+        name = unique_name(catalog.text("computer-name", n=n), [s.name for s in seats])
+        seats.append(SeatRow(len(seats), name, COMPUTER_CHANNEL, f"{table.id}/{len(seats)}", DEFAULT_LANGUAGE, True))
+    table.reseat(ctx.store, seats)
+    announce_seats(ctx, table, out, "computers-added", added=wanted)
+
+
+def reseat(ctx: Context, table: Table, names: Sequence[str], reply: Reply, out: Outgoing) -> None:
+    """The host gives the whole seating order."""
+    if not _in_lobby(ctx, table, reply, out):
+        return
+    picked = [match_name(n, table.names) for n in names]
+    if None in picked or len(set(picked)) != len(table.seats) or len(picked) != len(table.seats):
+        say(ctx, out, reply, table.row.theme, "seating-mismatch", seating=", ".join(table.names))
+        return
+    by_name = {s.name: s for s in table.seats}
+    table.reseat(ctx.store, [by_name[n] for n in picked if n])
+    announce_seats(ctx, table, out, "seats-list")
+
+
+def move_seat(ctx: Context, table: Table, name: str, position: int, reply: Reply, out: Outgoing) -> None:
+    """The host moves one seat to a place in the order (1-based)."""
+    if not _in_lobby(ctx, table, reply, out):
+        return
+    found = match_name(name, table.names)
+    if found is None or not 1 <= position <= len(table.seats):
+        say(ctx, out, reply, table.row.theme, "seating-mismatch", seating=", ".join(table.names))
+        return
+    order = [s for s in table.seats if s.name != found]
+    order.insert(position - 1, next(s for s in table.seats if s.name == found))
+    table.reseat(ctx.store, order)
+    announce_seats(ctx, table, out, "seats-list")
+
+
+def remove_seat(ctx: Context, table: Table, name: str, reply: Reply, out: Outgoing) -> None:
+    """The host takes a seat out of the lobby; its player is told."""
+    if not _in_lobby(ctx, table, reply, out):
+        return
+    found = match_name(name, table.names)
+    if found is None:
+        say(ctx, out, reply, table.row.theme, "seating-mismatch", seating=", ".join(table.names))
+        return
+    gone = next(s for s in table.seats if s.name == found)
+    table.reseat(ctx.store, [s for s in table.seats if s is not gone])
+    say(ctx, out, Reply(gone.channel, gone.address, gone.language), table.row.theme, "seat-removed", name=found)
+    announce_seats(ctx, table, out, "seats-list")
+
+
+def lobby_control(ctx: Context, table: Table, token: str, reply: Reply, out: Outgoing) -> None:
+    """One of the host's seat controls (``fanout.lobby_controls``). A move made for another seating order does
+    nothing: moving "seat i" now would move someone else."""
+    if token == "go":
+        start(ctx, table, reply, out)
+    elif token == "cpu":
+        add_computers(ctx, table, 1, reply, out)
+    elif token.startswith("u"):
+        place, _, version = token[1:].partition(".")
+        current = version == seating_version(table.names)
+        if current and place.isdecimal() and place.isascii() and 0 < int(place) < len(table.seats):
+            position = int(place)
+            move_seat(ctx, table, table.seats[position].name, position, reply, out)  # one place up (1-based)
+
+
+
+def show_lobby(ctx: Context, table: Table, reply: Reply, out: Outgoing) -> None:
+    """The seat list, asked for (the board before a game)."""
+    if table.status is TableStatus.LOBBY:
+        show_seats(ctx, table, out, reply, "seats-list")
+    else:
+        say(ctx, out, reply, table.row.theme, "seats-list", players=len(table.seats), seating=seating_text(table))
+
+
+def _in_lobby(ctx: Context, table: Table, reply: Reply, out: Outgoing) -> bool:
+    if table.status is not TableStatus.LOBBY:
+        say(ctx, out, reply, table.row.theme, "lobby-closed")
+        return False
+    return True
+
+
+def start(ctx: Context, table: Table, reply: Reply, out: Outgoing) -> None:
+    """A new game with the seats as they are (from the lobby, or a rematch after a game)."""
+    if table.status not in (TableStatus.LOBBY, TableStatus.OVER):
+        say(ctx, out, reply, table.row.theme, "lobby-closed")
+        return
+    players = len(table.seats)
+    if not MIN_PLAYERS <= players <= MAX_PLAYERS:
+        say(ctx, out, reply, table.row.theme, "player-count", players=players, least=MIN_PLAYERS, most=MAX_PLAYERS)
+        return
+    now = out.now
+    state = new_game(players, seed=ctx.seed())
+    setup = records.to_json(table.names, state, [])
+    del setup["actions"]
+    game = table.row.game + 1
+    # The join code stops taking players; the table keeps its own id for everything after.
+    options = {**table.row.options, "started": now}  # the cost of this game counts from here
+    table.update(ctx.store, now, status=TableStatus.PLAYING, code=None, setup=setup, game=game,
+                 decision_step=decision_id(game, 0), options=options)
+    table.state, table.actions, table.log = state, [], []
+    table.memories = {s.position: Memory(s.position) for s in table.seats if s.computer}
+    announce_seats(ctx, table, out, "game-starting", closed=True)
+    publish(ctx, table, opening_events(state), out, now, new_decision=True)
+
+
+def rematch(ctx: Context, table: Table, reply: Reply, out: Outgoing) -> None:
+    """The next game at this table, the same seats."""
+    tell(ctx, table, out, "rematch")
+    start(ctx, table, reply, out)

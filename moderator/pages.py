@@ -1,0 +1,190 @@
+"""What each browser page shows, built from the service's tables (``screens`` holds the values; the browser
+channel draws them). Who owes what, what a seat may see and which messages are its own are worked out here, by
+the service, never by the channel.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from . import render
+from .board import Board
+from .channels import (
+    BoardView,
+    HostView,
+    Kind,
+    Line,
+    Option,
+    Outbound,
+    PassName,
+    PromptView,
+    Receipt,
+    ScreenView,
+    SeatInfo,
+    SeatView,
+    Status,
+    TableView,
+)
+from .commands import Inbound
+from .context import Context
+from .engine import awaiting, public_view, view_for
+from .engine.events import GameEnded, VoteProgressed
+from .moves import token
+from .store import TableStatus
+from .tables import LIVE, Table
+
+LATEST = 6
+"""Public messages the table screen shows as the latest results."""
+
+
+class BrowserPages:
+    """The ``channels.Pages`` the service offers the browser channel."""
+
+    def __init__(self, ctx: Context, handle: Callable[[Inbound], Receipt],
+                 observers: list[Callable[[str], None]]) -> None:
+        self.ctx = ctx
+        self.handle = handle
+        """Where the pages' inputs go (``Service.handle``)."""
+        self._observers = observers
+
+    def watch(self, observer: Callable[[str], None]) -> None:
+        self._observers.append(observer)
+
+    # --- tables -------------------------------------------------------------------------------------------
+
+    def _table(self, table_id: str) -> Table | None:
+        table = self.ctx.tables.get(table_id)
+        return None if table is None or table.status is TableStatus.CLOSED else table
+
+    def table_info(self, table_id: str) -> TableView | None:
+        table = self._table(table_id)
+        return None if table is None else _view(table)
+
+    def table_by_code(self, code: str) -> TableView | None:
+        table = self.ctx.tables.by_code(code)
+        return None if table is None or table.status is TableStatus.CLOSED else _view(table)
+
+    def board(self, table_id: str) -> Board | None:
+        table = self._table(table_id)
+        if table is None or table.state is None:
+            return None
+        return Board.of(public_view(table.state), table.info())
+
+    # --- the seat's page ------------------------------------------------------------------------------------
+
+    def seat_view(self, table_id: str, position: int, language: str) -> SeatView:
+        table = self._table(table_id)
+        assert table is not None
+        seat = table.seats[position]
+        catalog = self.ctx.catalog(table.row.theme, language)
+        info = table.info()
+        state = table.state
+        feed = tuple(self.feed(seat.channel, seat.address, 40, this_game=True, table_id=table_id))
+        if state is None or not table.row.game or table.status not in (*LIVE, TableStatus.OVER):
+            return SeatView(seat.name, False, seats=table.names, feed=feed)
+        view = view_for(state, position)
+        owed = (table.status is TableStatus.PLAYING and position in awaiting(state)
+                and not table.row.options.get("physical_voting"))
+        message = render.prompt(view, info, catalog) if owed else None
+        prompt = None
+        if message is not None:
+            options = tuple(Option(c.label, token(c.action)) for c in message.choices)
+            prompt = PromptView(message.text, message.secret, options, table.row.decision_step)
+        knowledge = tuple(m.text for m in render.knowledge_messages(view, info, catalog))
+        return SeatView(
+            seat.name, True, prompt=prompt, owes_nothing=prompt is None and table.status is TableStatus.PLAYING,
+            knowledge=knowledge, status=_status(self.ctx, table, language),
+            board=self._board_view(table, language), latest=self._latest(table, language) if table.group else None,
+            feed=feed,
+        )
+
+    def feed(self, channel: str, address: str, limit: int, *, this_game: bool, table_id: str) -> list[Line]:
+        table = self.ctx.tables.get(table_id)
+        since = 0.0
+        if this_game and table is not None and table.status is not TableStatus.LOBBY:
+            since = float(table.row.options.get("started", 0.0))
+        lines = []
+        for outbox_id, message_id, body in self.ctx.store.messages_to(channel, address, limit, since):
+            message = Outbound.from_json(body, message_id)
+            if message.kind is Kind.PROMPT:
+                continue  # old prompts: the live prompt above has the buttons
+            lines.append(Line(outbox_id, message.text, message.secret))
+        return lines
+
+    # --- the table screen -----------------------------------------------------------------------------------
+
+    def screen_view(self, table_id: str, language: str) -> ScreenView:
+        table = self._table(table_id)
+        assert table is not None
+        if table.status is TableStatus.LOBBY or table.state is None:
+            return ScreenView(True, seats=table.names)
+        truth: tuple[str, ...] = ()
+        if table.status is TableStatus.OVER and any(isinstance(e, GameEnded) for e in table.log):
+            catalog = self.ctx.catalog(table.row.theme, language)
+            truth = tuple(m.text for m in render.truth_timeline(table.log, table.info(), catalog))
+        return ScreenView(False, status=_status(self.ctx, table, language),
+                          board=self._board_view(table, language), truth=truth,
+                          latest=self._latest(table, language))
+
+    # --- the host's device ------------------------------------------------------------------------------------
+
+    def host_view(self, table_id: str, language: str, local: Sequence[int]) -> HostView:
+        table = self._table(table_id)
+        assert table is not None
+        state = table.state
+        owing = set(awaiting(state)) if state is not None and table.status is TableStatus.PLAYING else set()
+        names = tuple(PassName(p, table.seats[p].name, p in owing) for p in local)
+        replies = tuple(
+            line.text for line in self.feed(table.row.host_channel, table.row.host_address, 3, this_game=False,
+                                            table_id=table_id) if not line.secret
+        )
+        board = self._board_view(table, language) if state is not None and table.status is not TableStatus.LOBBY \
+            else None
+        return HostView(seats=_view(table).seats, local=names, board=board, replies=replies)
+
+    # --- pieces ---------------------------------------------------------------------------------------------
+
+    def _board_view(self, table: Table, language: str) -> BoardView:
+        assert table.state is not None
+        catalog = self.ctx.catalog(table.row.theme, language)
+        lines = tuple(m.text for m in render.board_messages(public_view(table.state), table.info(), catalog))
+        return BoardView(lines)
+
+    def _latest(self, table: Table, language: str) -> tuple[str, ...]:
+        """The latest public results (the running vote count is on the board, not here)."""
+        assert table.state is not None
+        catalog = self.ctx.catalog(table.row.theme, language)
+        info, view = table.info(), public_view(table.state)
+        latest: list[str] = []
+        for event in reversed(table.log):
+            if len(latest) >= LATEST:
+                break
+            if event.audience.everyone and not isinstance(event, VoteProgressed):
+                latest.extend(reversed([m.text for m in render.event_messages(event, None, info, catalog, board=view)]))
+        return tuple(latest[:LATEST])
+
+
+def _status(ctx: Context, table: Table, language: str) -> tuple[str, ...]:
+    """A paused game, or one the host ended before it was decided, says so (the board alone would not)."""
+    catalog = ctx.catalog(table.row.theme, language)
+    if table.status is TableStatus.PAUSED:
+        return (catalog.text("game-paused"),)
+    if table.status is TableStatus.OVER and not any(isinstance(e, GameEnded) for e in table.log):
+        assert table.state is not None
+        roles = render.roles_message(table.state.roles, table.info(), catalog).text
+        return catalog.text("game-ended-by-host"), roles
+    return ()
+
+
+def _view(table: Table) -> TableView:
+    seats = tuple(SeatInfo(s.position, s.name, s.channel, s.address, s.language, s.computer) for s in table.seats)
+    step = table.state.step if table.state is not None else 0
+    language = table.public_language if table.group else table.host_language
+    return TableView(
+        id=table.id, code=table.row.code, status=Status(table.status.value), theme=table.row.theme,
+        language=language, host_channel=table.row.host_channel, host_address=table.row.host_address, seats=seats,
+        group=table.group is not None, game=table.row.game,
+        # Changes whenever the board may have: game, step (every action is one), theme. Public facts only.
+        board_version=f"{table.row.game}.{step}.{table.row.theme}",
+    )
+

@@ -1,0 +1,212 @@
+"""Tables as the service keeps them in memory, and the lookups an input needs: one place for both.
+
+A table's game is its record: the first time a table is needed it is loaded from the store and its game is
+rebuilt by replaying the stored actions; after that the cache serves it. Every lookup an input needs (the table
+it is about, the tables an address sits at, a join or move code) goes through ``Tables``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Final
+
+from . import record as records
+from .bots import Memory
+from .catalog import DEFAULT_LANGUAGE
+from .engine import Event, GameState
+from .render import TableInfo
+from .store import SeatRow, Store, TableRow, TableStatus
+
+DECISIONS_PER_GAME: Final = 1_000_000
+"""More steps than any game takes (a long 10-player game is a few hundred)."""
+REMINDER: Final = "reminder"
+"""The deadline kind of reminders."""
+PUBLIC_LANGUAGE: Final = "public_language"
+"""Table option: the language of the public channel (a group)."""
+LIVE: Final = (TableStatus.PLAYING, TableStatus.PAUSED)
+"""A game under way (paused or not)."""
+
+
+@dataclass
+class Table:
+    """A table as the service keeps it in memory: its row, seats, and the game under way (if any)."""
+
+    row: TableRow
+    seats: list[SeatRow]
+    state: GameState | None = None
+    actions: list[dict[str, Any]] = field(default_factory=list)
+    log: list[Event] = field(default_factory=list)
+    """Every event of the game so far, secrets included (for computer players' memories and the truth timeline)."""
+    memories: dict[int, Memory] = field(default_factory=dict)
+
+    @property
+    def id(self) -> str:
+        return self.row.id
+
+    @property
+    def status(self) -> TableStatus:
+        return self.row.status
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Player names in seat order."""
+        return tuple(s.name for s in self.seats)
+
+    def info(self) -> TableInfo:
+        """What rendering needs to know about this table."""
+        return TableInfo(self.names, self.row.theme)
+
+    def seat_of(self, channel: str, address: str) -> int | None:
+        """The seat this address sits in, if any."""
+        for seat in self.seats:
+            if seat.channel == channel and seat.address == address:
+                return seat.position
+        return None
+
+    def is_host(self, channel: str, address: str) -> bool:
+        """True if this address is the table's host."""
+        return self.row.host_channel == channel and self.row.host_address == address
+
+    def in_group(self, chat: str | None) -> bool:
+        """True if ``chat`` is this table's public group chat."""
+        return chat is not None and chat == self.row.public_address
+
+    @property
+    def group(self) -> tuple[str, str] | None:
+        """(channel, address) of the table's public chat (a group), if it has one."""
+        if self.row.public_channel is None or self.row.public_address is None:
+            return None
+        return self.row.public_channel, self.row.public_address
+
+    @property
+    def public_language(self) -> str:
+        """The language of the table's public channel (a group): its opener's, or what its host set there."""
+        return str(self.row.options.get(PUBLIC_LANGUAGE, DEFAULT_LANGUAGE))
+
+    @property
+    def host_language(self) -> str:
+        """The language the host reads (their seat's, if they have one)."""
+        return next((s.language for s in self.seats if self.is_host(s.channel, s.address)), DEFAULT_LANGUAGE)
+
+    def update(self, store: Store, now: float, **fields: Any) -> None:
+        """Change the table's row, in the store and here."""
+        store.update_table(self.row.id, now, **fields)
+        self.row = replace(self.row, **fields)
+
+    def set_option(self, store: Store, now: float, **options: Any) -> None:
+        """Change some of the table's options."""
+        self.update(store, now, options={**self.row.options, **options})
+
+    def arm_reminder(self, store: Store, now: float) -> None:
+        """A reminder falls due N minutes after a decision starts, while the game runs and reminders are on."""
+        minutes = self.row.options.get("reminder_minutes")
+        running = self.row.status is TableStatus.PLAYING and self.state is not None
+        store.set_deadline(self.row.id, REMINDER, now + 60 * minutes if minutes and running else None)
+
+    def set_status(self, store: Store, status: TableStatus, now: float) -> None:
+        """The table's status from now on (reminders follow it)."""
+        self.update(store, now, status=status)
+        self.arm_reminder(store, now)
+
+    def reseat(self, store: Store, seats: Sequence[SeatRow]) -> None:
+        """The table's seats from now on, in order (positions follow the order)."""
+        self.seats = [replace(s, position=i) for i, s in enumerate(seats)]
+        store.replace_seats(self.row.id, self.seats)
+
+
+class Tables:
+    """Every table the service has touched, by id, loaded on first use; and the lookups inputs need."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._cache: dict[str, Table] = {}
+
+    def get(self, table_id: str) -> Table | None:
+        """A table, loaded from the database (and its game rebuilt by replay) on first use."""
+        cached = self._cache.get(table_id)
+        if cached is not None:
+            return cached
+        row = self.store.table(table_id)
+        if row is None:
+            return None
+        table = Table(row, self.store.seats(table_id))
+        if row.setup is not None and row.status is not TableStatus.LOBBY:
+            actions = self.store.actions(table_id, row.game)
+            result = records.replay(records.parse({**row.setup, "actions": actions}))
+            if result.error is not None:
+                raise RuntimeError(f"table {table_id}: stored action {result.error.index} no longer applies")
+            table.state, table.actions, table.log = result.state, actions, list(result.events)
+            table.memories = {s.position: remember(Memory(s.position), table.log) for s in table.seats if s.computer}
+        self._cache[table_id] = table
+        return table
+
+    def add(self, table: Table) -> None:
+        """A table just made: cache it."""
+        self._cache[table.id] = table
+
+    def forget(self, table_ids: Sequence[str] | None = None) -> None:
+        """Drop these tables (or every one) from the cache: they reload from the database when next needed."""
+        if table_ids is None:
+            self._cache.clear()
+        for table_id in table_ids or ():
+            self._cache.pop(table_id, None)
+
+    def cached(self, table_id: str) -> Table | None:
+        """A table only if it is in memory already (no database read)."""
+        return self._cache.get(table_id)
+
+    def about(self, channel: str, address: str, chat: str | None, table_id: str | None = None) -> Table | None:
+        """The table an input is about: the one its button named (if the sender is at it), the group it was typed
+        in, else the sender's newest table."""
+        if table_id is not None:
+            named = self.get(table_id)
+            if named is not None and (named.seat_of(channel, address) is not None or named.is_host(channel, address)
+                                      or named.group in ((channel, chat), (channel, address))):
+                return named
+        if chat is not None:
+            for row in self.store.tables_of(channel, chat):
+                if row.public_address == chat:
+                    return self.get(row.id)
+        ids = self.store.table_ids_of(channel, address)
+        return self.get(ids[0]) if ids else None
+
+    def of(self, channel: str, address: str) -> list[Table]:
+        """Every table this address sits at, hosts or is the public chat of, newest first."""
+        return [t for t in (self.get(row.id) for row in self.store.tables_of(channel, address)) if t is not None]
+
+    def by_code(self, code: str) -> Table | None:
+        """The table whose join code this is."""
+        row = self.store.table_by_code(code)
+        return None if row is None else self.get(row.id)
+
+    def with_move_code(self, code: str) -> list[Table]:
+        """Tables that gave out this seat move code."""
+        return [t for t in map(self.get, self.store.tables_with_move_code(code)) if t is not None]
+
+    def seated_elsewhere(self, channel: str, address: str, table_id: str) -> bool:
+        """True if this address has a seat in a game under way at another table (its inputs would go astray)."""
+        for row in self.store.tables_of(channel, address):
+            other = self.get(row.id) if row.id != table_id and row.status in LIVE else None
+            if other is not None and other.seat_of(channel, address) is not None:
+                return True
+        return False
+
+    def under_way(self) -> list[str]:
+        """Every table with a game under way."""
+        return self.store.open_tables()
+
+
+def decision_id(game: int, step: int) -> int:
+    """The number a prompt's buttons carry: the game and the step its decision began at, so that a button
+    from an earlier decision, or from the previous game at a rematch, is refused as no longer current."""
+    return game * DECISIONS_PER_GAME + step
+
+
+def remember(memory: Memory, events: Sequence[Event]) -> Memory:
+
+    """A computer player's memory after the events shown to its seat."""
+    for event in events:
+        if event.audience.includes(memory.seat):
+            memory = memory.observe(event)
+    return memory

@@ -1,0 +1,88 @@
+"""The house's walls, read from the code's imports (every import, those inside functions included).
+
+Channels translate and nothing else: no module under ``moderator/transports/`` imports the engine, the store or
+the renderer (the board image comes through ``moderator.board``, which the port carries); no two modules import
+each other, directly or in a longer cycle.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import moderator
+
+PACKAGE = Path(moderator.__file__).resolve().parent
+FORBIDDEN_TO_CHANNELS = ("moderator.engine", "moderator.store", "moderator.render", "moderator.service",
+                         "moderator.tables", "moderator.fanout", "moderator.game", "moderator.lobby",
+                         "moderator.host", "moderator.pages", "moderator.delivery", "moderator.context",
+                         "moderator.app")
+"""The service's side: a channel hears from it only through the port (``moderator.channels``)."""
+
+
+def module_name(path: Path) -> str:
+    parts = ("moderator", *path.relative_to(PACKAGE).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports(path: Path) -> set[str]:
+    """Every ``moderator`` module this file imports, anywhere in it."""
+    name = module_name(path)
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.startswith("moderator")}
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - node.level + 1]
+                target = ".".join([*base, node.module] if node.module else base)
+            else:
+                target = node.module or ""
+            if not target.startswith("moderator"):
+                continue
+            found.add(target)
+            for alias in node.names:  # ``from . import render`` imports a module
+                if f"{target}.{alias.name}" in MODULES:
+                    found.add(f"{target}.{alias.name}")
+    return found
+
+
+MODULES = {module_name(p): p for p in PACKAGE.rglob("*.py")}
+GRAPH = {name: {i for i in imports(path) if i in MODULES and i != name} for name, path in MODULES.items()}
+
+
+def test_no_channel_imports_the_engine_the_store_the_renderer_or_the_service() -> None:
+    offences = {
+        name: sorted(i for i in targets if i.startswith(FORBIDDEN_TO_CHANNELS))
+        for name, targets in GRAPH.items() if name.startswith("moderator.transports.")
+    }
+    assert {k: v for k, v in offences.items() if v} == {}
+
+
+def test_no_two_modules_import_each_other_even_through_others() -> None:
+    def reaches(start: str, goal: str) -> bool:
+        seen, todo = set(), [start]
+        while todo:
+            here = todo.pop()
+            for nxt in GRAPH.get(here, ()):
+                if nxt == goal:
+                    return True
+                if nxt not in seen:
+                    seen.add(nxt)
+                    todo.append(nxt)
+        return False
+
+    # A package's __init__ re-exporting its submodules is not a cycle between modules.
+    cycles = sorted(
+        (a, b) for a in GRAPH for b in GRAPH[a]
+        if a < b and reaches(b, a) and not a.endswith(("engine", "transports")) and MODULES[a].name != "__init__.py"
+    )
+    assert cycles == []
+
+
+def test_the_engine_imports_nothing_of_the_rest() -> None:
+    outside = {name: sorted(t for t in targets if not t.startswith("moderator.engine"))
+               for name, targets in GRAPH.items() if name.startswith("moderator.engine")}
+    assert {k: v for k, v in outside.items() if v} == {}
