@@ -3,8 +3,8 @@ and its memory): ``python -m tests.guarded_app '<Limits as JSON>'`` prints its p
 
 Routes, shaped like ``serve``'s: ``POST /telegram`` (reads its body), ``POST /sms`` and ``/sms/status`` (read a
 form, as Twilio's signature check does), ``GET /healthz``, ``GET /page`` (HTML), ``GET /slow`` (an answer that
-takes ``?s=`` seconds), ``POST /new`` (a page's form), ``GET /stats`` (what the routes received, the guard's
-counts, the process's open files)."""
+takes ``?s=`` seconds), ``GET /big`` (8 MB), ``POST /new`` (a page's form), ``GET /stats`` (what the routes
+received, the guard's counts, the process's open files and memory)."""
 
 from __future__ import annotations
 
@@ -58,6 +58,10 @@ async def slow(request: Request) -> Response:
     return PlainTextResponse("slow")
 
 
+async def big(request: Request) -> Response:
+    return Response(b"x" * (8 * 1024 * 1024), media_type="application/octet-stream")
+
+
 async def new(request: Request) -> Response:
     await request.form()
     return PlainTextResponse("opened")
@@ -79,7 +83,7 @@ def build() -> Starlette:
     routes = [
         Route("/telegram", telegram, methods=["POST"]), Route("/sms", sms, methods=["POST"]),
         Route("/sms/status", sms, methods=["POST"]), Route("/healthz", healthz), Route("/page", page),
-        Route("/slow", slow), Route("/new", new, methods=["POST"]), Route("/stats", stats),
+        Route("/slow", slow), Route("/big", big), Route("/new", new, methods=["POST"]), Route("/stats", stats),
     ]
     return Starlette(routes=routes)
 
