@@ -457,6 +457,25 @@ def rate_key(ip: str) -> str:
     return str(address)
 
 
+def is_local(scope: Scope) -> bool:
+    """True for a request from this machine itself (a health check in the container, ``curl`` on the host): a
+    loopback peer with no ``X-Forwarded-For``, since whatever a proxy on this machine forwards carries one."""
+    peer = scope.get("client")
+    if not peer:
+        return False
+    try:
+        loopback = ipaddress.ip_address(str(peer[0])).is_loopback
+    except ValueError:
+        return False
+    return loopback and _header(scope, b"x-forwarded-for") is None
+
+
+def public_health(report: Mapping[str, object], scope: Scope) -> dict[str, object]:
+    """What ``/healthz`` may tell this client: the whole report on this machine, else only ``{"ok": …}`` (no version,
+    channels or backlog for strangers)."""
+    return dict(report) if is_local(scope) else {"ok": bool(report.get("ok"))}
+
+
 # --- logs ---------------------------------------------------------------------------------------------------
 
 _SECRET_QUERY: Final = re.compile(r"(?i)([?&;](?:key|token|secret|password|signature|auth)=)[^&;\s\"']*")

@@ -419,6 +419,18 @@ def test_an_ipv6_client_is_counted_by_its_64() -> None:
     assert rate_key("::ffff:203.0.113.9") == "203.0.113.9" == rate_key("203.0.113.9")
 
 
+def test_healthz_tells_strangers_only_ok_and_this_machine_everything() -> None:
+    from moderator.guard import public_health
+
+    report = {"ok": True, "version": "0.1.0", "channels": ["telegram"], "outbox_backlog": 3}
+    assert public_health(report, scope_from("127.0.0.1")) == report
+    assert public_health(report, scope_from("::1")) == report
+    assert public_health(report, scope_from("203.0.113.9")) == {"ok": True}
+    # Through the proxy on this machine: the peer is loopback, but it forwards for someone else.
+    assert public_health(report, scope_from("127.0.0.1", "203.0.113.9")) == {"ok": True}
+    assert public_health({"ok": False, "database": "unreachable"}, scope_from("10.0.0.1")) == {"ok": False}
+
+
 # --- logs -------------------------------------------------------------------------------------------------------
 
 
