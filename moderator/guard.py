@@ -27,6 +27,7 @@ from typing import Final
 from urllib.parse import urlsplit
 
 from starlette.requests import ClientDisconnect
+from starlette.responses import PlainTextResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 log = logging.getLogger("moderator.guard")
@@ -363,6 +364,12 @@ def try_again_text(seconds: float) -> str:
 async def try_again(send: Send, seconds: float) -> None:
     """Answer 429 with ``Retry-After`` and the "try again in …" text."""
     await _answer(send, 429, try_again_text(seconds), [(b"retry-after", retry_after(seconds).encode())])
+
+
+def too_many(seconds: float) -> Response:
+    """The same 429 as a Starlette response, for a route (``/join/<code>``) that has looked the code up."""
+    return PlainTextResponse(try_again_text(seconds), status_code=429,
+                             headers={"Retry-After": retry_after(seconds), "Cache-Control": "no-store"})
 
 
 async def pace(started: float, minimum: float, clock: Clock = time.monotonic) -> None:

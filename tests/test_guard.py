@@ -44,6 +44,7 @@ from moderator.guard import (
     quiet_third_party_loggers,
     rate_key,
     redact,
+    too_many,
     trusted_proxies_setting,
     try_again,
 )
@@ -366,6 +367,9 @@ def test_try_again_answers_429_with_retry_after_and_words() -> None:
     asyncio.run(try_again(send, 41.2))
     assert sent[0]["status"] == 429 and (b"retry-after", b"42") in sent[0]["headers"]
     assert sent[1]["body"] == b"Too many tries. Try again in 42 s."
+    response = too_many(300)
+    assert response.status_code == 429 and response.headers["retry-after"] == "300"
+    assert response.body == b"Too many tries. Try again in 5 min."
 
 
 def test_opening_tables_without_a_password_is_one_a_minute_per_client() -> None:
