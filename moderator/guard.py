@@ -23,6 +23,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
+from http import HTTPStatus
 from typing import Final
 from urllib.parse import urlsplit
 
@@ -60,9 +61,11 @@ def _header(scope: Scope, name: bytes) -> bytes | None:
     return None
 
 
-async def _answer(send: Send, status: int, text: str, headers: Iterable[tuple[bytes, bytes]] = ()) -> None:
-    """A short plain-text answer that also closes the connection (so nothing more of the request is read)."""
-    body = text.encode()
+async def _answer(send: Send, status: int, text: str | None = None,
+                  headers: Iterable[tuple[bytes, bytes]] = ()) -> None:
+    """A short plain-text answer (``text``, else the status's own phrase) that also closes the connection, so
+    nothing more of the request is read."""
+    body = (HTTPStatus(status).phrase if text is None else text).encode()
     head = [(b"content-type", b"text/plain; charset=utf-8"), (b"content-length", str(len(body)).encode()),
             (b"connection", b"close"), *headers]
     await send({"type": "http.response.start", "status": status, "headers": head})
@@ -113,15 +116,15 @@ class StreamingBodyLimit:
         limit = self.limit_for(path)
         kind = (_header(scope, b"content-type") or b"").split(b";")[0].strip().lower()
         if kind == b"multipart/form-data" and not any(path_matches(path, p) for p in self.multipart):
-            await _answer(send, 415, "Unsupported Media Type")
+            await _answer(send, 415)
             return
         declared = _header(scope, b"content-length")
         if declared is not None:
             if not declared.strip().isdigit():
-                await _answer(send, 400, "Bad Request")
+                await _answer(send, 400)
                 return
             if int(declared) > limit:
-                await _answer(send, 413, "Content Too Large")
+                await _answer(send, 413)
                 return
         received = 0
         refused = started = False
@@ -136,7 +139,7 @@ class StreamingBodyLimit:
                 if received > limit:
                     refused = True
                     if not started:
-                        await _answer(send, 413, "Content Too Large")
+                        await _answer(send, 413)
                     return {"type": "http.disconnect"}
             return message
 
@@ -247,9 +250,9 @@ class OriginCheck:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and not self.allowed(scope):
-            _refusals.warning("origin", "refused a %s to %s from another origin", scope.get("method"),
+            _refusal_log.warning("origin", "refused a %s to %s from another origin", scope.get("method"),
                               scope.get("path"))
-            await _answer(send, 403, "Forbidden")
+            await _answer(send, 403)
             return
         await self.app(scope, receive, send)
 
@@ -354,21 +357,15 @@ def retry_after(seconds: float) -> str:
     return str(max(1, math.ceil(seconds)))
 
 
-def try_again_text(seconds: float) -> str:
-    """``Too many tries. Try again in 40 s.`` (English: for HTTP answers; the channels use their catalogs)."""
-    wait = max(1, math.ceil(seconds))
-    return f"Too many tries. Try again in {wait} s." if wait < 120 else \
-        f"Too many tries. Try again in {math.ceil(wait / 60)} min."
+async def try_again(send: Send, seconds: float, text: str | None = None) -> None:
+    """Answer 429 with ``Retry-After`` and ``text`` (the catalog's "try again in …" for the client's language;
+    without it, the status's phrase)."""
+    await _answer(send, 429, text, [(b"retry-after", retry_after(seconds).encode())])
 
 
-async def try_again(send: Send, seconds: float) -> None:
-    """Answer 429 with ``Retry-After`` and the "try again in …" text."""
-    await _answer(send, 429, try_again_text(seconds), [(b"retry-after", retry_after(seconds).encode())])
-
-
-def too_many(seconds: float) -> Response:
+def too_many(seconds: float, text: str | None = None) -> Response:
     """The same 429 as a Starlette response, for a route (``/join/<code>``) that has looked the code up."""
-    return PlainTextResponse(try_again_text(seconds), status_code=429,
+    return PlainTextResponse(HTTPStatus.TOO_MANY_REQUESTS.phrase if text is None else text, status_code=429,
                              headers={"Retry-After": retry_after(seconds), "Cache-Control": "no-store"})
 
 
@@ -601,7 +598,7 @@ class Throttle(logging.Filter):
             dropped, since = int(window[2]), round(now - window[0])
             window[:] = [now, 0, 0]
             if dropped:
-                record.msg = f"{record.msg} (and {dropped} more like it in the last {since} s)"
+                record.msg = f"{record.msg} ({dropped} more in {since} s)"
         if window[1] >= self.burst:
             window[2] += 1
             return False
@@ -623,5 +620,5 @@ def install_throttle(loggers: Iterable[str] = THROTTLED_LOGGERS, every: float = 
     return throttle
 
 
-_refusals = RateLimitedLog(log)
+_refusal_log = RateLimitedLog(log)
 """Refused requests (another origin): a flood of them is a handful of lines a minute."""

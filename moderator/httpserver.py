@@ -34,6 +34,7 @@ import sys
 from collections import OrderedDict
 from collections.abc import Collection
 from dataclasses import dataclass, replace
+from http import HTTPStatus
 from typing import Any, Final, cast
 
 import h11
@@ -169,7 +170,7 @@ class ConnectionGuard:
             if self.browser_requests >= self.limits.max_browser_requests:
                 self.busy += 1
                 self.log.warning("busy", "answered 503: %d page requests are in hand", self.browser_requests)
-                body = b"Busy; try again shortly."
+                body = HTTPStatus.SERVICE_UNAVAILABLE.phrase.encode()
                 await send({"type": "http.response.start", "status": 503, "headers": [
                     (b"content-type", b"text/plain; charset=utf-8"), (b"content-length", str(len(body)).encode()),
                     (b"retry-after", retry_after(self.limits.retry_after).encode()), (b"connection", b"close")]})
@@ -333,14 +334,14 @@ class GuardedServer(uvicorn.Server):
         return int(self.servers[0].sockets[0].getsockname()[1])
 
 
-def quiet_accept_errors(loop: asyncio.AbstractEventLoop, limited: RateLimitedLog) -> None:
+def quiet_accept_errors(loop: asyncio.AbstractEventLoop, limited_log: RateLimitedLog) -> None:
     """Route asyncio's "socket.accept() out of system resource" (out of files: asyncio retries each second) to a
     rate-limited log line without its traceback; everything else goes where it went."""
     previous = loop.get_exception_handler()
 
     def handler(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
-        if str(context.get("message", "")).startswith("socket.accept() out of system resource"):
-            limited.warning("accept", "cannot accept connections: %s", context.get("exception"))
+        if str(context.get("message", "")).startswith("socket.accept()"):  # "... out of system resource"
+            limited_log.warning("accept", "cannot accept connections: %s", context.get("exception"))
             return
         if previous is not None:
             previous(loop, context)
@@ -406,7 +407,7 @@ class StreamSlots:
     async def refuse(send: Send, seconds: float = 15.0) -> None:
         """Answer a stream that has no slot: 503 with ``Retry-After``. (A browser's ``EventSource`` does not retry
         after a 503 by itself: the page's script must open it again after that many seconds.)"""
-        body = b"Too many open pages; try again shortly."
+        body = HTTPStatus.SERVICE_UNAVAILABLE.phrase.encode()
         await send({"type": "http.response.start", "status": 503, "headers": [
             (b"content-type", b"text/plain; charset=utf-8"), (b"content-length", str(len(body)).encode()),
             (b"retry-after", retry_after(seconds).encode()), (b"cache-control", b"no-store")]})
