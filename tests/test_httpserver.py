@@ -137,7 +137,10 @@ def test_300_slow_loris_connections_cost_bounded_files_and_neither_the_webhook_n
                 loris.append(sock)
                 with contextlib.suppress(OSError):  # evicted already: the flood evicts itself
                     sock.sendall(b"GET /page HTTP/1.1\r\nHost: t\r\nX-Slow: ")  # and never the rest
-            time.sleep(0.3)
+            deadline = time.monotonic() + 5
+            while served.stats()["evicted"] < 200:  # until the server has taken in the whole flood
+                assert time.monotonic() < deadline
+                time.sleep(0.05)
             flooded = served.files()
             webhook, webhook_s = timed(served.port, WEBHOOK)
             health, health_s = timed(served.port, HEALTH)
