@@ -1,0 +1,624 @@
+"""Guards for the web server that no route has to remember: bounded bodies, security headers, an Origin check,
+rate limits, the client's address behind a trusted proxy, and log lines that carry no secret.
+
+Each is standalone (plain ASGI middleware or a small class); ``serve`` wires them in. The order that works,
+outermost first (uvicorn's ``ProxyHeadersMiddleware`` is outside all of them, so ``scope["scheme"]`` and
+``scope["client"]`` already say what the trusted proxy said)::
+
+    SecurityHeaders(OriginCheck(StreamingBodyLimit(app, WEBHOOK_LIMITS), exempt=WEBHOOK_PATHS, public_url=...))
+
+Nothing here reads a body it does not bound, and nothing here logs a query string, a cookie or a token.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import ipaddress
+import logging
+import math
+import os
+import re
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Collection, Iterable, Mapping
+from dataclasses import dataclass, field
+from http import HTTPStatus
+from typing import Final
+from urllib.parse import urlsplit
+
+from starlette.requests import ClientDisconnect
+from starlette.responses import PlainTextResponse, Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+log = logging.getLogger("moderator.guard")
+
+Clock = Callable[[], float]
+
+# --- paths ------------------------------------------------------------------------------------------------
+
+
+def path_matches(path: str, prefix: str) -> bool:
+    """True if ``path`` is ``prefix`` or lies under it, segment by segment (``/sms`` covers ``/sms/status``, not
+    ``/smsx``)."""
+    prefix = prefix.rstrip("/")
+    return not prefix or path == prefix or path.startswith(prefix + "/")
+
+
+def longest_match(path: str, table: Mapping[str, int]) -> int | None:
+    """The value of the longest prefix of ``path`` in ``table`` (segment-wise), or None."""
+    best: tuple[int, int] | None = None
+    for prefix, value in table.items():
+        if path_matches(path, prefix) and (best is None or len(prefix.rstrip("/")) > best[0]):
+            best = (len(prefix.rstrip("/")), value)
+    return None if best is None else best[1]
+
+
+def _header(scope: Scope, name: bytes) -> bytes | None:
+    for key, value in scope.get("headers", ()):
+        if key == name:
+            return bytes(value)
+    return None
+
+
+async def _answer(send: Send, status: int, text: str | None = None,
+                  headers: Iterable[tuple[bytes, bytes]] = ()) -> None:
+    """A short plain-text answer (``text``, else the status's own phrase) that also closes the connection, so
+    nothing more of the request is read."""
+    body = (HTTPStatus(status).phrase if text is None else text).encode()
+    head = [(b"content-type", b"text/plain; charset=utf-8"), (b"content-length", str(len(body)).encode()),
+            (b"connection", b"close"), *headers]
+    await send({"type": "http.response.start", "status": status, "headers": head})
+    await send({"type": "http.response.body", "body": body})
+
+
+# --- bounded bodies ---------------------------------------------------------------------------------------
+
+KB: Final = 1024
+DEFAULT_BODY_LIMIT: Final = 16 * KB
+"""A page's form (a name, a nonce, a button's token) is well under 1 KB; 16 KB leaves room and nothing more."""
+TELEGRAM_BODY_LIMIT: Final = 1024 * KB
+"""A Bot API update is JSON: a text of at most 4,096 characters (``\\uXXXX``-escaped, up to 12 bytes each for an
+emoji: about 48 KB), its entities, and the message it replies to or quotes with theirs. 1 MB is several times the
+worst case and still bounded; Telegram sends at most 40 at once (``setWebhook``'s default ``max_connections``)."""
+TWILIO_BODY_LIMIT: Final = 64 * KB
+"""Twilio posts ``application/x-www-form-urlencoded``: about 20 fields and a Body of at most 1,600 characters
+(percent-encoded, up to 12 bytes each: about 19 KB), plus up to ten media URLs for an MMS. 64 KB is generous."""
+
+
+class StreamingBodyLimit:
+    """ASGI middleware: no route ever receives more of a request body than its path's limit, chunked or not.
+
+    A declared ``Content-Length`` over the limit is answered 413 before anything is read; a body without one is
+    counted as its ``http.request`` messages stream, and the message that crosses the limit is never passed on:
+    the client gets 413 (connection closed, so the server stops reading) and the route gets ``http.disconnect``.
+    ``multipart/form-data`` is answered 415 except under ``multipart`` paths (no channel sends it today), so
+    Starlette never spools a temporary file. A client that goes away mid-body is no traceback in the log.
+    """
+
+    def __init__(self, app: ASGIApp, limits: Mapping[str, int] | None = None, *, default: int = DEFAULT_BODY_LIMIT,
+                 multipart: Collection[str] = ()) -> None:
+        self.app = app
+        self.limits = dict(limits or {})
+        self.default = default
+        self.multipart = tuple(multipart)
+
+    def limit_for(self, path: str) -> int:
+        """The most bytes of body a request to ``path`` may carry."""
+        found = longest_match(path, self.limits)
+        return self.default if found is None else found
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        path = str(scope.get("path", ""))
+        limit = self.limit_for(path)
+        kind = (_header(scope, b"content-type") or b"").split(b";")[0].strip().lower()
+        if kind == b"multipart/form-data" and not any(path_matches(path, p) for p in self.multipart):
+            await _answer(send, 415)
+            return
+        declared = _header(scope, b"content-length")
+        if declared is not None:
+            if not declared.strip().isdigit():
+                await _answer(send, 400)
+                return
+            if int(declared) > limit:
+                await _answer(send, 413)
+                return
+        received = 0
+        refused = started = False
+
+        async def bounded_receive() -> Message:
+            nonlocal received, refused
+            if refused:
+                return {"type": "http.disconnect"}
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > limit:
+                    refused = True
+                    if not started:
+                        await _answer(send, 413)
+                    return {"type": "http.disconnect"}
+            return message
+
+        async def guarded_send(message: Message) -> None:
+            nonlocal started
+            if refused:
+                return  # the 413 is the answer; whatever the route says after its disconnect goes nowhere
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, bounded_receive, guarded_send)
+        except ClientDisconnect:
+            # Our refusal, or a client gone mid-body (a malformed chunk ends the same way): nobody to answer.
+            if not refused:
+                log.debug("a client went away before its request body ended")
+
+
+# --- security headers -------------------------------------------------------------------------------------
+
+PAGE_HEADERS: Final = (
+    (b"content-security-policy", b"frame-ancestors 'none'"),
+    (b"x-frame-options", b"DENY"),
+    # same-origin, not no-referrer: under no-referrer a browser sends "Origin: null" with a same-origin form
+    # POST (Fetch, "append a request Origin header"), which OriginCheck must refuse. Other sites still get
+    # nothing: no join code, no table id in a Referer.
+    (b"referrer-policy", b"same-origin"),
+)
+
+
+class SecurityHeaders:
+    """ASGI middleware: ``X-Content-Type-Options: nosniff`` on every response; on HTML pages also no framing by
+    anyone (CSP ``frame-ancestors 'none'`` and ``X-Frame-Options: DENY``) and ``Referrer-Policy: same-origin``,
+    which replace whatever the route set, so every page has the one policy."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = [(bytes(k).lower(), bytes(v)) for k, v in message.get("headers", ())]
+                html = any(k == b"content-type" and v.lower().startswith(b"text/html") for k, v in headers)
+                ours = dict(PAGE_HEADERS) if html else {}
+                ours[b"x-content-type-options"] = b"nosniff"
+                message["headers"] = [(k, v) for k, v in headers if k not in ours] + list(ours.items())
+            await send(message)
+
+        await self.app(scope, receive, with_headers)
+
+
+# --- the Origin check -------------------------------------------------------------------------------------
+
+STATE_CHANGING: Final = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+_DEFAULT_PORTS: Final = {"http": 80, "https": 443}
+
+
+def origin_of(url: str) -> str | None:
+    """``scheme://host[:port]`` of a URL, lower-cased, the default port left out; None if it has none."""
+    try:
+        parts = urlsplit(url.strip())
+        port = parts.port
+    except ValueError:
+        return None
+    scheme, host = parts.scheme.lower(), (parts.hostname or "").lower()
+    if scheme not in _DEFAULT_PORTS or not host:
+        return None
+    host = f"[{host}]" if ":" in host else host
+    return f"{scheme}://{host}" if port in (None, _DEFAULT_PORTS[scheme]) else f"{scheme}://{host}:{port}"
+
+
+def request_origin(scope: Scope) -> str | None:
+    """The origin this request was addressed to: its scheme (as the trusted proxy told uvicorn) and Host."""
+    host = _header(scope, b"host")
+    if not host:
+        return None
+    return origin_of(f"{scope.get('scheme', 'http')}://{host.decode('latin-1')}")
+
+
+class OriginCheck:
+    """ASGI middleware: a POST, PUT, PATCH or DELETE from a page must say where it comes from, and that must be
+    here. Its ``Origin`` (or, without one, its ``Referer``'s origin) must equal the request's own origin or
+    ``public_url``'s; else 403. ``exempt`` paths (the signed webhooks, which no browser sends and which carry no
+    Origin) pass untouched. ``Origin: null`` (a sandboxed frame, a ``data:`` page) is refused."""
+
+    def __init__(self, app: ASGIApp, *, exempt: Collection[str], public_url: str | None = None) -> None:
+        self.app = app
+        self.exempt = tuple(exempt)
+        self.public = origin_of(public_url) if public_url else None
+
+    def allowed(self, scope: Scope) -> bool:
+        """True if this request may go on to the route."""
+        if scope.get("method", "GET") not in STATE_CHANGING or any(
+                path_matches(str(scope.get("path", "")), p) for p in self.exempt):
+            return True
+        given = _header(scope, b"origin")
+        if given is None:
+            given = _header(scope, b"referer")
+        if given is None:
+            return False
+        claimed = origin_of(given.decode("latin-1"))
+        return claimed is not None and claimed in {request_origin(scope), self.public}
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and not self.allowed(scope):
+            _refusal_log.warning("origin", "refused a %s to %s from another origin", scope.get("method"),
+                              scope.get("path"))
+            await _answer(send, 403)
+            return
+        await self.app(scope, receive, send)
+
+
+# --- rate limits ------------------------------------------------------------------------------------------
+
+
+class RateLimiter:
+    """Token buckets, one per key: ``burst`` tries at once, then ``rate`` more per second. At most ``max_keys``
+    buckets are kept (the least recently used goes first: forgetting one only forgives its debt)."""
+
+    def __init__(self, rate: float, burst: float, *, max_keys: int = 10_000, clock: Clock = time.monotonic) -> None:
+        assert rate > 0 and burst >= 1 and max_keys > 0
+        self.rate, self.burst, self.max_keys, self.clock = rate, float(burst), max_keys, clock
+        self._buckets: OrderedDict[str, tuple[float, float]] = OrderedDict()
+
+    def _tokens(self, key: str, now: float) -> float:
+        tokens, stamp = self._buckets.get(key, (self.burst, now))
+        return min(self.burst, tokens + max(0.0, now - stamp) * self.rate)
+
+    def peek(self, key: str, now: float | None = None) -> float:
+        """Seconds until ``key`` may try again (0: now), without using a try."""
+        now = self.clock() if now is None else now
+        return max(0.0, (1.0 - self._tokens(key, now)) / self.rate)
+
+    def check(self, key: str, now: float | None = None) -> float:
+        """Use one try of ``key``: 0 if it was allowed (and is counted), else the seconds to wait (not counted)."""
+        now = self.clock() if now is None else now
+        tokens = self._tokens(key, now)
+        if tokens < 1.0:
+            return (1.0 - tokens) / self.rate
+        self._buckets[key] = (tokens - 1.0, now)
+        self._buckets.move_to_end(key)
+        while len(self._buckets) > self.max_keys:
+            self._buckets.popitem(last=False)
+        return 0.0
+
+    def __len__(self) -> int:
+        return len(self._buckets)
+
+
+JOIN_GUESSES_PER_MINUTE: Final = 10
+"""Unknown codes one client may try a minute (and at once): a person typing five letters needs some seconds for
+each, and a venue's ten phones behind one address can each mistype once. Known codes never count."""
+
+
+def join_guesses(clock: Clock = time.monotonic) -> RateLimiter:
+    """The bucket for unknown join or seat-move codes: 10 at once, then one every 6 s, per client."""
+    return RateLimiter(JOIN_GUESSES_PER_MINUTE / 60, JOIN_GUESSES_PER_MINUTE, clock=clock)
+
+
+def table_openings(clock: Clock = time.monotonic) -> RateLimiter:
+    """The bucket for opening tables without the operator's password: one per client a minute."""
+    return RateLimiter(1 / 60, 1, clock=clock)
+
+
+class JoinGuard:
+    """Joining with a code, on every way in (``/join/<code>``, ``POST /join/<code>``, Telegram ``/start <code>``,
+    SMS ``JOIN``, seat-move codes): only unknown codes use the client's tries, and once they are used up every
+    attempt, with a known code or not, gets the same "try again in …" until the bucket refills. So a stranger
+    learns whether a code exists at most ``JOIN_GUESSES_PER_MINUTE`` times a minute (no faster than a person could
+    type codes), while a table's ten phones joining from one address are never slowed."""
+
+    def __init__(self, limiter: RateLimiter | None = None, *, clock: Clock = time.monotonic) -> None:
+        self.limiter = limiter if limiter is not None else join_guesses(clock)
+
+    def attempt(self, key: str, known: bool, now: float | None = None) -> float:
+        """0: answer this attempt as usual (a miss is counted); else the seconds to wait, and the answer must be
+        the same whether ``known`` or not."""
+        wait = self.limiter.peek(key, now)
+        if wait > 0:
+            return wait
+        if not known:
+            self.limiter.check(key, now)
+        return 0.0
+
+
+class OpenGate:
+    """Who may open a table under ``serve``. With an operator ``password`` only those who give it (wrong ones use
+    the client's tries, so it cannot be guessed quickly); without one anybody, one table per client a minute."""
+
+    def __init__(self, password: str | None = None, *, limiter: RateLimiter | None = None,
+                 clock: Clock = time.monotonic) -> None:
+        self.password = password or None
+        self.limiter = limiter if limiter is not None else table_openings(clock)
+
+    def check(self, key: str, given: str | None = None, now: float | None = None) -> float:
+        """0: open it; a number of seconds: try again then; ``math.inf``: not without the password."""
+        if self.password is None:
+            return self.limiter.check(key, now)
+        wait = self.limiter.peek(key, now)
+        if wait > 0:
+            return wait
+        if given is not None and hmac.compare_digest(given.encode(), self.password.encode()):
+            return 0.0
+        self.limiter.check(key, now)
+        return math.inf
+
+
+def retry_after(seconds: float) -> str:
+    """A ``Retry-After`` value: whole seconds, at least 1."""
+    return str(max(1, math.ceil(seconds)))
+
+
+async def try_again(send: Send, seconds: float, text: str | None = None) -> None:
+    """Answer 429 with ``Retry-After`` and ``text`` (the catalog's "try again in …" for the client's language;
+    without it, the status's phrase)."""
+    await _answer(send, 429, text, [(b"retry-after", retry_after(seconds).encode())])
+
+
+def too_many(seconds: float, text: str | None = None) -> Response:
+    """The same 429 as a Starlette response, for a route (``/join/<code>``) that has looked the code up."""
+    return PlainTextResponse(HTTPStatus.TOO_MANY_REQUESTS.phrase if text is None else text, status_code=429,
+                             headers={"Retry-After": retry_after(seconds), "Cache-Control": "no-store"})
+
+
+async def pace(started: float, minimum: float, clock: Clock = time.monotonic) -> None:
+    """Sleep until ``minimum`` seconds after ``started``: answers that must not differ in time (a known and an
+    unknown code) all take at least this long."""
+    left = started + minimum - clock()
+    if left > 0:
+        await asyncio.sleep(left)
+
+
+# --- the client's address ---------------------------------------------------------------------------------
+
+DEFAULT_TRUSTED_PROXIES: Final = "127.0.0.1,::1"
+"""A proxy on the same machine (systemd behind Caddy or nginx). Docker's image adds its bridges (172.16.0.0/12)."""
+
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+@dataclass(frozen=True, slots=True)
+class TrustedProxies:
+    """The addresses whose ``X-Forwarded-For`` and ``X-Forwarded-Proto`` are believed (addresses or CIDRs; ``*``
+    for any), written as uvicorn's ``forwarded_allow_ips`` takes them."""
+
+    networks: tuple[IPNetwork, ...] = ()
+    anyone: bool = False
+
+    @classmethod
+    def parse(cls, text: str) -> TrustedProxies:
+        items = [item.strip() for item in text.split(",") if item.strip()]
+        if "*" in items:
+            return cls(anyone=True)
+        networks = []
+        for item in items:
+            try:
+                networks.append(ipaddress.ip_network(item, strict=False))
+            except ValueError:
+                log.warning("ignored %r in the trusted proxies: not an address or a network", item)
+        return cls(tuple(networks))
+
+    def __contains__(self, host: object) -> bool:
+        if self.anyone:
+            return True
+        try:
+            ip = ipaddress.ip_address(str(host).strip().strip("[]"))
+        except ValueError:
+            return False
+        return any(ip in net for net in self.networks)
+
+
+def trusted_proxies_setting(env: Mapping[str, str] | None = None) -> str:
+    """``MODERATOR_TRUSTED_PROXIES``, else uvicorn's own ``FORWARDED_ALLOW_IPS``, else ``127.0.0.1,::1``: the one
+    setting, to pass to uvicorn as ``forwarded_allow_ips`` and to ``TrustedProxies.parse``."""
+    env = os.environ if env is None else env
+    return env.get("MODERATOR_TRUSTED_PROXIES") or env.get("FORWARDED_ALLOW_IPS") or DEFAULT_TRUSTED_PROXIES
+
+
+def _bare(host: str) -> str:
+    """An ``X-Forwarded-For`` item without its port (``1.2.3.4:5``, ``[::1]:5``)."""
+    host = host.strip()
+    if host.startswith("["):
+        return host[1:host.find("]")] if "]" in host else host
+    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+
+
+def client_address(scope: Scope, trusted: TrustedProxies) -> str:
+    """The client's IP: the peer, or, if the peer is a trusted proxy, the nearest untrusted hop of
+    ``X-Forwarded-For`` (read from the right, as each proxy appends). Safe to apply after uvicorn's
+    ``ProxyHeadersMiddleware``: an untrusted peer's headers are never read."""
+    peer = scope.get("client")
+    host = str(peer[0]) if peer else ""
+    if host not in trusted:
+        return host
+    hops = [_bare(h) for v in (value for key, value in scope.get("headers", ()) if key == b"x-forwarded-for")
+            for h in bytes(v).decode("latin-1").split(",") if h.strip()]
+    for hop in reversed(hops):
+        if hop not in trusted:
+            return hop
+    return hops[0] if hops else host
+
+
+def rate_key(ip: str) -> str:
+    """The key a client's tries are counted under: its IPv4 address, or its IPv6 /64 (one subscriber has them
+    all)."""
+    try:
+        address = ipaddress.ip_address(ip)
+    except ValueError:
+        return ip
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:
+            return str(address.ipv4_mapped)
+        return str(ipaddress.ip_network(f"{address}/64", strict=False))
+    return str(address)
+
+
+def is_local(scope: Scope) -> bool:
+    """True for a request from this machine itself (a health check in the container, ``curl`` on the host): a
+    loopback peer with no ``X-Forwarded-For``, since whatever a proxy on this machine forwards carries one."""
+    peer = scope.get("client")
+    if not peer:
+        return False
+    try:
+        loopback = ipaddress.ip_address(str(peer[0])).is_loopback
+    except ValueError:
+        return False
+    return loopback and _header(scope, b"x-forwarded-for") is None
+
+
+def public_health(report: Mapping[str, object], scope: Scope) -> dict[str, object]:
+    """What ``/healthz`` may tell this client: the whole report on this machine, else only ``{"ok": …}`` (no version,
+    channels or backlog for strangers)."""
+    return dict(report) if is_local(scope) else {"ok": bool(report.get("ok"))}
+
+
+# --- logs ---------------------------------------------------------------------------------------------------
+
+_SECRET_QUERY: Final = re.compile(r"(?i)([?&;](?:key|token|secret|password|signature|auth)=)[^&;\s\"']*")
+_BOT_TOKEN: Final = re.compile(r"/bot\d+:[A-Za-z0-9_-]+")
+
+
+def redact(text: str) -> str:
+    """``text`` without the value of a secret query parameter (``?key=…``, ``&token=…``) or a Bot API token in a
+    URL (``/bot123:AA…/``)."""
+    return _BOT_TOKEN.sub("/bot[redacted]", _SECRET_QUERY.sub(r"\1[redacted]", text))
+
+
+class Redact(logging.Filter):
+    """A logging filter that passes every record with its message and string arguments ``redact``-ed (uvicorn's
+    access log puts the path with its query string in an argument)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.msg, str):
+            record.msg = redact(record.msg)
+        if isinstance(record.args, tuple):
+            record.args = tuple(redact(a) if isinstance(a, str) else a for a in record.args)
+        elif isinstance(record.args, dict):
+            record.args = {k: redact(v) if isinstance(v, str) else v for k, v in record.args.items()}
+        return True
+
+
+REDACTED_LOGGERS: Final = ("uvicorn.access", "uvicorn.error", "httpx", "httpcore", "telegram", "twilio")
+
+
+def install_redaction(loggers: Iterable[str] = REDACTED_LOGGERS) -> Redact:
+    """Put one ``Redact`` on these loggers and on every handler of the root logger (a logger's filter sees only the
+    records logged on it, a handler's every record it writes); returns it."""
+    redacting = Redact()
+    for name in loggers:
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, Redact) for f in logger.filters):
+            logger.addFilter(redacting)
+    for handler in logging.getLogger().handlers:
+        if not any(isinstance(f, Redact) for f in handler.filters):
+            handler.addFilter(redacting)
+    return redacting
+
+
+THIRD_PARTY_LOGGERS: Final = ("twilio", "httpx", "httpcore", "telegram", "apscheduler", "uvicorn.error")
+
+
+def quiet_third_party_loggers(env: Mapping[str, str] | None = None) -> int:
+    """Set the libraries' loggers to WARNING (the twilio library alone writes about 11 INFO lines a text), or to
+    DEBUG with ``MODERATOR_LOG_LEVEL=debug``; returns the level set."""
+    env = os.environ if env is None else env
+    level = logging.DEBUG if env.get("MODERATOR_LOG_LEVEL", "").strip().lower() == "debug" else logging.WARNING
+    for name in THIRD_PARTY_LOGGERS:
+        logging.getLogger(name).setLevel(level)
+    return level
+
+
+@dataclass
+class RateLimitedLog:
+    """A logger that writes at most ``burst`` lines of one kind per ``every`` seconds; what it held back is told
+    once the next line of that kind goes out ("… and 123 more in the last 60 s"). Kinds are fixed words."""
+
+    logger: logging.Logger
+    every: float = 60.0
+    burst: int = 5
+    clock: Clock = time.monotonic
+    _windows: dict[str, list[float]] = field(default_factory=dict)
+    """kind -> [window start, lines written, lines held back]"""
+
+    def log(self, level: int, kind: str, msg: str, *args: object) -> bool:
+        """Write the line unless this kind is over its share; True if it was written."""
+        now = self.clock()
+        window = self._windows.setdefault(kind, [now, 0, 0])
+        if now - window[0] >= self.every:
+            if window[2]:
+                self.logger.log(level, "… and %d more like it (%s) in the last %d s", int(window[2]), kind,
+                                round(now - window[0]))
+            window[:] = [now, 0, 0]
+        if window[1] >= self.burst:
+            window[2] += 1
+            return False
+        window[1] += 1
+        self.logger.log(level, msg, *args)
+        return True
+
+    def warning(self, kind: str, msg: str, *args: object) -> bool:
+        return self.log(logging.WARNING, kind, msg, *args)
+
+    def info(self, kind: str, msg: str, *args: object) -> bool:
+        return self.log(logging.INFO, kind, msg, *args)
+
+    def held_back(self, kind: str) -> int:
+        """Lines of this kind held back in the current window."""
+        return int(self._windows.get(kind, [0, 0, 0])[2])
+
+
+class Throttle(logging.Filter):
+    """A logging filter that passes at most ``burst`` records of one message (logger and template) per ``every``
+    seconds; the next one passed after a window says how many were dropped. For lines a client can cause at will,
+    such as uvicorn's "Invalid HTTP request received."."""
+
+    MAX_KINDS: Final = 256
+
+    def __init__(self, every: float = 60.0, burst: int = 5, clock: Clock = time.monotonic) -> None:
+        super().__init__()
+        self.every, self.burst, self.clock = every, burst, clock
+        self._windows: OrderedDict[tuple[str, str], list[float]] = OrderedDict()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        now = self.clock()
+        key = (record.name, str(record.msg))
+        window = self._windows.setdefault(key, [now, 0, 0])
+        self._windows.move_to_end(key)
+        while len(self._windows) > self.MAX_KINDS:
+            self._windows.popitem(last=False)
+        if now - window[0] >= self.every:
+            dropped, since = int(window[2]), round(now - window[0])
+            window[:] = [now, 0, 0]
+            if dropped:
+                record.msg = f"{record.msg} ({dropped} more in {since} s)"
+        if window[1] >= self.burst:
+            window[2] += 1
+            return False
+        window[1] += 1
+        return True
+
+
+THROTTLED_LOGGERS: Final = ("uvicorn.error", "moderator.serve", "moderator.transports.sms")
+"""Loggers with lines any stranger can cause: a bad request, a refused signature."""
+
+
+def install_throttle(loggers: Iterable[str] = THROTTLED_LOGGERS, every: float = 60.0, burst: int = 5) -> Throttle:
+    """Put one ``Throttle`` on these loggers; returns it."""
+    throttle = Throttle(every, burst)
+    for name in loggers:
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, Throttle) for f in logger.filters):
+            logger.addFilter(throttle)
+    return throttle
+
+
+_refusal_log = RateLimitedLog(log)
+"""Refused requests (another origin): a flood of them is a handful of lines a minute."""
