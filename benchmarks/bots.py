@@ -20,8 +20,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from moderator.bots import Chooser, ComputerPlayer, play, random_player  # noqa: E402
-from moderator.engine import Party, Role, new_game  # noqa: E402
+from moderator.bots import Chooser, ComputerPlayer, play, random_player
+from moderator.engine import Party, Role, new_game
 
 LINEUPS = ("computer", "computer liberals vs random fascists", "random liberals vs computer fascists")
 GAIN = 0.03
@@ -61,7 +61,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=1000)
     parser.add_argument("--players", type=int, nargs="+", default=[5, 7, 10])
-    parser.add_argument("--jobs", type=int, default=len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 2)
+    parser.add_argument(
+        "--jobs", type=int, default=len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 2
+    )
     args = parser.parse_args()
     games, chunk = args.games, 100
     jobs = [
@@ -99,7 +101,9 @@ def main() -> None:
             f"liberal win rate with claims {on:.3f} (in {BALANCE[0]:.2f}-{BALANCE[1]:.2f}: "
             f"{'yes' if balance_ok else 'NO'})"
         )
-    print(f"targets {'hold' if held else 'do NOT hold'}; {len(wins)} cells, {args.jobs} processes, {seconds:.0f} s wall")
+    print(
+        f"targets {'hold' if held else 'do NOT hold'}; {len(wins)} cells, {args.jobs} processes, {seconds:.0f} s wall"
+    )
 
 
 if __name__ == "__main__":

@@ -154,7 +154,9 @@ class Memory:
                     peeks=self.peeks + ((self.sessions_started, policies),),
                     peeked_at=self.peeked_at + (self.sessions_started,),
                 )
-            case PolicyEnacted(policy=policy, by_chaos=by_chaos, liberal_policies=liberal, fascist_policies=fascist):
+            case PolicyEnacted(
+                policy=policy, by_chaos=by_chaos, liberal_policies=liberal, fascist_policies=fascist
+            ):
                 track = (liberal, fascist)
                 if not by_chaos:
                     return replace(self, track=track)
@@ -397,7 +399,11 @@ def _listen(
     for claim in memory.claims:
         match claim:
             case SessionClaim(speaker=speaker, office=office, session=index):
-                if office is Office.CHANCELLOR and index < len(sessions) and speaker == sessions[index].chancellor:
+                if (
+                    office is Office.CHANCELLOR
+                    and index < len(sessions)
+                    and speaker == sessions[index].chancellor
+                ):
                     chancellors.setdefault(index, claim)
             case InvestigationClaim(speaker=speaker, target=target, party=party):
                 key = (ClaimKind.INVESTIGATION, speaker, target)
@@ -452,10 +458,14 @@ def _listen(
     for cycle, (liberal, fascist) in enumerate(_drawn_per_cycle(public, memory, presidents)):
         deck_liberal, deck_fascist = _cycle_deck(memory, cycle)
         if liberal > deck_liberal:
-            suspects = [c.speaker for i, c in presidents.items() if memory.session_cycles[i] == cycle and _L in c.hand]
+            suspects = [
+                c.speaker for i, c in presidents.items() if memory.session_cycles[i] == cycle and _L in c.hand
+            ]
         elif fascist > deck_fascist:
             suspects = [
-                c.speaker for i, c in presidents.items() if memory.session_cycles[i] == cycle and c.hand.count(_F) >= 2
+                c.speaker
+                for i, c in presidents.items()
+                if memory.session_cycles[i] == cycle and c.hand.count(_F) >= 2
             ]
         else:
             continue
@@ -477,7 +487,12 @@ def _listen(
                     fascists.add(y)
                     changed = True
         for speaker, target in vouched:
-            if speaker in liberals and speaker not in fascists and target not in liberals and target not in fascists:
+            if (
+                speaker in liberals
+                and speaker not in fascists
+                and target not in liberals
+                and target not in fascists
+            ):
                 liberals.add(target)
                 changed = True
             if target in fascists and speaker not in fascists:
@@ -608,15 +623,27 @@ class ComputerPlayer:
         investigated = {claim.target for claim in said if isinstance(claim, InvestigationClaim)}
         for target, party in view.investigations:
             if target not in investigated:
-                out.append(InvestigationClaim(seat, target, self._investigation_party(view, target, party, side, rng)))
+                out.append(
+                    InvestigationClaim(
+                        seat, target, self._investigation_party(view, target, party, side, rng)
+                    )
+                )
         peeked = sum(isinstance(claim, PeekClaim) for claim in said)
         for index, top in zip(memory.peeked_at[peeked:], view.peeks[peeked:]):
             out.append(PeekClaim(seat, index, self._peek_policies(view, top, side, rng)))
-        out.extend(self._accusations(view, memory, said, side))
+        # What this seat has just said counts for what it concludes: its own claim can expose a liar.
+        heard = replace(memory, claims=memory.claims + tuple(out))
+        out.extend(self._accusations(view, heard, said, side))
         return tuple(out)
 
     def _session_claim(
-        self, view: PlayerView, memory: Memory, index: int, known: KnownSession, side: _Side, rng: random.Random
+        self,
+        view: PlayerView,
+        memory: Memory,
+        index: int,
+        known: KnownSession,
+        side: _Side,
+        rng: random.Random,
     ) -> SessionClaim:
         seat = view.seat
         if seat == known.president:
@@ -624,7 +651,11 @@ class ComputerPlayer:
             truth = SessionClaim(seat, Office.PRESIDENT, index, known.drawn, known.received)
         else:
             truth = SessionClaim(
-                seat, Office.CHANCELLOR, index, known.received, () if known.enacted is None else (known.enacted,)
+                seat,
+                Office.CHANCELLOR,
+                index,
+                known.received,
+                () if known.enacted is None else (known.enacted,),
             )
         if view.role is Role.LIBERAL:
             return truth
@@ -643,7 +674,12 @@ class ComputerPlayer:
         # "I drew one more fascist than I did": what a liberal handing over these two would have drawn.
         cover = SessionClaim(seat, Office.PRESIDENT, index, passed + (_F,), passed)
         framed: SessionClaim | None = None
-        if _F in passed and known.chancellor not in side.team and not side.liberal_minded and enacted is not _L:
+        if (
+            _F in passed
+            and known.chancellor not in side.team
+            and not side.liberal_minded
+            and enacted is not _L
+        ):
             # "I handed over a liberal": puts the fascist policy on the Chancellor's conscience.
             rest = list(passed)
             rest.remove(_F)
@@ -693,7 +729,9 @@ class ComputerPlayer:
             cleared = {c.target for c in said if isinstance(c, (Clearance, InvestigationClaim))}
             out.extend(Accusation(seat, t) for t in sorted(belief.fascists) if alive[t] and t not in accused)
             out.extend(
-                Clearance(seat, t) for t in sorted(belief.liberals) if t != seat and alive[t] and t not in cleared
+                Clearance(seat, t)
+                for t in sorted(belief.liberals)
+                if t != seat and alive[t] and t not in cleared
             )
             return out
         if side.liberal_minded or not self.counter:
@@ -702,7 +740,9 @@ class ComputerPlayer:
             if claim.speaker == seat or claim.speaker in side.team or claim.speaker in accused:
                 continue
             if (isinstance(claim, Accusation) and claim.target == seat) or (
-                isinstance(claim, InvestigationClaim) and claim.target == seat and claim.party is Party.FASCIST
+                isinstance(claim, InvestigationClaim)
+                and claim.target == seat
+                and claim.party is Party.FASCIST
             ):
                 # A wrongly accused liberal would answer in kind; so does a rightly accused fascist.
                 if alive[claim.speaker]:
@@ -886,7 +926,9 @@ class _Side:
         return _Side(False, team, hitler)
 
 
-def _chancellor_lies(truth: SessionClaim, known: KnownSession, memory: Memory, side: _Side) -> list[SessionClaim]:
+def _chancellor_lies(
+    truth: SessionClaim, known: KnownSession, memory: Memory, side: _Side
+) -> list[SessionClaim]:
     # A liberal Chancellor enacts a liberal policy when he has one, and vetoes only two fascist policies.
     seat, index, enacted = truth.speaker, truth.session, known.enacted
     fascist_looking = _L in truth.hand and enacted is not _L
@@ -894,7 +936,9 @@ def _chancellor_lies(truth: SessionClaim, known: KnownSession, memory: Memory, s
         (
             c
             for c in memory.claims
-            if isinstance(c, SessionClaim) and c.session == index and c.speaker == known.president
+            if isinstance(c, SessionClaim)
+            and c.session == index
+            and c.speaker == known.president
             and c.office is Office.PRESIDENT
         ),
         None,
@@ -1043,7 +1087,9 @@ def play(
                 speaker = speakers[seat]
                 if speaker is None:
                     continue
-                said = speaker.claims(view_for(current, seat), memories[seat], speech_rng(seed, seat, current.step))
+                said = speaker.claims(
+                    view_for(current, seat), memories[seat], speech_rng(seed, seat, current.step)
+                )
                 for claim in said:
                     quiet = False
                     if transcript is not None:

@@ -188,7 +188,12 @@ def to_json(claim: Claim, names: Sequence[str] | None = None) -> dict[str, Any]:
                 "passed": _letters(passed),
             }
         case InvestigationClaim(speaker=speaker, target=target, party=party):
-            return {"claim": claim.kind.value, "player": who(speaker), "target": who(target), "party": party.value}
+            return {
+                "claim": claim.kind.value,
+                "player": who(speaker),
+                "target": who(target),
+                "party": party.value,
+            }
         case PeekClaim(speaker=speaker, session=session, policies=policies):
             return {
                 "claim": claim.kind.value,
@@ -246,7 +251,11 @@ def from_json(data: Mapping[str, Any], names: Sequence[str] | None = None) -> Cl
     match kind:
         case ClaimKind.SESSION:
             return SessionClaim(
-                seat("player"), choice("office", Office), number("session"), policies("hand"), policies("passed")
+                seat("player"),
+                choice("office", Office),
+                number("session"),
+                policies("hand"),
+                policies("passed"),
             )
         case ClaimKind.INVESTIGATION:
             return InvestigationClaim(seat("player"), seat("target"), choice("party", Party))
