@@ -457,24 +457,21 @@ def _listen(
             score[sessions[index].chancellor] += _HANDED_TWO_FASCIST / 2
     for cycle, (liberal, fascist) in enumerate(_drawn_per_cycle(public, memory, presidents)):
         deck_liberal, deck_fascist = _cycle_deck(memory, cycle)
-        if liberal > deck_liberal:
-            suspects = [
-                c.speaker for i, c in presidents.items() if memory.session_cycles[i] == cycle and _L in c.hand
-            ]
-        elif fascist > deck_fascist:
-            suspects = [
-                c.speaker
-                for i, c in presidents.items()
-                if memory.session_cycles[i] == cycle and c.hand.count(_F) >= 2
-            ]
-        else:
+        if liberal <= deck_liberal and fascist <= deck_fascist:
             continue
-        for seat in suspects:
+        over = _L if liberal > deck_liberal else _F
+        cycle_claims = [c for i, c in presidents.items() if memory.session_cycles[i] == cycle]
+        # Whoever claimed any policy of the kind counted too often may have claimed one too many of it...
+        possible = {c.speaker for c in cycle_claims if over in c.hand}
+        # ...but a liar hiding a liberal says he drew at least two fascist policies (a fascist with one
+        # fascist policy in three can only hand over a liberal, and has nothing to hide).
+        likely = possible if over is _L else {c.speaker for c in cycle_claims if c.hand.count(_F) >= 2}
+        for seat in likely:
             score[seat] += _OFF_THE_DECK
         if private:
-            unknown = {seat for seat in suspects if seat not in liberals or seat in fascists}
+            unknown = {seat for seat in possible if seat not in liberals or seat in fascists}
             if len(unknown) == 1:
-                # Someone's claim in this cycle is false and everyone else who could have lied is a known liberal.
+                # A claim in this cycle is false and everyone else who could have made it is a known liberal.
                 fascists.update(unknown)
     if not private:
         return
@@ -554,12 +551,14 @@ class ComputerPlayer:
     """In the Hitler zone, an unconfirmed Chancellor must score below this to get a liberal's Ja."""
     frame: float = 0.1
     """A fascist President whose liberal Chancellor enacted a fascist policy says he handed over a liberal."""
-    frame_investigation: float = 0.3
-    """A fascist President says the liberal he investigated showed a fascist party membership."""
+    frame_investigation: float = 0.7
+    """A fascist President says the liberal he investigated showed a fascist party membership (often, so that
+    a liberal's true finding is not taken on trust: tuned with benchmarks/bots.py to keep the game balanced)."""
     peek_lie: float = 0.5
     """A fascist President lies about a Policy Peek: all fascist for a teammate, one liberal more otherwise."""
-    counter: bool = True
-    """A fascist accused by a player answers with an accusation of that player."""
+    counter: bool = False
+    """A fascist accused by a player answers with an accusation of that player. Off by default: answering in
+    kind blurs every accusation, and with it listening gained computer liberals too little at 7 players."""
 
     def choose(self, view: PlayerView, memory: Memory, rng: random.Random) -> Action:
         """One of ``view.legal_actions``, chosen from what this seat may know."""
