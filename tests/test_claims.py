@@ -519,7 +519,7 @@ def liberal_share(players: int, seeds: Sequence[int], claims: bool) -> float:
 
 
 def test_listening_to_claims_makes_computer_liberals_stronger() -> None:
-    seeds = range(200)
+    seeds = range(150)
     assert liberal_share(5, seeds, True) > liberal_share(5, seeds, False)
 
 
