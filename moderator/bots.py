@@ -10,8 +10,20 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import assert_never
+from typing import Protocol, assert_never, runtime_checkable
 
+from .claims import (
+    Accusation,
+    Claim,
+    ClaimKind,
+    Clearance,
+    InvestigationClaim,
+    Office,
+    PeekClaim,
+    SessionClaim,
+    Spoken,
+    hand,
+)
 from .engine import (
     Action,
     AnswerVeto,
@@ -23,28 +35,42 @@ from .engine import (
     ExecutePlayer,
     GameState,
     InvestigateLoyalty,
+    KnownSession,
     NominateChancellor,
     Party,
     Phase,
     PlayerView,
     Policy,
     ProposeVeto,
+    PublicSession,
+    PublicView,
     Role,
     Seat,
     apply,
     awaiting,
     opening_events,
+    public_view,
     view_for,
 )
 from .engine.events import (
+    DeckReshuffled,
     ElectionDecided,
     LegislativeSessionStarted,
+    LoyaltyInvestigated,
     PlayerExecuted,
     PolicyEnacted,
+    PolicyPeekUsed,
     SpecialElectionCalled,
     TopPoliciesSeen,
+    VetoAnswered,
 )
-from .engine.types import FASCIST_POLICIES_TO_WIN, HITLER_ZONE, LIBERAL_POLICIES_TO_WIN, ROLE_COUNTS
+from .engine.types import (
+    FASCIST_POLICIES_TO_WIN,
+    HITLER_ZONE,
+    LIBERAL_POLICIES_TO_WIN,
+    POLICY_DECK,
+    ROLE_COUNTS,
+)
 
 _F, _L = Policy.FASCIST, Policy.LIBERAL
 
@@ -80,6 +106,22 @@ class Memory:
     sessions_started: int = 0
     peeks: tuple[tuple[int, tuple[Policy, ...]], ...] = ()
     """(index of the session that draws them, top three) for this seat's Policy Peeks still worth knowing."""
+    peeked_at: tuple[int, ...] = ()
+    """For each of this seat's Policy Peeks, in order, the index of the session meant to draw them."""
+    track: tuple[int, int] = (0, 0)
+    """(liberal, fascist) policies enacted so far."""
+    session_cycles: tuple[int, ...] = ()
+    """For each session started, how many reshuffles came before its draw (which deck cycle it drew from)."""
+    chaos_draws: tuple[tuple[int, int, Policy], ...] = ()
+    """(deck cycle, sessions started before, policy) for every policy chaos took from the top of the pile."""
+    cycle_decks: tuple[tuple[int, int], ...] = ()
+    """(liberal, fascist) policies in each reshuffled draw pile, in order: every policy not on the board."""
+    claims: tuple[Claim, ...] = ()
+    """Every claim heard, in the order spoken, this seat's own included."""
+
+    def hear(self, claim: Claim) -> Memory:
+        """This memory after hearing ``claim`` (claims are public: every seat hears every claim)."""
+        return replace(self, claims=self.claims + (claim,))
 
     def observe(self, event: Event) -> Memory:
         """This memory after seeing ``event``; raises ``ValueError`` for an event the seat may not see."""
@@ -96,18 +138,37 @@ class Memory:
                     self, elections=self.elections + (Election(president, chancellor, ja, nein, elected),)
                 )
             case LegislativeSessionStarted():
-                return replace(self, sessions_started=self.sessions_started + 1)
+                return replace(
+                    self,
+                    sessions_started=self.sessions_started + 1,
+                    session_cycles=self.session_cycles + (len(self.cycle_decks),),
+                )
             case PlayerExecuted(president=president, target=target):
                 return replace(self, executions=self.executions + ((president, target),))
             case SpecialElectionCalled(president=president, target=target):
                 return replace(self, special_elections=self.special_elections + ((president, target),))
             case TopPoliciesSeen(policies=policies):
                 # The peek happens after its session started, so the next session is the one that draws them.
-                return replace(self, peeks=self.peeks + ((self.sessions_started, policies),))
-            case PolicyEnacted(by_chaos=True):
+                return replace(
+                    self,
+                    peeks=self.peeks + ((self.sessions_started, policies),),
+                    peeked_at=self.peeked_at + (self.sessions_started,),
+                )
+            case PolicyEnacted(
+                policy=policy, by_chaos=by_chaos, liberal_policies=liberal, fascist_policies=fascist
+            ):
+                track = (liberal, fascist)
+                if not by_chaos:
+                    return replace(self, track=track)
                 # Chaos takes the top policy: an undrawn peek no longer tells what the next President drew.
                 kept = tuple(peek for peek in self.peeks if peek[0] < self.sessions_started)
-                return self if kept == self.peeks else replace(self, peeks=kept)
+                drawn = self.chaos_draws + ((len(self.cycle_decks), self.sessions_started, policy),)
+                return replace(self, peeks=kept, track=track, chaos_draws=drawn)
+            case DeckReshuffled():
+                # Every policy not on the board is shuffled in, so the new pile's make-up is public.
+                liberal, fascist = self.track
+                deck = (POLICY_DECK.count(_L) - liberal, POLICY_DECK.count(_F) - fascist)
+                return replace(self, cycle_decks=self.cycle_decks + (deck,))
             case _:
                 return self
 
@@ -120,6 +181,7 @@ _REMEMBERED: frozenset[type[Event]] = frozenset(
         SpecialElectionCalled,
         TopPoliciesSeen,
         PolicyEnacted,
+        DeckReshuffled,
     )
 )
 
@@ -236,12 +298,203 @@ def judge(view: PlayerView, memory: Memory, *, private: bool = True) -> Judgemen
             elif drawn_liberals == 1:
                 add(session.president, _HANDED_TWO_FASCIST)
                 add(session.chancellor, _HANDED_TWO_FASCIST)
+    if memory.claims:
+        _listen(view, memory, private, score, fascists, liberals)
     liberals -= fascists
     for seat in fascists:
         score[seat] = _CERTAIN
     for seat in liberals:
         score[seat] = -_CERTAIN
     return Judgement(frozenset(fascists), frozenset(liberals), tuple(score))
+
+
+# What claims are worth to a listener (tuned by self-play: benchmarks/bots.py measures them).
+_CONFLICT = 1.0
+"""Each of a President and Chancellor whose claims about the same session disagree: one of them lied."""
+_CONFESSED = 3.0
+"""A claim no liberal would make: it contradicts the enacted policy, or admits throwing a liberal away."""
+_SAID_FASCIST = 2.0
+"""The target of an investigation claimed to show a fascist party membership."""
+_SAID_LIBERAL = -1.0
+_ACCUSED = 1.0
+_CLEARED = -0.5
+_OFF_THE_DECK = 1.0
+"""Each President whose draw claim could be the one that makes a deck cycle's claims impossible."""
+
+
+def _president_claims(public: PublicView, memory: Memory) -> dict[int, SessionClaim]:
+    # The first thing each session's President said about it; later words do not change the record.
+    claims: dict[int, SessionClaim] = {}
+    sessions = public.sessions
+    for claim in memory.claims:
+        if (
+            isinstance(claim, SessionClaim)
+            and claim.office is Office.PRESIDENT
+            and claim.session < len(sessions)
+            and claim.speaker == sessions[claim.session].president
+        ):
+            claims.setdefault(claim.session, claim)
+    return claims
+
+
+def _drawn_per_cycle(
+    public: PublicView, memory: Memory, presidents: dict[int, SessionClaim], skip: int | None = None
+) -> list[tuple[int, int]]:
+    """(liberal, fascist) policies claimed or seen drawn in each deck cycle; unclaimed draws count what they
+    must have held (the enacted policy), so the tally is a lower bound a truthful table never exceeds."""
+    tally = [[0, 0] for _ in range(len(memory.cycle_decks) + 1)]
+    sessions = public.sessions
+    for index, cycle in enumerate(memory.session_cycles[: len(sessions)]):
+        if index == skip:
+            continue
+        claim = presidents.get(index)
+        if claim is not None:
+            tally[cycle][0] += claim.hand.count(_L)
+            tally[cycle][1] += claim.hand.count(_F)
+        elif sessions[index].enacted is not None:
+            tally[cycle][sessions[index].enacted is _F] += 1
+    for cycle, _, policy in memory.chaos_draws:
+        tally[cycle][policy is _F] += 1
+    return [(liberal, fascist) for liberal, fascist in tally]
+
+
+def _cycle_deck(memory: Memory, cycle: int) -> tuple[int, int]:
+    # The first pile is the whole deck; every reshuffle's make-up is public.
+    if cycle == 0:
+        return POLICY_DECK.count(_L), POLICY_DECK.count(_F)
+    return memory.cycle_decks[cycle - 1]
+
+
+def _confesses(claim: SessionClaim, session: PublicSession) -> bool:
+    # What no liberal would say: a policy enacted that the claim says was not there, or a liberal thrown away.
+    enacted = session.enacted
+    if claim.office is Office.PRESIDENT:
+        return (enacted is not None and enacted not in claim.passed) or (
+            _F in claim.hand and claim.discarded == (_L,)
+        )
+    if enacted is not None and claim.passed and claim.passed != (enacted,):
+        return True
+    return (enacted is not None and enacted not in claim.hand) or (_L in claim.hand and enacted is not _L)
+
+
+def _listen(
+    view: PlayerView,
+    memory: Memory,
+    private: bool,
+    score: list[float],
+    fascists: set[Seat],
+    liberals: set[Seat],
+) -> None:
+    """Add to ``score``, and with ``private`` to the certain sets, what the claims heard so far tell."""
+    public = view.public
+    sessions = public.sessions
+    presidents = _president_claims(public, memory)
+    chancellors: dict[int, SessionClaim] = {}
+    peeks: dict[int, PeekClaim] = {}
+    opposed: list[tuple[Seat, Seat]] = []
+    """Pairs of whom one lied (unless both are fascists): a liberal in one seat makes the other a fascist."""
+    vouched: list[tuple[Seat, Seat]] = []
+    """(speaker, target): the speaker said the target is liberal."""
+    said: set[tuple[ClaimKind, Seat, Seat]] = set()
+    for claim in memory.claims:
+        match claim:
+            case SessionClaim(speaker=speaker, office=office, session=index):
+                if (
+                    office is Office.CHANCELLOR
+                    and index < len(sessions)
+                    and speaker == sessions[index].chancellor
+                ):
+                    chancellors.setdefault(index, claim)
+            case InvestigationClaim(speaker=speaker, target=target, party=party):
+                key = (ClaimKind.INVESTIGATION, speaker, target)
+                if (speaker, target) not in public.investigations or key in said:
+                    continue
+                said.add(key)
+                if party is Party.FASCIST:
+                    score[target] += _SAID_FASCIST
+                    opposed.append((speaker, target))
+                else:
+                    score[target] += _SAID_LIBERAL
+                    vouched.append((speaker, target))
+            case PeekClaim(speaker=speaker, session=index):
+                # Only the President of the session before can have peeked at what the next one draws.
+                if 0 < index <= len(sessions) and sessions[index - 1].president == speaker:
+                    peeks.setdefault(index, claim)
+            case Accusation(speaker=speaker, target=target):
+                if (ClaimKind.ACCUSATION, speaker, target) not in said and speaker != target:
+                    said.add((ClaimKind.ACCUSATION, speaker, target))
+                    score[target] += _ACCUSED
+                    opposed.append((speaker, target))
+            case Clearance(speaker=speaker, target=target):
+                if (ClaimKind.CLEARANCE, speaker, target) not in said and speaker != target:
+                    said.add((ClaimKind.CLEARANCE, speaker, target))
+                    score[target] += _CLEARED
+                    vouched.append((speaker, target))
+            case _:
+                assert_never(claim)
+    for book in (presidents, chancellors):
+        for index, claim in book.items():
+            if _confesses(claim, sessions[index]):
+                score[claim.speaker] += _CONFESSED
+    for index, president in presidents.items():
+        chancellor = chancellors.get(index)
+        if chancellor is not None and chancellor.hand != president.passed:
+            score[president.speaker] += _CONFLICT
+            score[chancellor.speaker] += _CONFLICT
+            opposed.append((president.speaker, chancellor.speaker))
+    chaos_after = {before for _, before, _ in memory.chaos_draws}
+    for index, peek in peeks.items():
+        if index >= len(sessions) or index in chaos_after:
+            # Not drawn yet, or chaos took the top policy first: the peek no longer says what was drawn.
+            continue
+        drew = presidents.get(index)
+        if drew is not None and drew.speaker != peek.speaker and drew.hand != hand(peek.policies):
+            score[drew.speaker] += _CONFLICT
+            score[peek.speaker] += _CONFLICT
+            opposed.append((drew.speaker, peek.speaker))
+        elif drew is None and sessions[index].enacted is _F and _L in peek.policies:
+            score[sessions[index].president] += _HANDED_TWO_FASCIST / 2
+            score[sessions[index].chancellor] += _HANDED_TWO_FASCIST / 2
+    for cycle, (liberal, fascist) in enumerate(_drawn_per_cycle(public, memory, presidents)):
+        deck_liberal, deck_fascist = _cycle_deck(memory, cycle)
+        if liberal <= deck_liberal and fascist <= deck_fascist:
+            continue
+        over = _L if liberal > deck_liberal else _F
+        cycle_claims = [c for i, c in presidents.items() if memory.session_cycles[i] == cycle]
+        # Whoever claimed any policy of the kind counted too often may have claimed one too many of it...
+        possible = {c.speaker for c in cycle_claims if over in c.hand}
+        # ...but a liar hiding a liberal says he drew at least two fascist policies (a fascist with one
+        # fascist policy in three can only hand over a liberal, and has nothing to hide).
+        likely = possible if over is _L else {c.speaker for c in cycle_claims if c.hand.count(_F) >= 2}
+        for seat in likely:
+            score[seat] += _OFF_THE_DECK
+        if private:
+            unknown = {seat for seat in possible if seat not in liberals or seat in fascists}
+            if len(unknown) == 1:
+                # A claim in this cycle is false and everyone else who could have made it is a known liberal.
+                fascists.update(unknown)
+    if not private:
+        return
+    changed = True
+    while changed:
+        changed = False
+        for a, b in opposed:
+            for x, y in ((a, b), (b, a)):
+                if x in liberals and x not in fascists and y not in fascists:
+                    fascists.add(y)
+                    changed = True
+        for speaker, target in vouched:
+            if (
+                speaker in liberals
+                and speaker not in fascists
+                and target not in liberals
+                and target not in fascists
+            ):
+                liberals.add(target)
+                changed = True
+            if target in fascists and speaker not in fascists:
+                fascists.add(speaker)
+                changed = True
 
 
 # --- the players ----------------------------------------------------------------------------------------
@@ -296,6 +549,16 @@ class ComputerPlayer:
     """The same, when one more failed election means chaos."""
     zone_threshold: float = 0.5
     """In the Hitler zone, an unconfirmed Chancellor must score below this to get a liberal's Ja."""
+    frame: float = 0.1
+    """A fascist President whose liberal Chancellor enacted a fascist policy says he handed over a liberal."""
+    frame_investigation: float = 0.7
+    """A fascist President says the liberal he investigated showed a fascist party membership (often, so that
+    a liberal's true finding is not taken on trust: tuned with benchmarks/bots.py to keep the game balanced)."""
+    peek_lie: float = 0.5
+    """A fascist President lies about a Policy Peek: all fascist for a teammate, one liberal more otherwise."""
+    counter: bool = False
+    """A fascist accused by a player answers with an accusation of that player. Off by default: answering in
+    kind blurs every accusation, and with it listening gained computer liberals too little at 7 players."""
 
     def choose(self, view: PlayerView, memory: Memory, rng: random.Random) -> Action:
         """One of ``view.legal_actions``, chosen from what this seat may know."""
@@ -331,6 +594,160 @@ class ComputerPlayer:
     def __call__(self, view: PlayerView, memory: Memory, rng: random.Random) -> Action:
         """``choose``, so a ComputerPlayer is a ``Chooser``."""
         return self.choose(view, memory, rng)
+
+    # --- speech ---
+
+    def claims(self, view: PlayerView, memory: Memory, rng: random.Random) -> tuple[Claim, ...]:
+        """What this seat says now of what it did, saw or concluded and has not said yet; often nothing.
+
+        Only from the seat's view and memory. A liberal's claims are true; the fascists lie where the truth
+        would give them away, consistently with the enacted policies, the claims heard and the deck's
+        arithmetic. The memory hears the seat's own claims, so asking again says nothing new.
+        """
+        public = view.public
+        seat = view.seat
+        if public.phase is Phase.GAME_OVER or not public.alive[seat]:
+            return ()
+        side = _Side.of(view)
+        said = [claim for claim in memory.claims if claim.speaker == seat]
+        out: list[Claim] = []
+        claimed = {claim.session for claim in said if isinstance(claim, SessionClaim)}
+        known = iter(view.sessions)
+        for index, session in enumerate(public.sessions):
+            if seat != session.president and seat != session.chancellor:
+                continue
+            mine = next(known)
+            if index not in claimed:
+                out.append(self._session_claim(view, memory, index, mine, side, rng))
+        investigated = {claim.target for claim in said if isinstance(claim, InvestigationClaim)}
+        for target, party in view.investigations:
+            if target not in investigated:
+                out.append(
+                    InvestigationClaim(
+                        seat, target, self._investigation_party(view, target, party, side, rng)
+                    )
+                )
+        peeked = sum(isinstance(claim, PeekClaim) for claim in said)
+        for index, top in zip(memory.peeked_at[peeked:], view.peeks[peeked:]):
+            out.append(PeekClaim(seat, index, self._peek_policies(view, top, side, rng)))
+        # What this seat has just said counts for what it concludes: its own claim can expose a liar.
+        heard = replace(memory, claims=memory.claims + tuple(out))
+        out.extend(self._accusations(view, heard, said, side))
+        return tuple(out)
+
+    def _session_claim(
+        self,
+        view: PlayerView,
+        memory: Memory,
+        index: int,
+        known: KnownSession,
+        side: _Side,
+        rng: random.Random,
+    ) -> SessionClaim:
+        seat = view.seat
+        if seat == known.president:
+            assert known.drawn is not None
+            truth = SessionClaim(seat, Office.PRESIDENT, index, known.drawn, known.received)
+        else:
+            truth = SessionClaim(
+                seat,
+                Office.CHANCELLOR,
+                index,
+                known.received,
+                () if known.enacted is None else (known.enacted,),
+            )
+        if view.role is Role.LIBERAL:
+            return truth
+        if seat == known.president:
+            lies = self._president_lies(truth, known, side, rng)
+        else:
+            lies = _chancellor_lies(truth, known, memory, side)
+        return next((lie for lie in lies if _plausible(lie, truth, view, memory)), truth)
+
+    def _president_lies(
+        self, truth: SessionClaim, known: KnownSession, side: _Side, rng: random.Random
+    ) -> list[SessionClaim]:
+        # In order of preference; the truth is told when none is wanted or plausible.
+        seat, index, passed, enacted = truth.speaker, truth.session, truth.passed, known.enacted
+        liberal_looking = truth.discarded == (_F,) or _F not in truth.hand
+        # "I drew one more fascist than I did": what a liberal handing over these two would have drawn.
+        cover = SessionClaim(seat, Office.PRESIDENT, index, passed + (_F,), passed)
+        framed: SessionClaim | None = None
+        if (
+            _F in passed
+            and known.chancellor not in side.team
+            and not side.liberal_minded
+            and enacted is not _L
+        ):
+            # "I handed over a liberal": puts the fascist policy on the Chancellor's conscience.
+            rest = list(passed)
+            rest.remove(_F)
+            framed = SessionClaim(seat, Office.PRESIDENT, index, (*rest, _L, _F), (*rest, _L))
+        if framed is not None and rng.random() < self.frame:
+            return [framed] + ([] if liberal_looking else [cover])
+        if known.chancellor in side.team and enacted is _F and _L in truth.hand:
+            # A fascist government: both say only fascist policies came to them.
+            return [SessionClaim(seat, Office.PRESIDENT, index, (_F, _F, _F), (_F, _F))]
+        if liberal_looking:
+            return []
+        return [cover] + ([framed] if framed is not None else [])
+
+    def _investigation_party(
+        self, view: PlayerView, target: Seat, party: Party, side: _Side, rng: random.Random
+    ) -> Party:
+        if view.role is Role.LIBERAL:
+            return party
+        if side.liberal_minded or target in side.team:
+            # Hitler who knows nobody has found a teammate: he covers for him, as the team covers for its own.
+            return Party.LIBERAL
+        return Party.FASCIST if rng.random() < self.frame_investigation else party
+
+    def _peek_policies(
+        self, view: PlayerView, top: tuple[Policy, ...], side: _Side, rng: random.Random
+    ) -> tuple[Policy, ...]:
+        if side.liberal_minded:
+            return top
+        following = view.public.president
+        if following in side.team and _L in top:
+            if rng.random() < self.peek_lie:
+                # The next President, a teammate, can then throw the liberal away and blame the draw.
+                return (_F, _F, _F)
+        elif following not in side.team and _F in top and rng.random() < self.peek_lie:
+            # A liberal who draws these and says so will seem to be lying.
+            first = top.index(_F)
+            return top[:first] + (_L,) + top[first + 1 :]
+        return top
+
+    def _accusations(self, view: PlayerView, memory: Memory, said: list[Claim], side: _Side) -> list[Claim]:
+        seat = view.seat
+        alive = view.public.alive
+        out: list[Claim] = []
+        accused = {c.target for c in said if isinstance(c, (Accusation, InvestigationClaim))}
+        if view.role is Role.LIBERAL:
+            belief = judge(view, memory)
+            cleared = {c.target for c in said if isinstance(c, (Clearance, InvestigationClaim))}
+            out.extend(Accusation(seat, t) for t in sorted(belief.fascists) if alive[t] and t not in accused)
+            out.extend(
+                Clearance(seat, t)
+                for t in sorted(belief.liberals)
+                if t != seat and alive[t] and t not in cleared
+            )
+            return out
+        if side.liberal_minded or not self.counter:
+            return out
+        for claim in memory.claims:
+            if claim.speaker == seat or claim.speaker in side.team or claim.speaker in accused:
+                continue
+            if (isinstance(claim, Accusation) and claim.target == seat) or (
+                isinstance(claim, InvestigationClaim)
+                and claim.target == seat
+                and claim.party is Party.FASCIST
+            ):
+                # A wrongly accused liberal would answer in kind; so does a rightly accused fascist.
+                if alive[claim.speaker]:
+                    out.append(Accusation(seat, claim.speaker))
+                accused.add(claim.speaker)
+        return out
 
     # --- elections ---
 
@@ -508,6 +925,67 @@ class _Side:
         return _Side(False, team, hitler)
 
 
+def _chancellor_lies(
+    truth: SessionClaim, known: KnownSession, memory: Memory, side: _Side
+) -> list[SessionClaim]:
+    # A liberal Chancellor enacts a liberal policy when he has one, and vetoes only two fascist policies.
+    seat, index, enacted = truth.speaker, truth.session, known.enacted
+    fascist_looking = _L in truth.hand and enacted is not _L
+    heard = next(
+        (
+            c
+            for c in memory.claims
+            if isinstance(c, SessionClaim)
+            and c.session == index
+            and c.speaker == known.president
+            and c.office is Office.PRESIDENT
+        ),
+        None,
+    )
+    if (
+        known.president in side.team
+        and heard is not None
+        and heard.passed != truth.hand
+        and (enacted is None or enacted in heard.passed)
+        and not (_L in heard.passed and enacted is not _L)
+    ):
+        # Agree with a teammate's story when it clears the Chancellor too.
+        return [SessionClaim(seat, Office.CHANCELLOR, index, heard.passed, truth.passed)]
+    if fascist_looking:
+        return [SessionClaim(seat, Office.CHANCELLOR, index, (_F, _F), truth.passed)]
+    return []
+
+
+def _plausible(lie: SessionClaim, truth: SessionClaim, view: PlayerView, memory: Memory) -> bool:
+    """Whether a careful liar would say ``lie``: it fits the peek claims by others and the deck's arithmetic
+    (keeping one policy to spare of the kind it adds, since the rest of the cycle's draws will be claimed)."""
+    if lie.office is Office.CHANCELLOR:
+        return True
+    index = lie.session
+    chaos_after = {before for _, before, _ in memory.chaos_draws}
+    for claim in memory.claims:
+        if (
+            isinstance(claim, PeekClaim)
+            and claim.session == index
+            and claim.speaker != lie.speaker
+            and index not in chaos_after
+            and hand(claim.policies) != lie.hand
+        ):
+            return False
+    public = view.public
+    if index >= len(memory.session_cycles):
+        return True
+    cycle = memory.session_cycles[index]
+    liberal, fascist = _drawn_per_cycle(public, memory, _president_claims(public, memory), skip=index)[cycle]
+    deck_liberal, deck_fascist = _cycle_deck(memory, cycle)
+    more_liberal = lie.hand.count(_L) > truth.hand.count(_L)
+    more_fascist = lie.hand.count(_F) > truth.hand.count(_F)
+    return (
+        liberal + lie.hand.count(_L) <= deck_liberal - more_liberal
+        and fascist + lie.hand.count(_F) <= deck_fascist - more_fascist
+    )
+
+
 def _suspects(view: PlayerView, belief: Judgement) -> frozenset[Seat]:
     # As many of the most suspicious living players as there are fascists at the table (Hitler included).
     public = view.public
@@ -534,24 +1012,91 @@ def _cleared(view: PlayerView, belief: Judgement, seat: Seat) -> bool:
 # --- playing whole games --------------------------------------------------------------------------------
 
 
-def play(state: GameState, players: Sequence[Chooser], seed: int, *, max_steps: int = 5_000) -> GameState:
+@runtime_checkable
+class Speaker(Protocol):
+    """Anything that speaks for a seat: its view, memory and seeded random source in, its new claims out."""
+
+    def claims(self, view: PlayerView, memory: Memory, rng: random.Random) -> tuple[Claim, ...]:
+        """What the seat says now (often nothing)."""
+        ...
+
+
+def speaking_order(public: PublicView) -> tuple[Seat, ...]:
+    """Who speaks, in order, after an action: the last government's President, its Chancellor, then everyone
+    else clockwise from that President; living players only (the executed may not speak)."""
+    n = public.players
+    if public.sessions:
+        last = public.sessions[-1]
+        first, second = last.president, last.chancellor
+    else:
+        first = second = public.president if public.president is not None else 0
+    order = [first, second] + [(first + k) % n for k in range(1, n)]
+    return tuple(dict.fromkeys(seat for seat in order if public.alive[seat]))
+
+
+def speech_rng(seed: int, seat: Seat, step: int) -> random.Random:
+    """The random source a computer seat speaks with after ``step`` actions (apart from its decisions', so that
+    turning claims on or off changes no random draw a decision makes)."""
+    return random.Random(f"{seed}/claims/{seat}/{step}")
+
+
+_SPEECH_EVENTS: frozenset[type[Event]] = frozenset(
+    (PolicyEnacted, VetoAnswered, LoyaltyInvestigated, PolicyPeekUsed, DeckReshuffled)
+)
+"""After these a seat may have something new to say; after any other event every ``claims`` is empty."""
+_SPEECH_ROUNDS = 3
+"""Rounds of speech after an action: claims answer claims (an accusation follows a contradiction)."""
+
+
+def play(
+    state: GameState,
+    players: Sequence[Chooser],
+    seed: int,
+    *,
+    max_steps: int = 5_000,
+    claims: bool = False,
+    transcript: list[Spoken] | None = None,
+) -> GameState:
     """Play ``state`` to its end: each seat decides through its chooser from ``view_for`` and its memory only.
 
     Each seat's memory is fed exactly the events whose audience includes it (from the deal on, if ``state``
     is a new game); each seat has its own random source derived from ``seed``, so the game is a function
-    of ``state``, the players and ``seed``.
+    of ``state``, the players and ``seed``. With ``claims``, after each action every living seat whose
+    player is a ``Speaker`` says what it has to say, in ``speaking_order``, and every seat hears it; the
+    claims are appended to ``transcript`` if given. Without, the game is exactly as it always was.
     """
     n = state.players
     if len(players) != n:
         raise ValueError(f"{n} seats need {n} players, not {len(players)}")
     memories = [Memory(seat) for seat in range(n)]
     rngs = [random.Random(f"{seed}/{seat}") for seat in range(n)]
+    speakers = [player if claims and isinstance(player, Speaker) else None for player in players]
+    talk = any(speaker is not None for speaker in speakers)
 
     def show(events: Sequence[Event]) -> None:
         for event in events:
             audience = event.audience
             for seat in range(n) if audience.everyone else sorted(audience.seats):
                 memories[seat] = memories[seat].observe(event)
+
+    def converse(current: GameState) -> None:
+        for _ in range(_SPEECH_ROUNDS):
+            quiet = True
+            for seat in speaking_order(public_view(current)):
+                speaker = speakers[seat]
+                if speaker is None:
+                    continue
+                said = speaker.claims(
+                    view_for(current, seat), memories[seat], speech_rng(seed, seat, current.step)
+                )
+                for claim in said:
+                    quiet = False
+                    if transcript is not None:
+                        transcript.append(Spoken(current.step, claim))
+                    for listener in range(n):
+                        memories[listener] = memories[listener].hear(claim)
+            if quiet:
+                return
 
     if state.step == 0:
         show(opening_events(state))
@@ -562,4 +1107,6 @@ def play(state: GameState, players: Sequence[Chooser], seed: int, *, max_steps: 
             action = players[seat](view_for(state, seat), memories[seat], rngs[seat])
             state, events = apply(state, action)
             show(events)
+            if talk and state.phase is not Phase.GAME_OVER and any(type(e) in _SPEECH_EVENTS for e in events):
+                converse(state)
     return state

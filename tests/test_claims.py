@@ -1,0 +1,529 @@
+"""Claims: computer players say what they drew, passed, saw and suspect; liberals truly, and everyone listens."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import random
+import typing
+from collections.abc import Sequence
+
+import pytest
+
+from moderator.bots import Chooser, ComputerPlayer, Memory, judge, play, random_player, speaking_order
+from moderator.claims import (
+    Accusation,
+    Claim,
+    ClaimError,
+    Clearance,
+    InvestigationClaim,
+    Office,
+    PeekClaim,
+    SessionClaim,
+    Spoken,
+    from_json,
+    to_json,
+)
+from moderator.engine import (
+    Action,
+    DiscardPolicy,
+    EnactPolicy,
+    GameState,
+    InvestigateLoyalty,
+    Party,
+    Phase,
+    PlayerView,
+    Policy,
+    Role,
+    apply,
+    new_game,
+    opening_events,
+    public_view,
+)
+from tests.test_bots import Table, table
+
+L, F = Policy.LIBERAL, Policy.FASCIST
+BOT = ComputerPlayer()
+NAMES = ["Ann", "Bob", "Cy", "Dee", "Eve", "Fay", "Gus"]
+
+
+class Recorded:
+    """A computer player whose every action is appended to a list shared by the table (to replay the game)."""
+
+    def __init__(self, actions: list[Action], player: ComputerPlayer = BOT) -> None:
+        self.actions, self.player = actions, player
+
+    def __call__(self, view: PlayerView, memory: Memory, rng: random.Random) -> Action:
+        action = self.player.choose(view, memory, rng)
+        self.actions.append(action)
+        return action
+
+    def claims(self, view: PlayerView, memory: Memory, rng: random.Random) -> tuple[Claim, ...]:
+        return self.player.claims(view, memory, rng)
+
+
+class RecordedRandom:
+    """A random player (who says nothing) whose actions go to the shared list."""
+
+    def __init__(self, actions: list[Action]) -> None:
+        self.actions = actions
+
+    def __call__(self, view: PlayerView, memory: Memory, rng: random.Random) -> Action:
+        action = random_player(view, memory, rng)
+        self.actions.append(action)
+        return action
+
+
+def talking_game(
+    players: int, seed: int, mixed: bool = False
+) -> tuple[GameState, list[Spoken], list[Action]]:
+    """One seeded game with claims: its end, every claim said (with its step) and every action."""
+    actions: list[Action] = []
+    state = new_game(players, seed=seed)
+    choosers: list[Chooser] = [
+        RecordedRandom(actions) if mixed and (seat + seed) % 3 == 0 else Recorded(actions)
+        for seat in range(players)
+    ]
+    transcript: list[Spoken] = []
+    end = play(state, choosers, seed, claims=True, transcript=transcript)
+    return end, transcript, actions
+
+
+GAMES = [(players, seed) for players in range(5, 11) for seed in range(12)]
+_played: dict[tuple[int, int, bool], tuple[GameState, list[Spoken], list[Action]]] = {}
+
+
+def game(players: int, seed: int, mixed: bool = False) -> tuple[GameState, list[Spoken], list[Action]]:
+    """``talking_game``, played once per test session."""
+    key = (players, seed, mixed)
+    if key not in _played:
+        _played[key] = talking_game(players, seed, mixed)
+    return _played[key]
+
+
+def all_claims(mixed: bool = False) -> list[tuple[GameState, Spoken]]:
+    """Every claim said in the seeded games, with the game's end."""
+    return [
+        (end, spoken)
+        for players, seed in GAMES
+        for end, transcript, _ in [game(players, seed, mixed)]
+        for spoken in transcript
+    ]
+
+
+# --- the model ------------------------------------------------------------------------------------------
+
+
+CLAIMS: list[Claim] = [
+    SessionClaim(0, Office.PRESIDENT, 0, (L, F, F), (F, L)),
+    SessionClaim(1, Office.CHANCELLOR, 0, (F, L), (F,)),
+    SessionClaim(1, Office.CHANCELLOR, 3, (F, F), ()),
+    InvestigationClaim(2, 4, Party.FASCIST),
+    InvestigationClaim(2, 3, Party.LIBERAL),
+    PeekClaim(3, 3, (L, F, F)),
+    Accusation(4, 2),
+    Clearance(5, 6),
+]
+
+
+@pytest.mark.parametrize("claim", CLAIMS, ids=lambda claim: claim.kind.value)
+def test_claims_round_trip_through_json_with_seats_and_with_names(claim: Claim) -> None:
+    assert from_json(json.loads(json.dumps(to_json(claim)))) == claim
+    named = to_json(claim, NAMES)
+    assert named["player"] == NAMES[claim.speaker]
+    assert from_json(json.loads(json.dumps(named)), NAMES) == claim
+
+
+def test_a_session_claim_keeps_counts_not_order() -> None:
+    claim = SessionClaim(0, Office.PRESIDENT, 0, (L, F, F), (L, F))
+    assert claim == SessionClaim(0, Office.PRESIDENT, 0, (F, L, F), (F, L))
+    assert to_json(claim)["hand"] == "FFL" and claim.discarded == (F,)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        {"claim": "session", "player": 0, "office": "president", "session": 0, "hand": "FF", "passed": "FF"},
+        {"claim": "session", "player": 0, "office": "president", "session": 0, "hand": "FFF", "passed": "FL"},
+        {"claim": "session", "player": 0, "office": "chancellor", "session": 0, "hand": "FL", "passed": "FL"},
+        {"claim": "session", "player": 0, "office": "mayor", "session": 0, "hand": "FFL", "passed": "FL"},
+        {"claim": "investigation", "player": 0, "target": 1, "party": "hitler"},
+        {"claim": "peek", "player": 0, "session": 2, "policies": "FFX"},
+        {"claim": "accusation", "player": "0", "target": 1},
+        {"claim": "gossip", "player": 0, "target": 1},
+        {"claim": "clearance", "player": 0},
+    ],
+)
+def test_a_malformed_claim_is_refused(data: dict[str, object]) -> None:
+    with pytest.raises(ClaimError):
+        from_json(data)
+
+
+def test_a_claim_naming_an_unknown_player_is_refused() -> None:
+    with pytest.raises(ClaimError):
+        from_json({"claim": "accusation", "player": "Ann", "target": "Zed"}, NAMES)
+
+
+# --- what the computer players say ----------------------------------------------------------------------
+
+
+def spoken_by(
+    claims: list[tuple[GameState, Spoken]], role: Role | None = None
+) -> list[tuple[GameState, Claim]]:
+    """The claims whose speaker had ``role`` (any role if None)."""
+    return [
+        (end, spoken.claim)
+        for end, spoken in claims
+        if role is None or end.roles[spoken.claim.speaker] is role
+    ]
+
+
+def is_true(end: GameState, claim: Claim) -> bool:
+    """Whether ``claim`` is true of the finished game ``end``."""
+    history = end.history
+    match claim:
+        case SessionClaim(office=Office.PRESIDENT, session=index):
+            session = history.sessions[index]
+            return claim == SessionClaim(
+                claim.speaker, Office.PRESIDENT, index, session.drawn, session.received
+            )
+        case SessionClaim(office=Office.CHANCELLOR, session=index):
+            session = history.sessions[index]
+            passed = () if session.enacted is None else (session.enacted,)
+            return claim == SessionClaim(claim.speaker, Office.CHANCELLOR, index, session.received, passed)
+        case InvestigationClaim(target=target, party=party):
+            return end.roles[target].party is party
+        case PeekClaim(speaker=speaker, policies=policies):
+            return (speaker, policies) in history.peeks
+        case Accusation(target=target):
+            return end.roles[target].party is Party.FASCIST
+        case Clearance(target=target):
+            return end.roles[target].party is Party.LIBERAL
+    raise AssertionError(claim)
+
+
+def test_a_liberals_claims_are_always_true() -> None:
+    liberal = spoken_by(all_claims(), Role.LIBERAL)
+    assert {type(claim) for _, claim in liberal} >= {SessionClaim, InvestigationClaim, PeekClaim, Accusation}
+    assert all(is_true(end, claim) for end, claim in liberal)
+
+
+def test_a_liberal_tells_what_it_saw_truly_among_random_players() -> None:
+    # Accusations are certainties about how liberals play, which random liberals do not: only facts here.
+    liberal = [
+        (end, claim)
+        for end, claim in spoken_by(all_claims(True), Role.LIBERAL)
+        if isinstance(claim, (SessionClaim, InvestigationClaim, PeekClaim))
+    ]
+    assert len(liberal) > 50 and all(is_true(end, claim) for end, claim in liberal)
+
+
+def test_fascists_lie_in_some_claims_and_tell_the_truth_in_others() -> None:
+    fascist = spoken_by(all_claims(), Role.FASCIST)
+    truths = [is_true(end, claim) for end, claim in fascist]
+    assert any(truths) and not all(truths)
+
+
+def test_lies_never_contradict_the_enacted_policy() -> None:
+    for end, claim in spoken_by(all_claims()) + spoken_by(all_claims(True)):
+        if not isinstance(claim, SessionClaim):
+            continue
+        enacted = end.history.sessions[claim.session].enacted
+        if claim.office is Office.PRESIDENT:
+            assert enacted is None or enacted in claim.passed
+        else:
+            assert claim.passed == (() if enacted is None else (enacted,))
+
+
+def test_every_claim_is_about_what_its_speaker_did_or_saw() -> None:
+    for end, claim in spoken_by(all_claims()) + spoken_by(all_claims(True)):
+        history = end.history
+        match claim:
+            case SessionClaim(speaker=speaker, office=office, session=index, hand=held):
+                session = history.sessions[index]
+                holder = session.president if office is Office.PRESIDENT else session.chancellor
+                assert speaker == holder
+                # A Chancellor speaks of the two policies received: never of the President's three or discard.
+                assert len(held) == (3 if office is Office.PRESIDENT else 2)
+            case InvestigationClaim(speaker=speaker, target=target):
+                assert (speaker, target) in history.investigations
+            case PeekClaim(speaker=speaker):
+                assert speaker in {president for president, _ in history.peeks}
+            case Accusation(speaker=speaker, target=target) | Clearance(speaker=speaker, target=target):
+                assert speaker != target
+
+
+def test_no_claim_is_said_before_the_action_it_is_about() -> None:
+    for players, seed in GAMES[::3]:
+        _, transcript, actions = game(players, seed, mixed=True)
+        states = [new_game(players, seed=seed)]
+        for action in actions:
+            states.append(apply(states[-1], action)[0])
+        for spoken in transcript:
+            public = public_view(states[spoken.step])
+            claim = spoken.claim
+            match claim:
+                case SessionClaim(session=index):
+                    assert index < len(public.sessions)
+                case InvestigationClaim(speaker=speaker, target=target):
+                    assert (speaker, target) in public.investigations
+                case PeekClaim(speaker=speaker, session=index):
+                    assert speaker in {p for p, _ in states[spoken.step].history.peeks}
+                    assert index == len(public.sessions)
+                case Accusation() | Clearance():
+                    pass
+
+
+def test_a_government_says_nothing_about_its_session_until_it_ends() -> None:
+    t = table("LLLFH", top="FFL")
+    t.nominate(1).vote(True)
+    assert BOT.claims(t.view(0), t.memories[0], random.Random(0)) == ()
+    t.do(DiscardPolicy(0, F))
+    assert BOT.claims(t.view(0), t.memories[0], random.Random(0)) == ()
+    assert BOT.claims(t.view(1), t.memories[1], random.Random(0)) == ()
+    t.do(EnactPolicy(1, L))
+    assert BOT.claims(t.view(0), t.memories[0], random.Random(0)) == (
+        SessionClaim(0, Office.PRESIDENT, 0, (F, F, L), (F, L)),
+    )
+    assert BOT.claims(t.view(1), t.memories[1], random.Random(0)) == (
+        SessionClaim(1, Office.CHANCELLOR, 0, (F, L), (L,)),
+    )
+
+
+def say(t: Table, seat: int, player: ComputerPlayer = BOT, seed: int = 0) -> tuple[Claim, ...]:
+    """What ``seat`` says now; every seat hears it."""
+    claims = player.claims(t.view(seat), t.memories[seat], random.Random(seed))
+    hear(t, *claims)
+    return claims
+
+
+def hear(t: Table, *claims: Claim) -> None:
+    """Every seat hears ``claims``."""
+    for claim in claims:
+        t.memories = [memory.hear(claim) for memory in t.memories]
+
+
+def test_a_seat_says_each_thing_once() -> None:
+    t = table("LLLFH", top="FFL")
+    t.nominate(1).vote(True).do(DiscardPolicy(0, F), EnactPolicy(1, L))
+    assert say(t, 0)
+    assert say(t, 0) == ()
+
+
+def test_a_fascist_president_who_threw_a_liberal_away_claims_three_fascist_policies() -> None:
+    t = table("LLLFH", top="FFL", first_president=3)
+    t.nominate(0).vote(True).do(DiscardPolicy(3, L), EnactPolicy(0, F))
+    honest = ComputerPlayer(frame=0.0)
+    assert say(t, 3, honest) == (SessionClaim(3, Office.PRESIDENT, 0, (F, F, F), (F, F)),)
+    assert say(t, 0) == (SessionClaim(0, Office.CHANCELLOR, 0, (F, F), (F,)),)
+
+
+def test_a_fascist_government_that_passed_a_liberal_policy_tells_the_truth() -> None:
+    t = table("LLLFH", top="FLL", first_president=3)
+    t.nominate(0).vote(True).do(DiscardPolicy(3, F), EnactPolicy(0, L))
+    assert say(t, 3, ComputerPlayer(frame=1.0)) == (SessionClaim(3, Office.PRESIDENT, 0, (F, L, L), (L, L)),)
+
+
+def test_a_fascist_chancellor_who_chose_the_fascist_policy_claims_two_fascist_policies() -> None:
+    t = table("LLLFH", top="FFL")
+    t.nominate(3).vote(True).do(DiscardPolicy(0, F), EnactPolicy(3, F))
+    assert say(t, 0) == (SessionClaim(0, Office.PRESIDENT, 0, (F, F, L), (F, L)), Accusation(0, 3))
+    assert say(t, 3)[0] == SessionClaim(3, Office.CHANCELLOR, 0, (F, F), (F,))
+
+
+def test_a_claim_depends_only_on_what_the_seat_may_know() -> None:
+    # Seats 3 and 4 swap secret roles: the liberal Chancellor in seat 1 sees exactly the same, so says the same.
+    said = []
+    for letters in ("LLLFH", "LLLHF"):
+        t = table(letters, top="FFL")
+        t.nominate(1).vote(True).do(DiscardPolicy(0, F), EnactPolicy(1, L))
+        say(t, 0)
+        said.append(say(t, 1))
+    assert said[0] == said[1] and said[0]
+
+
+def test_the_speaking_api_takes_a_player_view_and_never_the_game_state() -> None:
+    hints = typing.get_type_hints(ComputerPlayer.claims)
+    assert hints["view"] is PlayerView and hints["memory"] is Memory
+    assert GameState not in hints.values()
+
+
+def test_the_last_government_speaks_first() -> None:
+    t = table("LLLFH", top="FFL", first_president=2)
+    t.nominate(4).vote(True).do(DiscardPolicy(2, F), EnactPolicy(4, L))
+    assert speaking_order(t.view(0).public) == (2, 4, 3, 0, 1)
+
+
+# --- what the computer players hear ---------------------------------------------------------------------
+
+
+def test_a_conflict_between_president_and_chancellor_raises_suspicion_on_both() -> None:
+    t = table("LLLLFFH", top="FFL")
+    t.nominate(1).vote(True).do(DiscardPolicy(0, F), EnactPolicy(1, F))
+    before = judge(t.view(3), t.memories[3]).suspicion
+    hear(
+        t,
+        SessionClaim(0, Office.PRESIDENT, 0, (F, F, L), (F, L)),
+        SessionClaim(1, Office.CHANCELLOR, 0, (F, F), (F,)),
+    )
+    after = judge(t.view(3), t.memories[3]).suspicion
+    assert after[0] > before[0] and after[1] > before[1]
+    assert after[2:] == before[2:]
+
+
+def test_agreeing_claims_raise_no_suspicion() -> None:
+    t = table("LLLLFFH", top="FFF")
+    t.nominate(1).vote(True).do(DiscardPolicy(0, F), EnactPolicy(1, F))
+    before = judge(t.view(3), t.memories[3])
+    hear(
+        t,
+        SessionClaim(0, Office.PRESIDENT, 0, (F, F, F), (F, F)),
+        SessionClaim(1, Office.CHANCELLOR, 0, (F, F), (F,)),
+    )
+    assert judge(t.view(3), t.memories[3]) == before
+
+
+def test_a_liberal_framed_by_the_president_knows_the_president_lied() -> None:
+    t = table("LLLFH", top="FFL", first_president=3)
+    t.nominate(0).vote(True).do(DiscardPolicy(3, L), EnactPolicy(0, F))
+    assert say(t, 3, ComputerPlayer(frame=1.0)) == (SessionClaim(3, Office.PRESIDENT, 0, (F, F, L), (F, L)),)
+    assert 3 not in judge(t.view(0), t.memories[0]).fascists
+    assert say(t, 0) == (SessionClaim(0, Office.CHANCELLOR, 0, (F, F), (F,)), Accusation(0, 3))
+    assert 3 in judge(t.view(0), t.memories[0]).fascists
+    assert 3 not in judge(t.view(1), t.memories[1]).fascists
+
+
+def investigated(claim_party: Party) -> Table:
+    """Seven players; the liberal in seat 0 has investigated seat 1 (a fascist) and claims ``claim_party``."""
+    t = table("LFLLLHF", top="F" * 9, first_president=6)
+    t.govern(3).govern(4).do(InvestigateLoyalty(0, 1))
+    hear(t, InvestigationClaim(0, 1, claim_party))
+    return t
+
+
+def test_an_investigation_claim_moves_the_accused() -> None:
+    base = table("LFLLLHF", top="F" * 9, first_president=6)
+    base.govern(3).govern(4).do(InvestigateLoyalty(0, 1))
+    neutral = judge(base.view(2), base.memories[2]).suspicion[1]
+    assert (
+        judge(investigated(Party.FASCIST).view(2), investigated(Party.FASCIST).memories[2]).suspicion[1]
+        > neutral
+    )
+    assert (
+        judge(investigated(Party.LIBERAL).view(2), investigated(Party.LIBERAL).memories[2]).suspicion[1]
+        < neutral
+    )
+
+
+def test_a_wrongly_accused_liberal_knows_the_accuser_lied() -> None:
+    t = table("LFLLLHF", top="F" * 9, first_president=6)
+    t.govern(3).govern(4).do(InvestigateLoyalty(0, 1))
+    hear(t, InvestigationClaim(0, 2, Party.FASCIST))  # seat 0 never investigated seat 2: ignored
+    assert 0 not in judge(t.view(2), t.memories[2]).fascists
+    t2 = table("LLFLLHF", top="F" * 9, first_president=6)
+    t2.govern(3).govern(4).do(InvestigateLoyalty(0, 1))
+    hear(t2, InvestigationClaim(0, 1, Party.FASCIST))  # seat 1 is a liberal: it knows seat 0 lied
+    assert 0 in judge(t2.view(1), t2.memories[1]).fascists
+    assert 0 not in judge(t2.view(3), t2.memories[3]).fascists
+
+
+def test_a_claim_beyond_the_decks_arithmetic_marks_the_claimer() -> None:
+    # The deck holds six liberal policies: after two true three-liberal claims, a third claim of two is impossible.
+    t = table("LLLLFFH", top="LLLLLL")
+    t.nominate(1).vote(True).do(DiscardPolicy(0, L), EnactPolicy(1, L))
+    t.nominate(2).vote(True).do(DiscardPolicy(1, L), EnactPolicy(2, L))
+    t.nominate(3).vote(True).do(DiscardPolicy(2, F), EnactPolicy(3, F))
+    hear(
+        t,
+        SessionClaim(0, Office.PRESIDENT, 0, (L, L, L), (L, L)),
+        SessionClaim(1, Office.PRESIDENT, 1, (L, L, L), (L, L)),
+    )
+    plausible = SessionClaim(2, Office.PRESIDENT, 2, (F, F, F), (F, F))
+    impossible = SessionClaim(2, Office.PRESIDENT, 2, (F, L, L), (F, L))
+    scores = []
+    for claim in (plausible, impossible):
+        memory = t.memories[3].hear(claim)
+        scores.append(judge(t.view(3), memory).suspicion)
+    assert scores[1][2] > scores[0][2]
+
+
+def test_when_the_only_other_claimer_of_an_impossible_cycle_is_left_it_is_the_liar() -> None:
+    t = table("LFLLLFH", top="LLLLLL")
+    t.nominate(1).vote(True).do(DiscardPolicy(0, L), EnactPolicy(1, L))  # P0 draws L L L
+    for chancellor in (2, 3, 4, 5, 6, 0):  # two rounds of chaos: each takes a liberal policy off the top
+        t.nominate(chancellor).vote(False)
+    t.nominate(2).vote(False)
+    t.nominate(2).vote(True).do(DiscardPolicy(1, F), EnactPolicy(2, L))  # P1 draws L F F
+    assert t.state.liberal_policies == 4
+    # Seat 0's three and chaos's two leave one liberal for seat 1's draw, which it claims held three.
+    hear(
+        t,
+        SessionClaim(0, Office.PRESIDENT, 0, (L, L, L), (L, L)),
+        SessionClaim(1, Office.PRESIDENT, 1, (L, L, L), (L, L)),
+    )
+    assert 1 in judge(t.view(0), t.memories[0]).fascists
+    assert 1 not in judge(t.view(3), t.memories[3]).fascists
+    assert (
+        judge(t.view(3), t.memories[3]).suspicion[1]
+        > judge(t.view(3), dataclasses.replace(t.memories[3], claims=())).suspicion[1]
+    )
+
+
+# --- whole games ----------------------------------------------------------------------------------------
+
+
+def test_seeded_games_with_claims_replay_exactly() -> None:
+    first, second = talking_game(7, 21), talking_game(7, 21)
+    assert first == second and first[1]
+
+
+def test_claims_off_play_says_nothing_and_plays_as_before() -> None:
+    transcript: list[Spoken] = []
+    quiet = play(new_game(7, seed=21), [BOT] * 7, 21, transcript=transcript)
+    assert transcript == [] and quiet == play(new_game(7, seed=21), [BOT] * 7, 21)
+    assert quiet != game(7, 21)[0] or game(7, 21)[1] == []
+
+
+def test_memory_with_claims_is_rebuilt_by_replaying_events_and_claims_in_order() -> None:
+    actions: list[Action] = []
+    players = [Recorded(actions) for _ in range(7)]
+    transcript: list[Spoken] = []
+    end = play(new_game(7, seed=5), players, 5, claims=True, transcript=transcript)
+    # Rebuild seat 2's memory the way the service would: the seat's events and the claims, by step.
+    state = new_game(7, seed=5)
+    memory = Memory(2)
+    for event in opening_events(state):
+        if event.audience.includes(2):
+            memory = memory.observe(event)
+    spoken = iter(transcript)
+    pending = next(spoken, None)
+    for action in actions:
+        state, events = apply(state, action)
+        for event in events:
+            if event.audience.includes(2):
+                memory = memory.observe(event)
+        while pending is not None and pending.step == state.step:
+            memory = memory.hear(pending.claim)
+            pending = next(spoken, None)
+    assert state == end and pending is None
+    assert memory.claims == tuple(s.claim for s in transcript)
+    json.dumps([to_json(claim) for claim in memory.claims])
+
+
+def liberal_share(players: int, seeds: Sequence[int], claims: bool) -> float:
+    """The liberals' share of wins of all-computer games."""
+    return sum(
+        play(new_game(players, seed=seed), [BOT] * players, seed, claims=claims).winner is Party.LIBERAL
+        for seed in seeds
+    ) / len(seeds)
+
+
+def test_listening_to_claims_makes_computer_liberals_stronger() -> None:
+    seeds = range(150)
+    assert liberal_share(5, seeds, True) > liberal_share(5, seeds, False)
+
+
+def test_games_with_claims_end_with_a_winner() -> None:
+    for players, seed in GAMES:
+        end = game(players, seed)[0]
+        assert end.phase is Phase.GAME_OVER and end.winner is not None
