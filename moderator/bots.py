@@ -628,7 +628,7 @@ class ComputerPlayer:
                     )
                 )
         peeked = sum(isinstance(claim, PeekClaim) for claim in said)
-        for index, top in zip(memory.peeked_at[peeked:], view.peeks[peeked:]):
+        for index, top in zip(memory.peeked_at[peeked:], view.peeks[peeked:], strict=False):
             out.append(PeekClaim(seat, index, self._peek_policies(view, top, side, rng)))
         # What this seat has just said counts for what it concludes: its own claim can expose a liar.
         heard = replace(memory, claims=memory.claims + tuple(out))
@@ -1070,7 +1070,7 @@ def play(
         raise ValueError(f"{n} seats need {n} players, not {len(players)}")
     memories = [Memory(seat) for seat in range(n)]
     rngs = [random.Random(f"{seed}/{seat}") for seat in range(n)]
-    speakers = [player if claims and isinstance(player, Speaker) else None for player in players]
+    speakers: list[Speaker | None] = [player if claims and isinstance(player, Speaker) else None for player in players]
     talk = any(speaker is not None for speaker in speakers)
 
     def show(events: Sequence[Event]) -> None:
