@@ -16,7 +16,7 @@ import string
 import tomllib
 import unicodedata
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from types import MappingProxyType
@@ -124,12 +124,14 @@ def problems() -> list[str]:
 
 @dataclass(frozen=True, slots=True)
 class CatalogFile:
-    """One parsed catalog file: its terms, messages and SMS variants, as stored."""
+    """One parsed catalog file: its terms, messages, SMS variants and the words people type, as stored."""
 
     path: Path
     terms: Mapping[str, str]
     messages: Mapping[str, str]
     sms: Mapping[str, str]
+    words: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    """What people may type for each command (``grammar.Verb``): comma-separated, the one to show first."""
 
 
 def read_file(path: Path) -> CatalogFile:
@@ -137,7 +139,7 @@ def read_file(path: Path) -> CatalogFile:
     with path.open("rb") as f:
         data = tomllib.load(f)
     tables: dict[str, Mapping[str, str]] = {}
-    for table in ("terms", "messages", "sms"):
+    for table in ("terms", "messages", "sms", "words"):
         raw = data.get(table, {})
         if not isinstance(raw, dict) or not all(isinstance(v, str) for v in raw.values()):
             raise ValueError(f"{path}: [{table}] must map keys to strings")
@@ -145,7 +147,8 @@ def read_file(path: Path) -> CatalogFile:
     unknown = set(data) - set(tables)
     if unknown:
         raise ValueError(f"{path}: unknown tables {sorted(unknown)}")
-    return CatalogFile(path, tables["terms"], tables["messages"], tables["sms"])
+    return CatalogFile(path, tables["terms"], tables["messages"], tables["sms"], tables["words"])
+
 
 
 class _Text(str):

@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Protocol
+from typing import Any, Protocol, assert_never
 
 from starlette.routing import BaseRoute
 
@@ -51,6 +51,29 @@ class Kind(StrEnum):
     """Everything else: narration, replies, answers to questions."""
 
 
+class WordStyle(StrEnum):
+    """How a channel's people type a command word."""
+
+    PLAIN = "plain"
+    """``board``"""
+    SLASH = "slash"
+    """``/board`` (a chat's command menu)"""
+    CAPITALS = "capitals"
+    """``BOARD`` (a text message, where capitals read as a keyword)"""
+
+    def write(self, word: str) -> str:
+        """A word as this channel's people would type it."""
+        match self:
+            case WordStyle.SLASH:
+                return "/" + word if word[:1].isalnum() else word
+            case WordStyle.CAPITALS:
+                return word.upper()
+            case WordStyle.PLAIN:
+                return word
+            case _:
+                assert_never(self)
+
+
 @dataclass(frozen=True, slots=True)
 class Capabilities:
     """What a channel can do; the service and the renderer shape messages by these, never by a channel's name."""
@@ -68,6 +91,12 @@ class Capabilities:
     have public results go to their phone only."""
     toasts: bool = False
     """A press can be answered at once with a short notice (a refused press costs no message)."""
+    reserved_words: frozenset[str] = frozenset()
+    """Words the carrier keeps for itself (Twilio's STOP, HELP…): they are never commands, and help never names
+    them."""
+    word_style: WordStyle = field(default_factory=lambda: WordStyle.PLAIN)
+    """How help writes a word for this channel's people to type."""
+
 
 
 @dataclass(frozen=True, slots=True)

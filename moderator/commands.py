@@ -167,7 +167,37 @@ class SetReminders:
 
 
 @dataclass(frozen=True, slots=True)
+class Leave:
+    """The sender leaves the table's lobby (the host's role passes to the next person at the table)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Rename:
+    """The sender's name from now on: in the lobby, their name in the game; during a game, only the name shown
+    (the game's record keeps the name it started with)."""
+
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class SetTableVoting:
+    """The host: votes are cast at the table, with hands or cards, and the President records who voted Ja (on), or
+    every player votes on their own phone (off)."""
+
+    on: bool
+
+
+@dataclass(frozen=True, slots=True)
+class StandIn:
+    """The host: a computer player takes over the seat of ``name``, who is away (``back``: gives it back)."""
+
+    name: str
+    back: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class SetTheme:
+
     """The host sets the table's theme."""
 
     theme: str
@@ -192,7 +222,12 @@ Command = (
     | SetTheme
     | SetReminders
     | OptOut
+    | Leave
+    | Rename
+    | SetTableVoting
+    | StandIn
 )
+
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,6 +38,9 @@ def decide(ctx: Context, table: Table, seat: int | None, inbound: Inbound, comma
     if state is None or table.status is TableStatus.LOBBY:
         say(ctx, out, reply, theme, "game-not-started")
         return
+    if table.seats[seat].computer:
+        say(ctx, out, reply, theme, "seat-stood-in")  # a computer player has the seat until the host gives it back
+        return
     if isinstance(command, Decide) and command.kind == "?":
         command = _typed_answer(ctx, table, inbound, command)
     if isinstance(command, Choose) and command.decision is None and _is_number(command.token):
@@ -208,7 +211,7 @@ def play(ctx: Context, table: Table, actions: Sequence[Action], out: Outgoing) -
         events.extend(new)
     n = len(table.actions)
     for i, action in enumerate(actions):
-        entry = records.action_to_json(table.names, action)
+        entry = records.action_to_json(table.record_names, action)
         ctx.store.append_action(table.id, table.row.game, n + i, entry, now)
         table.actions.append(entry)
     table.state = state
@@ -269,6 +272,13 @@ def run_computers(ctx: Context, table_id: str, limit: int = 10_000) -> int:
 # --- questions ------------------------------------------------------------------------------------------------
 
 
+def help_for(ctx: Context, theme: str, reply: Reply, out: Outgoing, *, host: bool) -> None:
+    """What the asker may type on their channel (the host's words too, for the host)."""
+    catalog = ctx.catalog(theme, reply.language)
+    for message in render.help_messages(catalog, caps=ctx.caps(reply.channel), host=host):
+        out.add(reply.channel, reply.address, message, table=out.table_id, language=reply.language)
+
+
 def ask(ctx: Context, table: Table, seat: int | None, query: Query, reply: Reply, out: Outgoing) -> None:
     """A question anyone may ask at any time, answered privately."""
     theme = table.row.theme
@@ -276,7 +286,7 @@ def ask(ctx: Context, table: Table, seat: int | None, query: Query, reply: Reply
     caps = ctx.caps(reply.channel)
     match query:
         case Query.HELP:
-            say(ctx, out, reply, theme, "help")
+            help_for(ctx, theme, reply, out, host=table.is_host(reply.channel, reply.address))
         case Query.RULES:
             say(ctx, out, reply, theme, "rules-summary")
         case Query.BOARD | Query.WAITING:

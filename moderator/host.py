@@ -6,15 +6,17 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from .bots import Memory
 from .catalog import DEFAULT_LANGUAGE, Catalog, UnknownCatalog, sms_segments
 from .commands import HostCommand
 from .context import Context
-from .fanout import PUBLIC_RESULTS, PUBLIC_TO_HOST, prompt_again, reveal_roles, say, tell
+from .engine import awaiting
+from .fanout import PUBLIC_RESULTS, PUBLIC_TO_HOST, knowledge, prompt_again, prompt_for, reveal_roles, say, tell
 from .lobby import CODE_ALPHABET, CODE_LENGTH, MOVE_CODES, rematch
 from .names import match_name
-from .outbox import Outgoing, Reply
+from .outbox import COMPUTER_CHANNEL, Outgoing, Reply
 from .store import TableStatus
-from .tables import LIVE, PUBLIC_LANGUAGE, Table
+from .tables import LIVE, PUBLIC_LANGUAGE, Table, remember
 
 
 def host_command(ctx: Context, table: Table, command: HostCommand, reply: Reply, out: Outgoing) -> None:
@@ -192,3 +194,46 @@ def unreachable(ctx: Context, channel: str, address: str, out: Outgoing, *, unde
                 say(ctx, out, reply, table.row.theme, "player-unreachable", name=name)
 
 
+
+
+def set_table_voting(ctx: Context, table: Table, on: bool, reply: Reply, out: Outgoing) -> None:
+    """Votes at the table (with hands or cards, the President records who voted Ja), or on every phone; set in
+    the lobby."""
+    if table.status is not TableStatus.LOBBY:
+        say(ctx, out, reply, table.row.theme, "lobby-closed")
+        return
+    table.set_option(ctx.store, out.now, physical_voting=on)
+    if on:
+        tell(ctx, table, out, "table-votes-on")
+    else:
+        tell(ctx, table, out, "table-votes-off")
+
+
+def stand_in(ctx: Context, table: Table, name: str, back: bool, reply: Reply, out: Outgoing) -> None:
+    """A computer player takes over the seat of a player who is away, or gives it back; the game goes on from
+    that seat's own knowledge (its memory is rebuilt from what the seat was shown)."""
+    seat = table.seat_named(name)
+    if table.state is None or table.status not in LIVE:
+        say(ctx, out, reply, table.row.theme, "game-not-started")
+        return
+    if seat is None:
+        say(ctx, out, reply, table.row.theme, "seating-mismatch", seating=", ".join(table.names))
+        return
+    row = table.seats[seat]
+    if row.channel == COMPUTER_CHANNEL or row.computer is not back:
+        say(ctx, out, reply, table.row.theme, "stand-in-refused", name=row.name)
+        return
+    table.seats[seat] = replace(row, computer=not back)
+    ctx.store.replace_seats(table.id, table.seats)
+    player = Reply(row.channel, row.address, row.language)
+    if back:
+        del table.memories[seat]
+        tell(ctx, table, out, "stand-in-back", name=row.name)
+        knowledge(ctx, table, seat, player, out)
+        prompt = prompt_for(ctx, table, table.seats[seat])
+        if seat in awaiting(table.state) and prompt is not None:
+            out.add(row.channel, row.address, prompt, decision=table.row.decision_step, table=table.id,
+                    language=row.language)
+    else:
+        table.memories[seat] = remember(Memory(seat), table.log)
+        tell(ctx, table, out, "stand-in", name=row.name)

@@ -27,7 +27,7 @@ from .fanout import (
     tell,
     words,
 )
-from .names import clean_name, match_name, unique_name
+from .names import clean_name, has_letters, match_name, unique_name
 from .outbox import COMPUTER_CHANNEL, Outgoing, Reply
 from .store import SeatRow, TableRow, TableStatus
 from .tables import PUBLIC_LANGUAGE, Table, decision_id
@@ -276,3 +276,50 @@ def rematch(ctx: Context, table: Table, reply: Reply, out: Outgoing) -> None:
     """The next game at this table, the same seats."""
     tell(ctx, table, out, "rematch")
     start(ctx, table, reply, out)
+
+
+def leave(ctx: Context, table: Table, seat: int | None, reply: Reply, out: Outgoing) -> None:
+    """The sender leaves the lobby; a host who leaves hands the table to the next person at it (or closes it, if
+    nobody else is there). In a game a seat cannot just go: the host can have a computer player stand in."""
+    if seat is None:
+        say(ctx, out, reply, table.row.theme, "not-at-table")
+        return
+    if table.status is not TableStatus.LOBBY:
+        say(ctx, out, reply, table.row.theme, "leave-in-game")
+        return
+    gone = table.seats[seat]
+    table.reseat(ctx.store, [s for s in table.seats if s is not gone])
+    say(ctx, out, reply, table.row.theme, "you-left")
+    if table.is_host(gone.channel, gone.address) and not pass_host(ctx, table, out):
+        table.set_status(ctx.store, TableStatus.CLOSED, out.now)
+        return
+    announce_seats(ctx, table, out, "seat-left", name=gone.name)
+
+
+def pass_host(ctx: Context, table: Table, out: Outgoing) -> bool:
+    """The host role to the next person at the table (in seating order); False if nobody is left to take it."""
+    nxt = next((s for s in table.seats if not s.computer and not table.is_host(s.channel, s.address)), None)
+    if nxt is None:
+        return False
+    table.update(ctx.store, out.now, host_channel=nxt.channel, host_address=nxt.address)
+    tell(ctx, table, out, "host-passed", name=nxt.name)
+    return True
+
+
+def rename(ctx: Context, table: Table, seat: int | None, name: str, reply: Reply, out: Outgoing) -> None:
+    """The sender's name from now on. In a game it changes the name shown, never the game's record."""
+    if seat is None:
+        say(ctx, out, reply, table.row.theme, "not-at-table")
+        return
+    cleaned = clean_name(name)
+    if not has_letters(cleaned):
+        say(ctx, out, reply, table.row.theme, "name-refused")
+        return
+    old = table.seats[seat]
+    new = unique_name(cleaned, [n for n in table.names if n != old.name])
+    table.seats[seat] = replace(old, name=new)
+    ctx.store.replace_seats(table.id, table.seats)
+    if table.status is TableStatus.LOBBY:
+        announce_seats(ctx, table, out, "renamed", old=old.name, name=new)
+    else:
+        tell(ctx, table, out, "renamed-in-game", old=old.name, name=new)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
+from .grammar import fold
+
 NAME_LIMIT: Final = 20
 """Display names are cut to this many characters."""
 
@@ -30,14 +32,26 @@ def unique_name(name: str, taken: Sequence[str]) -> str:
 
 
 def name_candidates(text: str, names: Sequence[str]) -> list[str]:
-    """Names matching typed text: an exact (case-insensitive) match, else every name it starts."""
-    wanted = text.strip().lstrip("@").casefold()
+    """Names matching typed text: an exact match, else every name it starts; without regard to case, and then
+    to accents (``jose`` is José, unless a Jose sits there too)."""
+    wanted = text.strip().lstrip("@")
     if not wanted:
         return []
-    exact = [n for n in names if n.casefold() == wanted]
-    if exact:
-        return exact
-    return [n for n in names if n.casefold().startswith(wanted)]
+    for key in (str.casefold, fold):
+        exact = [n for n in names if key(n) == key(wanted)]
+        if exact:
+            return exact
+    for key in (str.casefold, fold):
+        starts = [n for n in names if key(n).startswith(key(wanted))]
+        if starts:
+            return starts
+    return []
+
+
+def has_letters(name: str) -> bool:
+    """True if a name has a letter or a digit (an emoji-only name reads as nothing where emoji cannot go)."""
+    return any(c.isalnum() for c in name)
+
 
 
 def match_name(text: str, names: Sequence[str]) -> str | None:

@@ -31,7 +31,7 @@ from enum import StrEnum
 from functools import cached_property
 from typing import Final
 
-from .catalog import DEFAULT_THEME, Catalog, to_gsm7
+from .catalog import DEFAULT_THEME, SMS_LIMIT, Catalog, to_gsm7
 from .channels import Capabilities, Kind
 from .engine import (
     Action,
@@ -78,6 +78,7 @@ from .engine.events import (
     VoteProgressed,
 )
 from .engine.types import CHAOS_AT, FEW_ALIVE, ROLE_COUNTS
+from .grammar import RULES, Verb, Who, grammar
 from .moves import MoveKind, move
 
 SMS_NAME_LENGTH: Final = 10
@@ -907,3 +908,35 @@ def truth_timeline(
                     )
                 )
     return w.packed("truth-title", lines, secret=False)
+
+
+# --- help: written from the grammar ------------------------------------------------------------------------
+
+
+def help_messages(catalog: Catalog, *, caps: Capabilities = PLAIN, host: bool = False) -> list[Message]:
+    """What a person may type on this channel (the host's words too, for the host), from the grammar: every word
+    help names is one the channel takes. Long form: a line per word and what it does; short form (a text
+    limit): the words in a few lines."""
+    g = grammar()
+    w = _Words(TableInfo(()), catalog, caps)
+    shown: list[tuple[Verb, str]] = []
+    for verb, rule in RULES.items():
+        if not rule.help or (rule.who is Who.HOST and not host):
+            continue
+        word = g.shown(verb, catalog.lang, caps.reserved_words)
+        if word is not None:
+            shown.append((verb, caps.word_style.write(word)))
+    lines = [w.t("help")]
+    if not w.compact:
+        lines += [w.t("help-line", word=word, what=w.t(f"word-{verb.value}")) for verb, word in shown]
+        return [w.message("help", lines)]
+    limit = caps.text_limit or SMS_LIMIT
+    for mid, who in (("help-anyone", False), ("help-host", True)):
+        words = [word for verb, word in shown if (RULES[verb].who is Who.HOST) is who]
+        while words:  # as many words as fit one text with the line's own words
+            take = len(words)
+            while take > 1 and len(w.t(mid, words=", ".join(words[:take]))) > limit:
+                take -= 1
+            lines.append(w.t(mid, words=", ".join(words[:take])))
+            words = words[take:]
+    return w.packed("help", lines, secret=False)

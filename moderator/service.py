@@ -30,6 +30,7 @@ from .commands import (
     Host,
     Inbound,
     Join,
+    Leave,
     LobbyControl,
     MovePhone,
     MoveSeat,
@@ -38,10 +39,13 @@ from .commands import (
     Query,
     RecordVotes,
     RemoveSeat,
+    Rename,
     Seating,
     SetLanguage,
     SetReminders,
+    SetTableVoting,
     SetTheme,
+    StandIn,
     Start,
 )
 from .context import Context
@@ -81,8 +85,8 @@ LOBBY_MESSAGES: Final = (
     "unknown-theme",
     "move-code",
     "phone-moved",
-    "help",
     "rules-summary",
+
     "physical-vote-prompt",
     "game-not-started",
     "reminders-set",
@@ -97,11 +101,24 @@ LOBBY_MESSAGES: Final = (
     "player-undelivered",
     "sms-cost-delivery",
     "decide-in-private",
+    "leave-in-game",
+    "you-left",
+    "seat-left",
+    "host-passed",
+    "name-refused",
+    "renamed",
+    "renamed-in-game",
+    "table-votes-on",
+    "table-votes-off",
+    "stand-in",
+    "stand-in-back",
+    "stand-in-refused",
+    "seat-stood-in",
 )
 """Message ids the service renders itself (everything else comes from ``render``); a test checks the catalogs."""
 
 _HOST_ONLY = (AddComputers, Seating, MoveSeat, RemoveSeat, Start, LobbyControl, Host, MovePhone, SetTheme,
-              SetReminders)
+              SetReminders, SetTableVoting, StandIn)
 
 
 class Service:
@@ -220,8 +237,10 @@ class Service:
                 pass
         table = self.tables.about(inbound.channel, inbound.address, inbound.chat, inbound.table)
         if table is None:
-            if isinstance(command, Ask) and command.query in (Query.HELP, Query.RULES):
-                say(ctx, out, reply, DEFAULT_THEME, "help" if command.query is Query.HELP else "rules-summary")
+            if isinstance(command, Ask) and command.query is Query.HELP:
+                game.help_for(ctx, DEFAULT_THEME, reply, out, host=True)  # anyone may open a table
+            elif isinstance(command, Ask) and command.query is Query.RULES:
+                say(ctx, out, reply, DEFAULT_THEME, "rules-summary")
             else:
                 say(ctx, out, reply, DEFAULT_THEME, "not-at-table")
             return None
@@ -263,6 +282,14 @@ class Service:
                 host.set_theme(ctx, table, theme, reply, out)
             case SetReminders(minutes=minutes):
                 host.set_reminders(ctx, table, minutes, reply, out)
+            case SetTableVoting(on=on):
+                host.set_table_voting(ctx, table, on, reply, out)
+            case StandIn(name=name, back=back):
+                host.stand_in(ctx, table, name, back, reply, out)
+            case Leave():
+                lobby.leave(ctx, table, seat, reply, out)
+            case Rename(name=name):
+                lobby.rename(ctx, table, seat, name, reply, out)
             case _:
                 assert_never(command)  # OpenTable, Join and OptOut were handled above
         return table

@@ -15,6 +15,7 @@ from . import record as records
 from .bots import Memory
 from .catalog import DEFAULT_LANGUAGE
 from .engine import Event, GameState
+from .names import match_name
 from .render import TableInfo
 from .store import SeatRow, Store, TableRow, TableStatus
 
@@ -50,8 +51,22 @@ class Table:
 
     @property
     def names(self) -> tuple[str, ...]:
-        """Player names in seat order."""
+        """Player names in seat order, as shown (a player renamed during a game shows the new name)."""
         return tuple(s.name for s in self.seats)
+
+    @property
+    def record_names(self) -> tuple[str, ...]:
+        """Player names as the game's record has them: the names the game started with."""
+        if self.row.setup is not None and self.status is not TableStatus.LOBBY:
+            return tuple(self.row.setup["players"])
+        return self.names
+
+    def seat_named(self, name: str) -> int | None:
+        """The seat of the player this typed name means (see ``names.match_name``), if exactly one."""
+        found = match_name(name, self.names)
+
+        return None if found is None else self.names.index(found)
+
 
     def info(self) -> TableInfo:
         """What rendering needs to know about this table."""

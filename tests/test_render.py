@@ -59,6 +59,7 @@ from moderator.render import (
     board_messages,
     deal_length,
     event_messages,
+    help_messages,
     input_message,
     knowledge_messages,
     prompt,
@@ -393,6 +394,7 @@ def corpus(table: TableInfo, catalog: Catalog, *, sms: bool) -> list[Message]:
     out += [violation_message(e, table, catalog, caps=caps_of(sms)) for e in corpus_violations()]
     options = [table.name(s, short=sms) for s in range(3)]
     out += [input_message(p, table, catalog, caps=caps_of(sms), text="x" * 300, options=options) for p in InputProblem]
+    out += help_messages(catalog, caps=caps_of(sms), host=True)
     return out
 
 

@@ -387,7 +387,6 @@ def out(text: str, *, kind: Kind = Kind.NOTE, secret: bool = False, options: tup
         ("ENDGAME", Host(HostCommand.END)),
         ("rematch", Host(HostCommand.REMATCH)),
         ("HOSTONLY", Host(HostCommand.PUBLIC_TO_HOST)),
-        ("results host", Host(HostCommand.PUBLIC_TO_HOST)),
         ("ALLPHONES", Host(HostCommand.PUBLIC_TO_ALL)),
         ("cost", Host(HostCommand.COST)),
         ("language de", SetLanguage("de")),
@@ -435,7 +434,7 @@ def test_a_number_answers_the_prompt_the_phone_was_sent_not_one_still_on_its_way
         next(n for n in table.names if n.startswith(labels[1][:10])))
 
 
-@pytest.mark.parametrize("word", sorted(RESERVED_WORDS))
+@pytest.mark.parametrize("word", sorted(RESERVED_WORDS - {"yes"}))
 def test_twilio_reserved_words_are_never_game_commands(word: str) -> None:
     for text in (word, word.upper(), f" {word.capitalize()}. "):
         meaning = parse(text)
@@ -443,11 +442,17 @@ def test_twilio_reserved_words_are_never_game_commands(word: str) -> None:
     assert parse(f"{word} 1") == Decide("?", f"{word} 1")
 
 
+def test_yes_which_twilio_passes_on_is_a_vote() -> None:
+    for text in ("YES", "yes", " Yes. "):
+        assert parse(text) == Decide("vote", "ja")
+
+
 def test_start_help_and_info_are_left_to_twilio(phones: Phones) -> None:
     phones.text(number(0), "NEWGAME Ann")
-    for word in ("START", "HELP", "info", "YES", "unstop"):
+    for word in ("START", "HELP", "info", "unstop"):
         phones.text(number(0), word)
     assert len(phones.inbox(number(0))) == 1
+
 
 
 def test_anything_else_gets_a_one_line_hint(phones: Phones) -> None:
@@ -459,7 +464,7 @@ def test_anything_else_gets_a_one_line_hint(phones: Phones) -> None:
     assert hint == Catalog.load().text("input-unparseable", sms=True, text="what now?") + "\n" + \
         Catalog.load().text("nothing-changed", sms=True)
     p.text(number(1), "?")
-    assert "STATUS" in p.inbox(number(1))[-1] and "help" not in p.inbox(number(1))[-1].lower()
+    assert "BOARD" in p.inbox(number(1))[-1] and "help" not in p.inbox(number(1))[-1].lower()
 
 
 # --- opening, joining, opting out -------------------------------------------------------------------------

@@ -16,11 +16,13 @@ from telegram.ext import AIORateLimiter
 from moderator import cli
 from moderator.catalog import Catalog
 from moderator.channels import Kind, Outbound
+from moderator.grammar import grammar
 from moderator.settings import Settings
 from moderator.transports import telegram as telegram_transport
 from moderator.transports.telegram import (
     CALLBACK_LIMIT,
-    COMMANDS,
+    MENU,
+    menu,
     GROUP_PER_MINUTE,
     TelegramSettings,
     build_application,
@@ -402,7 +404,11 @@ def test_commands_are_registered_in_every_language_and_buttons_fit_callback_data
         menus = t.api.of("setMyCommands")
         assert {c.params.get("language_code") for c in menus} == {None, "de"}
         for call in menus:
-            assert [c["command"] for c in call.params["commands"]] == list(COMMANDS)
+            language = call.params.get("language_code") or "en"
+            commands = [c["command"] for c in call.params["commands"]]
+            assert commands == [c for c, _ in menu(language)] and len(commands) == len(MENU)
+            for command in commands:  # every word the menu offers is one the bot takes
+                assert grammar().parse("/" + command) is not None, command
         for call in t.api.sends():
             markup = call.params.get("reply_markup") or {}
             for row in markup.get("inline_keyboard", []):

@@ -13,16 +13,14 @@ from typing import Final, TextIO
 from ..channels import Capabilities, Delivered, Kind, Outbound, Port, Result
 from ..commands import (
     AddComputers,
-    Ask,
     Choose,
     Command,
     Decide,
     Inbound,
     OpenTable,
-    Query,
-    SetLanguage,
     Start,
 )
+from ..grammar import grammar
 
 CHANNEL: Final = "console"
 CAPABILITIES: Final = Capabilities()
@@ -30,19 +28,6 @@ CAPABILITIES: Final = Capabilities()
 YOU = "you"
 TABLE = "table"
 
-_WORDS: dict[str, Command] = {
-    "board": Ask(Query.BOARD),
-    "b": Ask(Query.BOARD),
-    "whoami": Ask(Query.WHOAMI),
-    "me": Ask(Query.WHOAMI),
-    "waiting": Ask(Query.WAITING),
-    "w": Ask(Query.WAITING),
-    "help": Ask(Query.HELP),
-    "?": Ask(Query.HELP),
-    "rules": Ask(Query.RULES),
-    "ja": Decide("vote", "ja"),
-    "nein": Decide("vote", "nein"),
-}
 _QUIT = frozenset({"quit", "exit", "q"})
 
 
@@ -79,21 +64,14 @@ class ConsoleChannel:
 
 
 def parse(line: str, decision: int | None) -> Command | None:
-    """A typed line as a command: a number picks an option of the current prompt; words ask or vote."""
+    """A typed line as a command: any word of the grammar; a number picks an option of the prompt shown last."""
     text = line.strip()
     if not text:
         return None
-    lowered = text.casefold()
-    if lowered in _WORDS:
-        return _WORDS[lowered]
-    if text.isdigit():
-        return Choose(text, decision)
-    head, _, rest = text.partition(" ")
-    if head.casefold() in ("nominate", "investigate", "execute", "special_election", "discard", "enact"):
-        return Decide(head.casefold(), rest)
-    if head.casefold() == "language" and rest:
-        return SetLanguage(rest.strip())
-    return Decide("?", text)
+    command = grammar().parse(text)
+    if isinstance(command, Choose):
+        return Choose(command.token, decision)
+    return command or Decide("?", text)
 
 
 def play(

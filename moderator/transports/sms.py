@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import re
-import unicodedata
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -46,36 +45,22 @@ from ..channels import (
     Runtime,
     StatusScale,
     TemporaryFailure,
+    WordStyle,
 )
 from ..commands import (
-    AddComputers,
-    Ask,
-    Choose,
     Command,
     Decide,
-    Host,
-    HostCommand,
     Inbound,
-    Join,
-    MovePhone,
-    MoveSeat,
-    OpenTable,
     OptOut,
-    Query,
-    RemoveSeat,
-    Seating,
-    SetLanguage,
-    SetTheme,
-    Start,
 )
+from ..grammar import fold as fold_words
+from ..grammar import grammar
 from ..qr import qr_text
 from ..settings import Settings
 
 log = logging.getLogger(__name__)
 
 CHANNEL: Final = "sms"
-CAPABILITIES: Final = Capabilities(buttons=False, text_limit=SMS_LIMIT, gsm7=True, paid_per_message=True)
-"""One GSM-7 segment per text, options written into the text, and every text costs."""
 WEBHOOK_PATH: Final = "/sms"
 STATUS_PATH: Final = "/sms/status"
 """Twilio's delivery status callbacks for the texts we send (``status_callback``)."""
@@ -92,6 +77,13 @@ OPT_OUT_WORDS: Final = frozenset({"stop", "stopall", "unsubscribe", "cancel", "e
 OPT_IN_WORDS: Final = frozenset({"start", "yes", "unstop"})
 HELP_WORDS: Final = frozenset({"help", "info"})
 RESERVED_WORDS: Final = OPT_OUT_WORDS | OPT_IN_WORDS | HELP_WORDS
+PASSED_ON: Final = frozenset({"yes"})
+"""Keywords Twilio acts on and still passes on to the webhook, which may mean something at the table."""
+CAPABILITIES: Final = Capabilities(
+    buttons=False, text_limit=SMS_LIMIT, gsm7=True, paid_per_message=True, word_style=WordStyle.CAPITALS,
+    reserved_words=RESERVED_WORDS - PASSED_ON,
+)
+"""One GSM-7 segment per text, options written into the text, and every text costs."""
 
 OPTED_OUT_ERROR: Final = 21610
 """Twilio's error code for a send to a number that replied STOP."""
@@ -178,39 +170,6 @@ def language_of(number: str) -> str | None:
 
 # --- text in: what a player's SMS means ---------------------------------------------------------------------
 
-_HOST_WORDS: Final[dict[str, HostCommand]] = {
-    "pause": HostCommand.PAUSE,
-    "resume": HostCommand.RESUME,
-    "nudge": HostCommand.NUDGE,
-    "endgame": HostCommand.END,
-    "rematch": HostCommand.REMATCH,
-    "hostonly": HostCommand.PUBLIC_TO_HOST,
-    "allphones": HostCommand.PUBLIC_TO_ALL,
-    "cost": HostCommand.COST,
-    "segments": HostCommand.COST,
-}
-_QUESTIONS: Final[dict[str, Query]] = {
-    "status": Query.BOARD,
-    "board": Query.BOARD,
-    "whoami": Query.WHOAMI,
-    "me": Query.WHOAMI,
-    "role": Query.WHOAMI,
-    "waiting": Query.WAITING,
-    "who": Query.WAITING,
-    "rules": Query.RULES,
-    "regeln": Query.RULES,
-    "commands": Query.HELP,
-    "hint": Query.HELP,
-}
-_VERBS: Final[dict[str, str]] = {
-    "nominate": "nominate",
-    "investigate": "investigate",
-    "elect": "special_election",
-    "execute": "execute",
-    "discard": "discard",
-    "enact": "enact",
-}
-
 
 @dataclass(frozen=True, slots=True)
 class Keyword:
@@ -223,71 +182,15 @@ class Keyword:
         return self.word in OPT_OUT_WORDS
 
 
-def _fold(text: str) -> str:
-    """Text as compared: GSM-7 letters, case-folded, punctuation dropped, single spaces."""
-    plain = to_gsm7(unicodedata.normalize("NFKC", text)).casefold()
-    return " ".join(re.sub(r"[^\w\s]", " ", plain).split())
-
-
-def _numbered(text: str) -> str | None:
-    """``2``, ``#2``, ``2.``, ``(2)``: the option number, or None."""
-    match = re.fullmatch(r"\W*(\d{1,2})\W*", text)
-    return match.group(1) if match else None
-
-
 def parse(text: str) -> Command | Keyword:
-    """What an SMS asks for. A number, or words that are not a command, answer the phone's newest prompt: the
-    service knows which (it matches a number or an option's name against what that phone was last sent)."""
+    """What an SMS asks for: a Twilio keyword, a word of the grammar (numbers and vote words included), else
+    free text, which the service matches against the options of the phone's newest prompt and the names."""
     raw = " ".join(text.split())
-    folded = _fold(raw)
-    words = folded.split()
-    if len(words) == 1 and words[0] in RESERVED_WORDS:
+    words = fold_words(raw).split()
+    # YES is an opt-in word Twilio still passes on: at a vote it is a vote (the grammar's "yes").
+    if len(words) == 1 and words[0] in RESERVED_WORDS and words[0] not in PASSED_ON:
         return Keyword(words[0])
-    if raw.strip() == "?":
-        return Ask(Query.HELP)
-    number = _numbered(raw)
-    if number is not None:
-        return Choose(number)
-    if not words or words[0] in RESERVED_WORDS:
-        return Decide("?", raw)
-    head, args = words[0], words[1:]
-    rest = raw.split(None, 1)[1] if len(raw.split(None, 1)) > 1 else ""
-    if head in ("newgame", "new") and (head == "newgame" or args[:1] == ["game"]):
-        name = rest if head == "newgame" else rest.split(None, 1)[1] if len(rest.split(None, 1)) > 1 else ""
-        return OpenTable(name.strip())
-    if head == "join" and args:
-        code, _, name = rest.partition(" ")
-        return Join(code.strip().upper(), name.strip())
-    if folded in ("go", "los"):
-        return Start()
-    if head in ("seats", "order"):
-        if not args:
-            return Ask(Query.BOARD)
-        names = [n for n in re.split(r"\s*,\s*" if "," in rest else r"\s+", rest.strip()) if n]
-        return Seating(tuple(names))
-    if head == "move" and len(args) >= 2 and args[-1].isdigit():
-        return MoveSeat(rest.rsplit(None, 1)[0], int(args[-1]))
-    if head in ("remove", "kick") and args:
-        return RemoveSeat(rest)
-    if head in ("bots", "computers"):
-        return AddComputers(int(args[0]) if args and args[0].isdigit() else None)
-    if head == "newphone" and args:
-        return MovePhone(rest)
-    if head in ("language", "lang", "sprache") and len(args) == 1:
-        return SetLanguage(args[0])
-    if head == "theme" and len(args) == 1:
-        return SetTheme(args[0])
-    if head == "results" and args in (["host"], ["all"]):
-        return Host(HostCommand.PUBLIC_TO_HOST if args == ["host"] else HostCommand.PUBLIC_TO_ALL)
-    if len(words) == 1 and head in _HOST_WORDS:
-        return Host(_HOST_WORDS[head])
-    if len(words) == 1 and head in _QUESTIONS:
-        return Ask(_QUESTIONS[head])
-    if folded in ("ja", "nein"):
-        return Decide("vote", folded)
-    if head in _VERBS and args:
-        return Decide(_VERBS[head], rest)
-    return Decide("?", raw)
+    return grammar().parse(raw, CAPABILITIES.reserved_words) or Decide("?", raw)
 
 
 # --- the webhook ------------------------------------------------------------------------------------------

@@ -26,6 +26,7 @@ import hmac
 import html
 import json
 import logging
+import re
 import time
 import warnings
 from collections import OrderedDict, deque
@@ -78,35 +79,30 @@ from ..channels import (
     Running,
     Runtime,
     TemporaryFailure,
+    WordStyle,
 )
 from ..commands import (
-    AddComputers,
     Ask,
     Choose,
     Command,
     Decide,
-    Host,
-    HostCommand,
     Inbound,
     Join,
     LobbyControl,
-    MovePhone,
     OpenTable,
     Press,
     Query,
-    Seating,
     SetLanguage,
-    SetReminders,
     SetTheme,
-    Start,
 )
+from ..grammar import Verb, fold, grammar
 from ..qr import qr_png
 from ..settings import Settings
 
 log = logging.getLogger(__name__)
 
 CHANNEL: Final = "telegram"
-CAPABILITIES: Final = Capabilities(buttons=True, images=True, toasts=True)
+CAPABILITIES: Final = Capabilities(buttons=True, images=True, toasts=True, word_style=WordStyle.SLASH)
 """Buttons, the board as a photo in a group, and a press answered at once (``answerCallbackQuery``)."""
 
 TELEGRAM_PATH: Final = "/telegram"
@@ -131,43 +127,40 @@ API_TIMEOUT: Final = 60.0
 KNOWN_MESSAGES: Final = 5000
 """Sent messages whose text the channel remembers, to edit them in place (older ones are edited from the press)."""
 
-COMMANDS: Final = (
-    "newgame",
-    "startgame",
-    "board",
-    "whoami",
-    "waiting",
-    "pause",
-    "resume",
-    "nudge",
-    "endgame",
-    "rematch",
-    "language",
-    "theme",
-    "rules",
-    "help",
+MENU: Final = (
+    Verb.OPEN,
+    Verb.START,
+    Verb.BOARD,
+    Verb.WHOAMI,
+    Verb.WAITING,
+    Verb.PAUSE,
+    Verb.RESUME,
+    Verb.NUDGE,
+    Verb.ENDGAME,
+    Verb.REMATCH,
+    Verb.LANGUAGE,
+    Verb.THEME,
+    Verb.RULES,
+    Verb.HELP,
 )
-"""The command menu, registered with ``set_my_commands`` in every language that has a catalog."""
-CATALOG_IDS: Final = frozenset(f"command-{c}" for c in COMMANDS)
-"""Catalog ids this module renders itself (the menu's descriptions); the catalog test counts them as used."""
-
-_QUERIES: Final = {
-    "board": Query.BOARD,
-    "whoami": Query.WHOAMI,
-    "waiting": Query.WAITING,
-    "rules": Query.RULES,
-    "help": Query.HELP,
-}
-_PUBLIC_QUERIES: Final = frozenset({"board", "waiting", "rules", "help"})
+"""The command menu (``set_my_commands``), in every language that has a catalog, from the grammar's words."""
+_PUBLIC_QUERIES: Final = frozenset({Query.BOARD, Query.WAITING, Query.RULES, Query.HELP})
 """Asked in a group, these are answered in the group; ``whoami`` is always answered privately."""
-_HOST: Final = {
-    "pause": HostCommand.PAUSE,
-    "resume": HostCommand.RESUME,
-    "nudge": HostCommand.NUDGE,
-    "endgame": HostCommand.END,
-    "rematch": HostCommand.REMATCH,
-}
-_VOTES: Final = {"ja": "ja", "nein": "nein", "yes": "ja", "no": "nein", "j": "ja", "n": "nein"}
+_BOT_COMMAND: Final = re.compile(r"[a-z0-9_]{1,32}")
+
+
+def menu(language: str) -> list[tuple[str, str]]:
+    """(command, description) of the menu in a language: each verb's first word that Telegram takes as a command."""
+    g = grammar()
+    catalog = Catalog.load(DEFAULT_THEME, language)
+    out = []
+    for verb in MENU:
+        words = [fold(w) for w in (g.shown(verb, language), *g.words[verb]) if w]
+        word = next((w for w in words if _BOT_COMMAND.fullmatch(w)), None)
+        if word is not None:
+            out.append((word, catalog.text(f"word-{verb.value}")))
+    return out
+
 
 _ARROW: Final = "\u27a1\ufe0f "
 _SCREEN: Final = "\U0001f4fa"
@@ -754,9 +747,8 @@ class TelegramBot:
                                        screen_url=self.screen_url)
         self.delivery = delivery(self.channel, self._apply_notices)
         for language in languages(DEFAULT_THEME):
-            catalog = Catalog.load(DEFAULT_THEME, language)
-            menu = [BotCommand(c, catalog.text(f"command-{c}")) for c in COMMANDS]
-            await app.bot.set_my_commands(menu, language_code=None if language == DEFAULT_LANGUAGE else language)
+            commands = [BotCommand(c, description) for c, description in menu(language)]
+            await app.bot.set_my_commands(commands, language_code=None if language == DEFAULT_LANGUAGE else language)
         log.info("telegram: @%s ready", app.bot.username)
 
     async def deliver(self) -> int:
@@ -803,7 +795,8 @@ class TelegramBot:
         )
 
     async def on_command(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-        """A ``/command``: one of the menu, ``/start <code>`` from the QR code, or ``/ja`` ``/nein``."""
+        """A ``/command``: a word of the grammar (``/pause``, ``/seats Ann, Bob``), ``/start <code>`` from the QR
+        code, ``/newgame`` (in a group: the group sees the results), a vote typed in a group (deleted)."""
         message, user, chat = update.effective_message, update.effective_user, update.effective_chat
         if message is None or user is None or chat is None or not message.text:
             return
@@ -811,73 +804,42 @@ class TelegramBot:
         name, _, bot = head[1:].partition("@")
         if bot and bot.lower() != (context.bot.username or "").lower():
             return  # addressed to another bot in this group
-        name = name.lower()
         group = chat.type != ChatType.PRIVATE
         first = user.first_name or str(user.id)
-        command: Command | None = None
+        verb = grammar().verb(name, CAPABILITIES.reserved_words)
+        command: Command | None
         public = False
-        match name:
-            case "start" if not group:
-                command = Join(args[0], first) if args else Ask(Query.WHOAMI)
-            case "join" if args:
-                command = Join(args[0], first)
-            case "newgame":
-                theme = args[0] if args else None
-                command = OpenTable(first, theme=theme, public=group)
-            case "startgame":
-                command = Start()
-            case _ if name in _QUERIES:
-                command, public = Ask(_QUERIES[name]), name in _PUBLIC_QUERIES
-            case _ if name in _HOST:
-                command = Host(_HOST[name])
-            case "ja" | "nein":
-                if group:
-                    await _delete(message)  # a vote is secret: off the group's screen, where the bot may
-                command = Decide("vote", name)
-            case "language":
-                if not args:
-                    await self._picker(update, "lang", languages(DEFAULT_THEME))
-                    return
-                command = SetLanguage(args[0].lower())
-            case "theme":
-                if not args:
-                    await self._picker(update, "theme", themes())
-                    return
-                command = SetTheme(args[0].lower())
-            case "computers":
-                command = AddComputers(int(args[0]) if args and _number(args[0]) else None)
-            case "seating" if args:
-                command = Seating(tuple(n.strip() for n in " ".join(args).split(",") if n.strip()))
-            case "movephone" if args:
-                command = MovePhone(" ".join(args))
-            case "reminders":
-                command = SetReminders(int(args[0]) if args and _number(args[0]) else None)
-            case _:
+        if name.lower() == "start":
+            if group:
+                return
+            command = Join(args[0], first) if args else Ask(Query.WHOAMI)
+        elif verb is Verb.OPEN:
+            theme = args[0].lower() if args and args[0].lower() in themes() else None
+            command = OpenTable(first, theme=theme, public=group)
+        elif verb is Verb.JOIN and args:
+            command = Join(args[0], " ".join(args[1:]) or first)
+        elif verb in (Verb.LANGUAGE, Verb.THEME) and not args:
+            kind = "lang" if verb is Verb.LANGUAGE else "theme"
+            await self._picker(update, kind, languages(DEFAULT_THEME) if kind == "lang" else themes())
+            return
+        else:
+            if verb in (Verb.JA, Verb.NEIN) and group:
+                await _delete(message)  # a vote is secret: off the group's screen, where the bot may
+            command = grammar().parse(" ".join([name, *args]), CAPABILITIES.reserved_words)
+            if command is None:
                 if group:
                     return
                 command = Decide("?", message.text)
+            public = isinstance(command, Ask) and command.query in _PUBLIC_QUERIES
         self._handle(self._inbound(update, command, raw=message.text, public=public))
 
     async def on_text(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-        """Typed words in the private chat: ``ja``/``nein``, an option's number, a join code, a name."""
+        """Typed words in the private chat: any word of the grammar, an option's number or name, a vote."""
         message = update.effective_message
         if message is None or not message.text:
             return
         text = message.text.strip()
-        word = text.casefold()
-        command: Command
-        if word in _VOTES:
-            command = Decide("vote", _VOTES[word])
-        elif _number(word):
-            command = Choose(word, None)
-        elif word in _QUERIES:
-            command = Ask(_QUERIES[word])
-        else:
-            head, _, rest = text.partition(" ")
-            if head.casefold() in ("nominate", "investigate", "execute", "special_election", "discard", "enact"):
-                command = Decide(head.casefold(), rest)
-            else:
-                command = Decide("?", text)
+        command = grammar().parse(text, CAPABILITIES.reserved_words) or Decide("?", text)
         self._handle(self._inbound(update, command, raw=text))
 
     async def on_button(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:

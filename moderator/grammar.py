@@ -1,0 +1,376 @@
+"""One grammar of what people may type, on every channel: the words live in the catalogs' ``[words]`` tables.
+
+A ``Verb`` is something a person can ask for; its words are the union of every catalog's (every theme, every
+language), so a German player at an English table can type ``weiter``, and the vote words of every theme count
+(``ja``, ``yes``, ``approve``, ``Dafür``). Words are compared without case or accents (``jose`` is ``José``).
+A channel passes the words its carrier keeps for itself (``Capabilities.reserved_words``: Twilio's STOP, HELP…),
+which then mean nothing here; ``help`` is written from the same table, so it names only words the channel takes.
+
+``parse`` gives the command a line means, or None: free text, which the service matches against the options of
+the reader's newest prompt and against names.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from functools import lru_cache
+from typing import Final
+
+from .catalog import DEFAULT_LANGUAGE, DEFAULT_THEME, Catalog, languages, messages_dir, read_file, themes
+from .commands import (
+    AddComputers,
+    Ask,
+    Choose,
+    Command,
+    Decide,
+    Host,
+    HostCommand,
+    Join,
+    Leave,
+    MovePhone,
+    MoveSeat,
+    OpenTable,
+    Query,
+    RecordVotes,
+    RemoveSeat,
+    Rename,
+    Seating,
+    SetLanguage,
+    SetReminders,
+    SetTableVoting,
+    SetTheme,
+    StandIn,
+    Start,
+)
+
+
+class Verb(StrEnum):
+    """What a person can ask for by typing; the value is its key in the catalogs' ``[words]``."""
+
+    HELP = "help"
+    RULES = "rules"
+    BOARD = "board"
+    WHOAMI = "whoami"
+    WAITING = "waiting"
+    LANGUAGE = "language"
+    RENAME = "rename"
+    OPEN = "newgame"
+    JOIN = "join"
+    LEAVE = "leave"
+    START = "startgame"
+    SEATS = "seats"
+    MOVE = "move"
+    REMOVE = "remove"
+    COMPUTERS = "computers"
+    NEWPHONE = "newphone"
+    TABLEVOTES = "tablevotes"
+    REMINDERS = "reminders"
+    PAUSE = "pause"
+    RESUME = "resume"
+    NUDGE = "nudge"
+    ENDGAME = "endgame"
+    REMATCH = "rematch"
+    HOSTONLY = "hostonly"
+    ALLPHONES = "allphones"
+    COST = "cost"
+    THEME = "theme"
+    STANDIN = "standin"
+    RETURN = "return"
+    VOTES = "votes"
+    JA = "ja"
+    NEIN = "nein"
+    NOMINATE = "nominate"
+    INVESTIGATE = "investigate"
+    ELECT = "elect"
+    EXECUTE = "execute"
+    DISCARD = "discard"
+    ENACT = "enact"
+    VETO = "veto"
+    ACCEPT = "accept"
+    REFUSE = "refuse"
+
+
+_VERB_KEYS: Final = frozenset(v.value for v in Verb)
+
+
+class Who(StrEnum):
+    """Who may use a verb (help lists a person what they may use)."""
+
+    ANYONE = "anyone"
+    HOST = "host"
+    PLAYER = "player"
+    """A seat deciding: a vote, a nomination, a card…"""
+
+
+class Args(StrEnum):
+    """What follows a verb's word."""
+
+    NONE = "none"
+    OPTIONAL = "optional"
+    REQUIRED = "required"
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """A verb's grammar: who uses it, what follows it, and its section in help."""
+
+    who: Who
+    args: Args
+    help: bool = True
+    """Listed in help (a decision's words are listed by its prompt instead)."""
+
+
+RULES: Final[Mapping[Verb, Rule]] = {
+    Verb.HELP: Rule(Who.ANYONE, Args.NONE),
+    Verb.RULES: Rule(Who.ANYONE, Args.NONE),
+    Verb.BOARD: Rule(Who.ANYONE, Args.NONE),
+    Verb.WHOAMI: Rule(Who.ANYONE, Args.NONE),
+    Verb.WAITING: Rule(Who.ANYONE, Args.NONE),
+    Verb.LANGUAGE: Rule(Who.ANYONE, Args.OPTIONAL),
+    Verb.RENAME: Rule(Who.ANYONE, Args.REQUIRED),
+    Verb.OPEN: Rule(Who.ANYONE, Args.OPTIONAL),
+    Verb.JOIN: Rule(Who.ANYONE, Args.REQUIRED),
+    Verb.LEAVE: Rule(Who.ANYONE, Args.NONE),
+    Verb.START: Rule(Who.HOST, Args.NONE),
+    Verb.SEATS: Rule(Who.HOST, Args.OPTIONAL),
+    Verb.MOVE: Rule(Who.HOST, Args.REQUIRED),
+    Verb.REMOVE: Rule(Who.HOST, Args.REQUIRED),
+    Verb.COMPUTERS: Rule(Who.HOST, Args.OPTIONAL),
+    Verb.NEWPHONE: Rule(Who.HOST, Args.REQUIRED),
+    Verb.TABLEVOTES: Rule(Who.HOST, Args.REQUIRED),
+    Verb.REMINDERS: Rule(Who.HOST, Args.REQUIRED),
+    Verb.PAUSE: Rule(Who.HOST, Args.NONE),
+    Verb.RESUME: Rule(Who.HOST, Args.NONE),
+    Verb.NUDGE: Rule(Who.HOST, Args.NONE),
+    Verb.ENDGAME: Rule(Who.HOST, Args.NONE),
+    Verb.REMATCH: Rule(Who.HOST, Args.NONE),
+    Verb.HOSTONLY: Rule(Who.HOST, Args.NONE),
+    Verb.ALLPHONES: Rule(Who.HOST, Args.NONE),
+    Verb.COST: Rule(Who.HOST, Args.NONE),
+    Verb.THEME: Rule(Who.HOST, Args.OPTIONAL),
+    Verb.STANDIN: Rule(Who.HOST, Args.REQUIRED),
+    Verb.RETURN: Rule(Who.HOST, Args.REQUIRED),
+    Verb.VOTES: Rule(Who.PLAYER, Args.OPTIONAL),
+    Verb.JA: Rule(Who.PLAYER, Args.NONE, help=False),
+    Verb.NEIN: Rule(Who.PLAYER, Args.NONE, help=False),
+    Verb.NOMINATE: Rule(Who.PLAYER, Args.REQUIRED, help=False),
+    Verb.INVESTIGATE: Rule(Who.PLAYER, Args.REQUIRED, help=False),
+    Verb.ELECT: Rule(Who.PLAYER, Args.REQUIRED, help=False),
+    Verb.EXECUTE: Rule(Who.PLAYER, Args.REQUIRED, help=False),
+    Verb.DISCARD: Rule(Who.PLAYER, Args.REQUIRED, help=False),
+    Verb.ENACT: Rule(Who.PLAYER, Args.REQUIRED, help=False),
+    Verb.VETO: Rule(Who.PLAYER, Args.NONE, help=False),
+    Verb.ACCEPT: Rule(Who.PLAYER, Args.NONE, help=False),
+    Verb.REFUSE: Rule(Who.PLAYER, Args.NONE, help=False),
+}
+"""Every verb's rule (a test checks every verb has one, and words in every catalog language)."""
+
+_HOST_COMMANDS: Final[Mapping[Verb, HostCommand]] = {
+    Verb.PAUSE: HostCommand.PAUSE,
+    Verb.RESUME: HostCommand.RESUME,
+    Verb.NUDGE: HostCommand.NUDGE,
+    Verb.ENDGAME: HostCommand.END,
+    Verb.REMATCH: HostCommand.REMATCH,
+    Verb.HOSTONLY: HostCommand.PUBLIC_TO_HOST,
+    Verb.ALLPHONES: HostCommand.PUBLIC_TO_ALL,
+    Verb.COST: HostCommand.COST,
+}
+_QUERIES: Final[Mapping[Verb, Query]] = {
+    Verb.HELP: Query.HELP,
+    Verb.RULES: Query.RULES,
+    Verb.BOARD: Query.BOARD,
+    Verb.WHOAMI: Query.WHOAMI,
+    Verb.WAITING: Query.WAITING,
+}
+_DECISIONS: Final[Mapping[Verb, str]] = {
+    Verb.NOMINATE: "nominate",
+    Verb.INVESTIGATE: "investigate",
+    Verb.ELECT: "special_election",
+    Verb.EXECUTE: "execute",
+    Verb.DISCARD: "discard",
+    Verb.ENACT: "enact",
+}
+_NUMBER: Final = re.compile(r"\W*(\d{1,2})\W*")
+"""``2``, ``#2``, ``2.``, ``(2)``: an option's number."""
+
+
+def fold(text: str) -> str:
+    """Text as words are compared: case-folded, accents and punctuation dropped, single spaces (``José`` is
+    ``jose``, ``Dafür!`` is ``dafur``, ``status?`` is ``status``)."""
+    decomposed = unicodedata.normalize("NFKD", text.casefold())
+    plain = "".join(c for c in decomposed if not unicodedata.combining(c))
+    plain = plain.replace("ß", "ss").replace("ø", "o").replace("æ", "ae").replace("ł", "l").replace("đ", "d")
+    return " ".join(re.sub(r"[^\w\s]", " ", plain).split())
+
+
+@dataclass(frozen=True, slots=True)
+class Grammar:
+    """Every word of every catalog, by verb, and which verb each word means."""
+
+    words: Mapping[Verb, tuple[str, ...]]
+    """Each verb's words as the catalogs write them, English first (the first is the one help shows)."""
+    meaning: Mapping[str, Verb]
+    """Folded word -> verb."""
+    cards: Mapping[str, str]
+    """Folded card or policy word of every theme and language -> ``L`` or ``F``."""
+
+    def verb(self, word: str, reserved: Iterable[str] = ()) -> Verb | None:
+        """The verb a word means, unless the channel's carrier keeps the word."""
+        folded = fold(word)
+        if folded in {fold(r) for r in reserved}:
+            return None
+        return self.meaning.get(folded)
+
+    def shown(self, verb: Verb, language: str = DEFAULT_LANGUAGE, reserved: Iterable[str] = ()) -> str | None:
+        """The word help shows for a verb in a language (its first that the carrier does not keep), or None."""
+        kept = {fold(r) for r in reserved}
+        own = _words_of(language).get(verb, ()) + self.words.get(verb, ())
+        return next((w for w in own if fold(w) not in kept), None)
+
+    def parse(self, text: str, reserved: Iterable[str] = ()) -> Command | None:
+        """The command a typed line means; None for free text (an answer by name, a typo)."""
+        line = " ".join(text.split())
+        if not line:
+            return None
+        if line == "?":
+            return None if "?" in reserved else Ask(Query.HELP)
+        number = _NUMBER.fullmatch(line)
+        if number is not None:
+            return Choose(number.group(1))
+        head, _, rest = line.partition(" ")
+        if fold(head) == "new" and fold(rest.split(" ", 1)[0] if rest else "") == "game":
+            head, rest = "newgame", rest.partition(" ")[2]  # "new game Ann", as people write it
+        verb = self.verb(head, reserved)
+        if verb is None:
+            return None
+        rule = RULES[verb]
+        rest = rest.strip()
+        if rule.args is Args.NONE and rest:
+            return None  # "pause for a minute" is talk, not the command
+        if rule.args is Args.REQUIRED and not rest:
+            return None
+        return self._command(verb, rest)
+
+    def _command(self, verb: Verb, rest: str) -> Command | None:
+        match verb:
+            case _ if verb in _QUERIES:
+                return Ask(_QUERIES[verb])
+            case _ if verb in _HOST_COMMANDS:
+                return Host(_HOST_COMMANDS[verb])
+            case _ if verb in _DECISIONS:
+                kind = _DECISIONS[verb]
+                if kind in ("discard", "enact"):
+                    return Decide(kind, self.cards.get(fold(rest), rest))
+                return Decide(kind, rest)
+            case Verb.JA | Verb.NEIN:
+                return Decide("vote", verb.value)
+            case Verb.VETO:
+                return Decide("veto")
+            case Verb.ACCEPT | Verb.REFUSE:
+                return Decide("veto_reply", "yes" if verb is Verb.ACCEPT else "no")
+            case Verb.LANGUAGE:
+                return SetLanguage(rest.lower()) if rest else Ask(Query.HELP)
+            case Verb.THEME:
+                return SetTheme(rest.lower()) if rest else Ask(Query.HELP)
+            case Verb.RENAME:
+                return Rename(rest)
+            case Verb.OPEN:
+                return OpenTable(rest)
+            case Verb.JOIN:
+                code, _, name = rest.partition(" ")
+                return Join(code.upper(), name.strip())
+            case Verb.LEAVE:
+                return Leave()
+            case Verb.START:
+                return Start()
+            case Verb.SEATS:
+                if not rest:
+                    return Ask(Query.BOARD)
+                names = [n for n in re.split(r"\s*,\s*" if "," in rest else r"\s+", rest) if n]
+                return Seating(tuple(names))
+            case Verb.MOVE:
+                name, _, place = rest.rpartition(" ")
+                return MoveSeat(name, int(place)) if name and place.isdecimal() and place.isascii() else None
+            case Verb.REMOVE:
+                return RemoveSeat(rest)
+            case Verb.COMPUTERS:
+                if not rest:
+                    return AddComputers()
+                return AddComputers(int(rest)) if rest.isdecimal() and rest.isascii() else None
+            case Verb.NEWPHONE:
+                return MovePhone(rest)
+            case Verb.TABLEVOTES:
+                on = self._switch(rest)
+                return None if on is None else SetTableVoting(on)
+            case Verb.REMINDERS:
+                if rest.isdecimal() and rest.isascii():
+                    return SetReminders(int(rest))
+                return SetReminders(None) if self._switch(rest) is False else None
+            case Verb.STANDIN | Verb.RETURN:
+                return StandIn(rest, back=verb is Verb.RETURN)
+            case Verb.VOTES:
+                names = [n for n in re.split(r"\s*,\s*|\s+", rest) if n] if rest else []
+                return RecordVotes(tuple(names))
+        return None
+
+    def _switch(self, word: str) -> bool | None:
+        """``on``/``off`` (and the vote words: ja means on)."""
+        folded = fold(word)
+        if folded in ("on", "an", "ein") or self.meaning.get(folded) is Verb.JA:
+            return True
+        if folded in ("off", "aus") or self.meaning.get(folded) is Verb.NEIN:
+            return False
+        return None
+
+
+@lru_cache(maxsize=8)
+def _grammar(root: str) -> Grammar:
+    words: dict[Verb, list[str]] = {verb: [] for verb in Verb}
+    cards: dict[str, str] = {}
+    files = [(t, lang) for t in themes() for lang in languages(t)]
+    files.sort(key=lambda f: (f[1] != DEFAULT_LANGUAGE, f[0] != DEFAULT_THEME))  # English classic first
+    for theme, lang in files:
+        catalog = Catalog.load(theme, lang)
+        for verb, own in _words_of(lang, theme).items():
+            words[verb].extend(w for w in own if w not in words[verb])
+        for key, verb in (("ja", Verb.JA), ("nein", Verb.NEIN)):
+            term = catalog.term(key)
+            if term not in words[verb]:
+                words[verb].append(term)
+        for key in ("liberal_card", "liberal_policy", "liberal", "fascist_card", "fascist_policy", "fascist"):
+            cards[fold(catalog.term(key))] = "L" if key.startswith("liberal") else "F"
+    cards |= {"l": "L", "f": "F"}
+    meaning: dict[str, Verb] = {}
+    for verb, all_words in words.items():
+        for word in all_words:
+            if fold(word):  # "?" is read before any word (``parse``)
+                meaning.setdefault(fold(word), verb)
+    return Grammar({v: tuple(w) for v, w in words.items()}, meaning, cards)
+
+
+def grammar() -> Grammar:
+    """The grammar of the catalogs in use (read once per messages folder)."""
+    return _grammar(str(messages_dir()))
+
+
+@lru_cache(maxsize=16)
+def _words_of(language: str, theme: str = DEFAULT_THEME) -> dict[Verb, tuple[str, ...]]:
+    """One catalog file's ``[words]`` (no fallback): verb -> its words, as written."""
+    path = messages_dir() / theme / f"{language}.toml"
+    if not path.is_file():
+        return {}
+    raw = read_file(path).words
+    return {Verb(k): tuple(w.strip() for w in v.split(",") if w.strip()) for k, v in raw.items() if k in _VERB_KEYS}
+
+
+def conflicts() -> list[str]:
+    """Words two verbs claim (a test keeps this empty): ``"word: verb, verb"``."""
+    seen: dict[str, set[Verb]] = {}
+    for verb, listed in grammar().words.items():
+        for word in listed:
+            seen.setdefault(fold(word), set()).add(verb)
+    return [f"{w}: {', '.join(sorted(v))}" for w, v in sorted(seen.items()) if len(v) > 1]
