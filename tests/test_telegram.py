@@ -21,12 +21,12 @@ from moderator.settings import Settings
 from moderator.transports import telegram as telegram_transport
 from moderator.transports.telegram import (
     CALLBACK_LIMIT,
-    MENU,
-    menu,
     GROUP_PER_MINUTE,
+    MENU,
     TelegramSettings,
     build_application,
     compose,
+    menu,
 )
 from tests.fake_telegram import TOKEN, FakeBotAPI, buttons, parse_html
 from tests.telegram_table import Clock, TelegramTable, group_chat, run
