@@ -1,0 +1,148 @@
+"""The features every channel has, owned by the service: leaving a lobby, renaming, votes at the table, a computer
+player standing in for an absent one, and names typed without accents."""
+
+from __future__ import annotations
+
+import random
+
+from moderator.commands import (
+    AddComputers,
+    Choose,
+    Decide,
+    Join,
+    Leave,
+    OpenTable,
+    RecordVotes,
+    Rename,
+    SetTableVoting,
+    StandIn,
+    Start,
+)
+from moderator.engine import Phase, awaiting
+from moderator.grammar import grammar
+from moderator.store import TableStatus
+from tests.fakes import Harness
+from tests.test_service import NAMES, human_table, replayed, until_phase
+
+
+def last(h: Harness, address: str) -> str:
+    return h.channel.ids(address)[-1]
+
+
+def test_a_player_leaves_a_lobby_and_the_table_sees_the_seats_left() -> None:
+    h = Harness(seed=1)
+    table_id, _, addresses = h.seat_table(NAMES[:4])
+    h.send("p2", Leave())
+    assert h.table(table_id).names == (NAMES[0], NAMES[1], NAMES[3])
+    assert "you-left" in h.channel.ids("p2")
+    assert last(h, "p1") == "seat-left"
+
+
+def test_a_host_who_leaves_hands_the_table_to_the_next_person_or_closes_it_when_alone() -> None:
+    h = Harness(seed=1)
+    table_id, _, _ = h.seat_table(NAMES[:3])
+    h.send("p0", Leave())
+    table = h.table(table_id)
+    assert table.names == (NAMES[1], NAMES[2]) and table.is_host(h.channel_name, "p1")
+    assert "host-passed" in h.channel.ids("p2")
+    alone, _ = h.open("q0", "Zoe")
+    h.send("q0", AddComputers(4))
+    h.send("q0", Leave())
+    assert h.table(alone).status is TableStatus.CLOSED
+
+
+def test_nobody_leaves_a_game_under_way() -> None:
+    h, table_id, _ = human_table(5, seed=2)
+    h.send("p3", Leave())
+    assert last(h, "p3") == "leave-in-game"
+    assert len(h.table(table_id).seats) == 5
+
+
+def test_a_rename_in_the_lobby_is_the_game_name_and_in_a_game_only_the_name_shown() -> None:
+    h = Harness(seed=3)
+    table_id, _, _ = h.seat_table(NAMES[:5])
+    h.send("p1", Rename("Robert"))
+    assert h.table(table_id).names[1] == "Robert"
+    h.send("p0", Start())
+    h.send("p2", Rename("Cyrus"))
+    table = h.table(table_id)
+    assert table.names[2] == "Cyrus" and table.record_names[2] == NAMES[2]
+    assert last(h, "p0") == "renamed-in-game"
+    rng = random.Random(3)
+    for _ in range(20):  # the game goes on, and its record still replays under the names it started with
+        state = h.table(table_id).state
+        assert state is not None
+        h.press(h.address_of(table_id, rng.choice(awaiting(state))), rng)
+    result = replayed(h, table_id)
+    assert result.record.players[2] == NAMES[2] and result.error is None
+
+
+def test_a_name_needs_a_letter_or_digit() -> None:
+    h = Harness(seed=3)
+    table_id, _, _ = h.seat_table(NAMES[:3])
+    h.send("p1", Rename("\U0001f600 \U0001f600"))
+    assert last(h, "p1") == "name-refused" and h.table(table_id).names[1] == NAMES[1]
+
+
+def test_with_votes_at_the_table_nobody_gets_a_ballot_and_the_president_records_the_ja_voters() -> None:
+    h = Harness(seed=4)
+    table_id, _, addresses = h.seat_table(NAMES[:5])
+    h.send("p0", SetTableVoting(True))
+    assert last(h, "p3") == "table-votes-on"
+    h.send("p0", Start())
+    rng = random.Random(4)
+    until_phase(h, table_id, Phase.ELECTION, rng)
+    table = h.table(table_id)
+    assert table.state is not None and table.state.president is not None
+    assert not any(h.channel.ids(a)[-1] == "prompt-vote" for a in addresses)
+    president = addresses[table.state.president]
+    assert last(h, president) == "physical-vote-prompt"
+    voters = [n for n in table.names][:3]
+    h.send(president, RecordVotes(tuple(voters)))
+    state = h.table(table_id).state
+    assert state is not None and state.phase is not Phase.ELECTION
+
+
+def test_a_computer_player_stands_in_for_an_absent_player_and_gives_the_seat_back() -> None:
+    h, table_id, addresses = human_table(5, seed=5)
+    away = 2
+    name = h.table(table_id).names[away]
+    h.send("p0", StandIn(name))
+    table = h.table(table_id)
+    assert table.seats[away].computer and away in table.memories
+    assert "stand-in" in h.channel.ids("p1")
+    assert table.state is not None and away not in awaiting(table.state)  # the computer player decided at once
+    h.send(addresses[away], Choose("1"))
+    assert last(h, addresses[away]) == "seat-stood-in"
+    h.send("p0", StandIn(name, back=True))
+    table = h.table(table_id)
+    assert not table.seats[away].computer and away not in table.memories
+    assert "knowledge-title" in h.channel.ids(addresses[away])[-3:]
+    h.send("p0", StandIn(name, back=True))
+    assert last(h, "p0") == "stand-in-refused"  # it is the player's own again
+
+
+def test_a_name_typed_without_accents_finds_the_player() -> None:
+    h = Harness(seed=6)
+    names = ("José", "Łukasz", "Zoë", "Dee", "Eve")
+    table_id, code = h.open("p0", names[0])
+    for i, name in enumerate(names[1:], 1):
+        h.send(f"p{i}", Join(code, name))
+    h.send("p0", Start())
+    state = h.table(table_id).state
+    assert state is not None and state.president is not None
+    president = f"p{state.president}"
+    target = next(n for i, n in enumerate(names) if i != state.president and n != "Dee" and n != "Eve")
+    typed = {"José": "jose", "Łukasz": "lukasz", "Zoë": "zoe"}[target]
+    h.send(president, Decide("nominate", typed))
+    state = h.table(table_id).state
+    assert state is not None and state.chancellor == names.index(target)
+
+
+def test_the_grammar_takes_every_theme_and_languages_vote_words() -> None:
+    g = grammar()
+    for word in ("ja", "Ja!", "yes", "approve", "Dafür", "dafur"):
+        assert g.parse(word) == Decide("vote", "ja"), word
+    for word in ("nein", "no", "reject", "Dagegen"):
+        assert g.parse(word) == Decide("vote", "nein"), word
+    assert g.parse("open Ann") == OpenTable("Ann")
