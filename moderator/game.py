@@ -15,13 +15,13 @@ from .channels import Kind, Option, Outbound
 from .commands import Choose, Decide, Inbound, Press, Query, RecordVotes
 from .context import Context
 from .engine import Action, CastVote, Event, GameState, Phase, RuleViolation, apply, awaiting, public_view, view_for
-from .fanout import knowledge, prompt_for, publish, say
+from .fanout import knowledge, prompt_for, publish, say, words
 from .lobby import show_lobby
 from .names import match_name, name_candidates
 from .outbox import Outgoing, Reply
 from .render import InputProblem
 from .store import TableStatus
-from .tables import Table
+from .tables import DECISIONS_PER_GAME, Table
 
 _TYPED_VOTES = {"ja": "ja", "yes": "ja", "j": "ja", "nein": "nein", "no": "nein", "n": "nein"}
 
@@ -53,7 +53,8 @@ def decide(ctx: Context, table: Table, seat: int | None, inbound: Inbound, comma
         problem(ctx, table, reply, out, InputProblem.NOTHING_OWED, raw, toast=inbound.press is not None)
         return
     if isinstance(command, Choose) and command.decision is not None and command.decision != table.row.decision_step:
-        problem(ctx, table, reply, out, InputProblem.STALE, raw, toast=inbound.press is not None)
+        if not _vote_over(ctx, table, command, reply, out, toast=inbound.press is not None):
+            problem(ctx, table, reply, out, InputProblem.STALE, raw, toast=inbound.press is not None)
         return
     actions: list[Action]
     match command:
@@ -84,6 +85,35 @@ def decide(ctx: Context, table: Table, seat: int | None, inbound: Inbound, comma
     out.applied += len(actions)
     if inbound.press is not None:
         _answer_press(ctx, table, seat, actions, inbound.press, reply, out)
+
+
+def _vote_over(ctx: Context, table: Table, command: Choose, reply: Reply, out: Outgoing, *, toast: bool) -> bool:
+    """A ballot pressed after its vote closed answers with how the vote went; False if it was no ballot."""
+    decision = command.decision
+    action = moves.parse_token(0, command.token)
+    if decision is None or not isinstance(action, CastVote) or decision // DECISIONS_PER_GAME != table.row.game:
+        return False
+    found = ctx.store.event_after(table.id, table.row.game, "election-decided", decision % DECISIONS_PER_GAME)
+    if found is None:
+        return False
+    ja = sum(1 for _, v in found["votes"] if v)
+    nein = len(found["votes"]) - ja
+    president, chancellor = table.names[found["president"]], table.names[found["chancellor"]]
+    theme = table.row.theme
+    if found["elected"]:
+        text = words(ctx, reply, theme, "input-vote-over-elected", president=president, chancellor=chancellor,
+                     ja=ja, nein=nein)
+    else:
+        text = words(ctx, reply, theme, "input-vote-over-rejected", president=president, chancellor=chancellor,
+                     ja=ja, nein=nein)
+    if toast and ctx.caps(reply.channel).toasts:
+        out.notice = text
+    else:
+        out.put(reply.channel, reply.address, Outbound(Kind.NOTE, text, table=table.id, language=reply.language,
+                                                       message_id="input-vote-over"))
+    return True
+
+
 
 
 def _is_number(text: str) -> bool:
@@ -226,9 +256,17 @@ def _answer_press(ctx: Context, table: Table, seat: int, actions: Sequence[Actio
     one), with the options it keeps (a vote can be changed until the last one is in)."""
     state = table.state
     assert state is not None
+    vote = isinstance(actions[-1], CastVote)
+    if vote and ctx.caps(reply.channel).toasts:
+        # A vote is confirmed where it was pressed, in the toast, and the ballot stays as it is: its buttons
+        # change the vote until the last one is in, and answer with the result after.
+        for index, message in out.to(reply.channel, reply.address):
+            if message.kind is Kind.ECHO:
+                out.notice = out.drop(index).text.split("\n", 1)[-1]
+                return
     # A vote can be changed while the election is open: the ballot keeps its buttons (the change prompt's).
     still = prompt_for(ctx, table, table.seats[seat]) if state.phase is Phase.ELECTION else None
-    kept = still is not None and isinstance(actions[-1], CastVote)
+    kept = still is not None and vote
     options = tuple(Option(c.label, moves.token(c.action)) for c in still.choices) if kept and still else ()
 
     for index, message in out.to(reply.channel, reply.address):

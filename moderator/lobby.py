@@ -79,8 +79,12 @@ def open_table(ctx: Context, inbound: Inbound, command: OpenTable, out: Outgoing
     table = Table(row, seats)
     ctx.tables.add(table)
     out.table_id = table_id
-    # A channel may show the join code (a QR code, a button) in the group the table was opened in.
-    text = words(ctx, reply, theme, "table-opened", code=code)
+    # A channel may show the join code (a QR code, a button) in the group the table was opened in: there it
+    # speaks to the table, not to the host.
+    if public:
+        text = words(ctx, reply, theme, "table-opened-group", code=code)
+    else:
+        text = words(ctx, reply, theme, "table-opened", code=code)
     out.put(reply.channel, reply.address, Outbound(
         Kind.JOIN, text, table=table_id, join_code=code, shown_in=row.public_address,
         options=start_controls(), language=language, message_id="table-opened",
@@ -226,8 +230,13 @@ def lobby_control(ctx: Context, table: Table, token: str, reply: Reply, out: Out
         add_computers(ctx, table, 1, reply, out)
     elif token.startswith("u"):
         place, _, version = token[1:].partition(".")
-        current = version == seating_version(table.names)
-        if current and place.isdecimal() and place.isascii() and 0 < int(place) < len(table.seats):
+        if version != seating_version(table.names):
+            # Made for an older order: moving "seat i" now would move someone else. Say so where it was pressed.
+            if ctx.caps(reply.channel).toasts:
+                out.notice = words(ctx, reply, table.row.theme, "seats-changed")
+            else:
+                say(ctx, out, reply, table.row.theme, "seats-changed")
+        elif place.isdecimal() and place.isascii() and 0 < int(place) < len(table.seats):
             position = int(place)
             move_seat(ctx, table, table.seats[position].name, position, reply, out)  # one place up (1-based)
 

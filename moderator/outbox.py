@@ -74,6 +74,10 @@ class Outgoing:
         table_id, channel, address, message = self.rows[index]
         self.rows[index] = (table_id, channel, address, replace(message, **fields))
 
+    def drop(self, index: int) -> Outbound:
+        """Take one queued message out again (it is said another way: a toast); returns it."""
+        return self.rows.pop(index)[3]
+
     def stored(self) -> list[tuple[str | None, str, str, str, dict[str, Any]]]:
         """The rows as the outbox stores them."""
         return [(t, c, a, m.message_id, m.to_json()) for t, c, a, m in self.rows]

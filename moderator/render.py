@@ -401,6 +401,9 @@ def _discarded(e: Event, w: _Words, board: PublicView | None) -> list[Message]:
     assert isinstance(e, PolicyDiscarded)
     if w.caps.paid_per_message:
         return []  # the player just chose it, and every message costs
+    if board is not None and board.phase is not Phase.LEGISLATIVE_CHANCELLOR:
+        return []  # the Chancellor's other card: enacting one says it (the echo would name the card not chosen)
+
     text = w.t("policy-discarded", card=w.card(e.policy))
     return [w.message("policy-discarded", [text], secret=True, kind=Kind.ECHO)]
 

@@ -114,6 +114,10 @@ LOBBY_MESSAGES: Final = (
     "stand-in-back",
     "stand-in-refused",
     "seat-stood-in",
+    "input-vote-over-elected",
+    "input-vote-over-rejected",
+    "table-opened-group",
+    "seats-changed",
 )
 """Message ids the service renders itself (everything else comes from ``render``); a test checks the catalogs."""
 
@@ -237,8 +241,9 @@ class Service:
                 pass
         table = self.tables.about(inbound.channel, inbound.address, inbound.chat, inbound.table)
         if table is None:
-            if isinstance(command, Ask) and command.query is Query.HELP:
-                game.help_for(ctx, DEFAULT_THEME, reply, out, host=True)  # anyone may open a table
+            if isinstance(command, Ask) and command.query is not Query.RULES:
+                # At no table, any question gets how to open or join one (anyone may open a table).
+                game.help_for(ctx, DEFAULT_THEME, reply, out, host=True)
             elif isinstance(command, Ask) and command.query is Query.RULES:
                 say(ctx, out, reply, DEFAULT_THEME, "rules-summary")
             else:

@@ -522,6 +522,14 @@ class Store:
             [(table_id, game, first + i, step, kind, payload) for i, (step, kind, payload) in enumerate(rows)],
         )
 
+    def event_after(self, table_id: str, game: int, kind: str, step: int) -> dict[str, Any] | None:
+        """The payload of a game's first event of ``kind`` logged after ``step``, if there is one."""
+        row = self.execute(
+            "SELECT payload FROM events WHERE table_id = ? AND game = ? AND kind = ? AND step > ? ORDER BY n LIMIT 1",
+            (table_id, game, kind, step),
+        ).fetchone()
+        return None if row is None else dict(json.loads(row[0]))
+
     def event_count(self, table_id: str, game: int) -> int:
         """How many events a game has logged."""
         row = self.execute(

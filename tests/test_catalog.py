@@ -226,6 +226,10 @@ def test_service_messages_fit_one_sms(theme: str, lang: str) -> None:
         "failed": 1000,
         "minutes": 120,
         "old": "O" * 20,
+        "president": "P" * 10,
+        "chancellor": "C" * 10,
+        "ja": 10,
+        "nein": 10,
     }
     # The host's own replies go to the host's channel (Telegram or the console in practice); a seating order
     # of ten names cannot fit one SMS with instructions around it.

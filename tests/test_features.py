@@ -31,7 +31,7 @@ def last(h: Harness, address: str) -> str:
 
 def test_a_player_leaves_a_lobby_and_the_table_sees_the_seats_left() -> None:
     h = Harness(seed=1)
-    table_id, _, addresses = h.seat_table(NAMES[:4])
+    table_id, _, _addresses = h.seat_table(NAMES[:4])
     h.send("p2", Leave())
     assert h.table(table_id).names == (NAMES[0], NAMES[1], NAMES[3])
     assert "you-left" in h.channel.ids("p2")
@@ -97,7 +97,7 @@ def test_with_votes_at_the_table_nobody_gets_a_ballot_and_the_president_records_
     assert not any(h.channel.ids(a)[-1] == "prompt-vote" for a in addresses)
     president = addresses[table.state.president]
     assert last(h, president) == "physical-vote-prompt"
-    voters = [n for n in table.names][:3]
+    voters = list(table.names)[:3]
     h.send(president, RecordVotes(tuple(voters)))
     state = h.table(table_id).state
     assert state is not None and state.phase is not Phase.ELECTION

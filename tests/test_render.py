@@ -382,7 +382,11 @@ def corpus(table: TableInfo, catalog: Catalog, *, sms: bool) -> list[Message]:
         for seat in event.audience.seats:
             out += event_messages(event, seat, table, catalog, caps=caps_of(sms), board=board_goes_on)
     out += event_messages(ev.GameStarted(5), None, TableInfo(table.names[:5], table.theme), catalog, caps=caps_of(sms))
+    handing_over = dataclasses.replace(board_goes_on, phase=Phase.LEGISLATIVE_CHANCELLOR)  # the President's discard
+    out += event_messages(ev.PolicyDiscarded(0, Policy.LIBERAL), 0, table, catalog, caps=caps_of(sms),
+                          board=handing_over)
     for view in corpus_views():
+
         message = prompt(view, table, catalog, caps=caps_of(sms))
         assert message is not None
         out.append(message)

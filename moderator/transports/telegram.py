@@ -737,6 +737,7 @@ class TelegramBot:
         app.add_handler(MessageHandler(filters.StatusUpdate.MIGRATE, self.on_migrated))
         app.add_handler(MessageHandler(filters.COMMAND, self.on_command))
         app.add_handler(MessageHandler(filters.TEXT & filters.ChatType.PRIVATE, self.on_text))
+        app.add_handler(MessageHandler(filters.TEXT & filters.ChatType.GROUPS, self.on_group_text))
         app.add_handler(CallbackQueryHandler(self.on_button))
         app.add_error_handler(self.on_error)
 
@@ -812,6 +813,8 @@ class TelegramBot:
         if name.lower() == "start":
             if group:
                 return
+            # Without a code: their seat's secrets (a player back after blocking the bot), or, at no table, how
+            # to open or join one.
             command = Join(args[0], first) if args else Ask(Query.WHOAMI)
         elif verb is Verb.OPEN:
             theme = args[0].lower() if args and args[0].lower() in themes() else None
@@ -841,6 +844,21 @@ class TelegramBot:
         text = message.text.strip()
         command = grammar().parse(text, CAPABILITIES.reserved_words) or Decide("?", text)
         self._handle(self._inbound(update, command, raw=text))
+
+    async def on_group_text(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        """Words typed in a group (the bot sees them as an admin or with privacy mode off): a vote or an option's
+        number would not be secret there, so it is deleted where the bot may and answered privately; all other
+        talk is the table's own."""
+        message = update.effective_message
+        if message is None or not message.text:
+            return
+        command = grammar().parse(message.text, CAPABILITIES.reserved_words)
+        vote = isinstance(command, Decide) and command.kind == "vote"
+        if not vote and not isinstance(command, Choose):
+            return
+        await _delete(message)
+        assert command is not None
+        self._handle(self._inbound(update, command, raw=message.text))
 
     async def on_button(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         """A pressed button: handed to the service first, then answered (a failed answer never drops a press)."""
