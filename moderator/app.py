@@ -8,8 +8,14 @@ channel's outbox is delivered on a thread of its own with its own store connecti
 
 Routes of the wiring itself:
 
-- ``GET /healthz``: database reachable, catalogs and fonts loaded, outbox backlog, version, channels on.
-- ``GET /join/<code>``: every way to take a seat at a table (links and QR codes; the browser's form if it is on).
+- ``GET /healthz``: database reachable, catalogs and fonts loaded, outbox backlog, version, channels on (for
+  this machine; anyone else learns only ok or not).
+- ``GET /join/<code>``: every way to take a seat at a table (links and QR codes; the browser's form if it is on),
+  under the service's guessing limit per client.
+
+Every request passes the guards of ``moderator.guard`` first (``create_app``'s middleware): the trusted proxy's
+headers, security headers, the Origin check for pages, body limits as bodies stream. ``serve`` runs it under
+``moderator.httpserver``'s guarded uvicorn (connection limits and timeouts that never refuse a webhook).
 """
 
 from __future__ import annotations
@@ -26,7 +32,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Final, TextIO
+from typing import TYPE_CHECKING, Any, Final, TextIO
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
@@ -39,11 +45,26 @@ from .catalog import problems as catalog_problems
 from .channels import Channel, ChannelSpec, Delivery, JoinWay, Pages, Receipt, Running, Status
 from .commands import Inbound
 from .delivery import Sender, Worker
+from .guard import (
+    OriginCheck,
+    SecurityHeaders,
+    StreamingBodyLimit,
+    TrustedProxies,
+    client_key,
+    install_redaction,
+    install_throttle,
+    public_health,
+    quiet_third_party_loggers,
+    trusted_proxies_setting,
+)
 from .qr import qr_element, qr_text
 from .service import Service
 from .settings import Settings
 from .store import SerialStore, Store
 from .transports import console, sms, telegram, web
+
+if TYPE_CHECKING:
+    from .httpserver import GuardedServer  # imported when serving: it brings uvicorn
 
 log = logging.getLogger("moderator.serve")
 actions_log = logging.getLogger("moderator.actions")
@@ -51,9 +72,8 @@ actions_log = logging.getLogger("moderator.actions")
 CHANNELS: Final[tuple[ChannelSpec, ...]] = (telegram.SPEC, sms.SPEC, web.SPEC)
 """Every channel a server can run (the console is the terminal's own, for ``moderator play``)."""
 KEEP_ALIVE: Final = 75
-"""Seconds an idle HTTP connection stays open."""
-MAX_BODY: Final = 256 * 1024
-"""Bytes of a request body we accept at most (a Telegram update or a Twilio form is a few kilobytes)."""
+"""Seconds an idle HTTP connection stays open (``httpserver.Limits.keep_alive`` under ``serve``)."""
+HEALTH_PATH: Final = "/healthz"
 _CODE: Final = re.compile(r"[A-Z0-9]{3,12}")
 
 
@@ -177,23 +197,6 @@ class Durable:
         await self.app(scope, receive, durable_send)
 
 
-class BodyLimit:
-    """ASGI middleware: a request that declares a body over ``limit`` bytes gets 413 before anything reads it.
-    (A chunked body without a length is read by the routes, which cap it themselves or fail its signature.)"""
-
-    def __init__(self, app: Any, limit: int = MAX_BODY) -> None:
-        self.app = app
-        self.limit = limit
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] == "http":
-            for name, value in scope.get("headers", ()):
-                if name == b"content-length" and (not value.isdigit() or int(value) > self.limit):
-                    await Response(status_code=413)(scope, receive, send)
-                    return
-        await self.app(scope, receive, send)
-
-
 def create_app(
     settings: Settings,
     *,
@@ -212,7 +215,7 @@ def create_app(
     factory = store_factory or (lambda: SerialStore(settings.db_path))
     on = [spec for spec in channels if spec.off(settings) is None]
     routes: list[BaseRoute] = [
-        Route("/healthz", healthz, methods=["GET"]),
+        Route(HEALTH_PATH, healthz, methods=["GET"]),
         Route("/join/{code}", join_page, methods=["GET"]),
     ]
     for spec in on:
@@ -249,7 +252,26 @@ def create_app(
             store.close()
             log.info("stopped; %d messages wait in the outbox for the next start", _backlog(factory))
 
-    return Starlette(routes=routes, lifespan=lifespan, middleware=[Middleware(BodyLimit), Middleware(Durable)])
+    from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware  # here: a console game needs no uvicorn
+
+    hooks = webhook_limits(settings, on)
+    trusted = trusted_proxies_setting(settings.env)
+    app = Starlette(routes=routes, lifespan=lifespan, middleware=[
+        # Outermost, so every guard sees the client and the scheme the trusted proxy reported (and only its).
+        Middleware(ProxyHeadersMiddleware, trusted_hosts=trusted),
+        Middleware(SecurityHeaders),
+        Middleware(OriginCheck, exempt=tuple(hooks), public_url=settings.public_url),
+        Middleware(StreamingBodyLimit, limits=hooks),
+        Middleware(Durable),
+    ])
+    app.state.trusted = TrustedProxies.parse(trusted)
+    return app
+
+
+def webhook_limits(settings: Settings, channels: Sequence[ChannelSpec]) -> dict[str, int]:
+    """The webhooks of the channels that are on (``ChannelSpec.webhooks``), each with its body limit."""
+    return {path: limit for spec in channels if spec.off(settings) is None
+            for path, limit in spec.webhooks(settings).items()}
 
 
 def _backlog(factory: Callable[[], Store]) -> int:
@@ -279,22 +301,27 @@ async def _ticks(service: Service, every: float) -> None:
 
 
 async def healthz(request: Request) -> Response:
-    """Database reachable, words and fonts loaded, outbox backlog, version and channels."""
+    """Database reachable, words and fonts loaded, outbox backlog, version and channels: all of it for a request
+    from this machine, only ``{"ok": ...}`` for anyone else (``guard.public_health``)."""
     state = request.app.state
     missing = catalog_problems() + font_problems()
     if missing:
         # Every message would fail (no catalog) or the board would lose its accents (no font): not healthy.
         log.error("health check: %s", "; ".join(missing))
-        return JSONResponse({"ok": False, "messages": "missing", "version": version()}, status_code=503)
+        return _health(request, {"ok": False, "messages": "missing", "version": version()}, 503)
     try:
         store: Store = state.store
         store.execute("SELECT 1").fetchone()
         backlog = store.backlog()
     except Exception as exc:
         log.error("health check: database unreachable: %s", exc)
-        return JSONResponse({"ok": False, "database": "unreachable", "version": version()}, status_code=503)
-    return JSONResponse({"ok": True, "database": "ok", "outbox_backlog": backlog, "version": version(),
-                         "channels": sorted(state.channels)})
+        return _health(request, {"ok": False, "database": "unreachable", "version": version()}, 503)
+    return _health(request, {"ok": True, "database": "ok", "outbox_backlog": backlog, "version": version(),
+                             "channels": sorted(state.channels)})
+
+
+def _health(request: Request, report: dict[str, object], status: int = 200) -> Response:
+    return JSONResponse(public_health(report, request.scope), status_code=status)
 
 
 _PAGE: Final = """<!doctype html>
@@ -309,11 +336,15 @@ section{{margin:2rem 0}} svg{{width:14rem;height:14rem}}</style></head>
 
 
 async def join_page(request: Request) -> Response:
-    """The ways to take a seat at the table with this join code; 404 (and nothing else) for any other code."""
+    """The ways to take a seat at the table with this join code; 404 (and nothing else) for any other code; 429
+    for every code once this client has tried too many unknown ones (``Pages.join_attempt``)."""
     code = str(request.path_params.get("code", "")).strip().upper()
     state = request.app.state
     wiring: Wiring = state.wiring
     table = wiring.pages.table_by_code(code) if _CODE.fullmatch(code) else None
+    wait = wiring.pages.join_attempt(client_key(request.scope, state.trusted), table is not None)
+    if wait > 0:
+        return web.try_again(request, wait)
     if table is None:
         return PlainTextResponse("Not Found", status_code=404)
     ways = [way for name, running in wiring.running.items() if name != web.CHANNEL for way in running.join_ways(code)]
@@ -337,18 +368,36 @@ def _logging() -> None:
     logging.getLogger("httpx").setLevel(logging.WARNING)
 
 
-def serve(settings: Settings, *, channels: Sequence[ChannelSpec] = CHANNELS) -> int:
-    """``moderator serve``: uvicorn until SIGTERM or Ctrl-C (the request in hand finishes first)."""
-    import uvicorn
+def safe_logs(settings: Settings) -> None:
+    """Once logging is set up (uvicorn's included): no key or token in any line, the libraries at WARNING
+    (``MODERATOR_LOG_LEVEL=debug`` for everything), and lines a stranger can cause at most a few a minute."""
+    quiet_third_party_loggers(settings.env)
+    install_redaction()
+    install_throttle()
 
+
+def guarded(app: Starlette, settings: Settings, channels: Sequence[ChannelSpec] = CHANNELS,
+            **options: Any) -> GuardedServer:
+    """``app`` under ``httpserver.GuardedServer`` at the settings' address: connection limits and timeouts, the
+    webhooks of the channels that are on and ``/healthz`` never refused for load, and the logs made safe
+    (``options`` go to uvicorn's ``Config``). The proxy headers are ``create_app``'s to read, from the trusted
+    proxies only."""
+    from .httpserver import guarded_server
+
+    exempt = (*webhook_limits(settings, channels), HEALTH_PATH)
+    server = guarded_server(app, host=settings.host, port=settings.port, exempt=exempt, proxy_headers=False,
+                            trusted_proxies=trusted_proxies_setting(settings.env), **options)
+    safe_logs(settings)  # uvicorn's Config has just set up its loggers
+    return server
+
+
+def serve(settings: Settings, *, channels: Sequence[ChannelSpec] = CHANNELS) -> int:
+    """``moderator serve``: the guarded uvicorn until SIGTERM or Ctrl-C (the request in hand finishes first)."""
     _logging()
     app = create_app(settings, channels=channels)
-    # Keep-alive longer than a proxy's idle timeout (nginx: 60 s): a connection closed by us while the proxy
-    # reuses it is a failed request.
-    server = uvicorn.Server(uvicorn.Config(app, host=settings.host, port=settings.port, log_level="info",
-                                           proxy_headers=True, timeout_keep_alive=KEEP_ALIVE,
-                                           timeout_graceful_shutdown=30))
+    server = guarded(app, settings, channels, log_level="info", timeout_graceful_shutdown=30)
     stop_streams_on_exit(server, app)
+    log.info("listening on %s port %d", settings.host, settings.port)  # uvicorn's own line is below WARNING
     server.run()
     return 0
 
@@ -449,8 +498,6 @@ def play_on_lan(settings: Settings, *, name: str | None, theme: str, lang: str, 
 
     Prints the table screen's address, the host's (with its key: keep it to this device) and the join QR code
     for phones. No credentials, no internet: channels that have credentials join in, as with ``serve``."""
-    import uvicorn
-
     lan = lan_address() if host in ("0.0.0.0", "::") else host
     base = f"http://{lan}:{port}"
     # Phones reach this laptop at its LAN address, whatever address the host's own browser uses. Telegram's
@@ -477,7 +524,7 @@ def play_on_lan(settings: Settings, *, name: str | None, theme: str, lang: str, 
     print(f"Host, on this device only: http://127.0.0.1:{port}/host/{table_id}?key={key}")
     print("Computer players can fill empty seats from the host page. Ctrl-C stops.", flush=True)
     app = create_app(settings)
-    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning"))
+    server = guarded(app, settings, log_level="warning")
     stop_streams_on_exit(server, app)
     server.run()
     return 0

@@ -448,6 +448,12 @@ class Pages(Protocol):
         """A table by its join code."""
         ...
 
+    def join_attempt(self, client: str, known: bool) -> float:
+        """A try with a join code from ``client`` (a browser's network address, as ``guard.rate_key`` writes it),
+        under the service's guessing rule: 0 to answer it as usual (an unknown code uses one of the client's
+        tries), else the seconds until it may try again, and then the answer must not depend on ``known``."""
+        ...
+
     def seat_view(self, table_id: str, position: int, language: str) -> SeatView:
         """What one seat's page shows."""
         ...
@@ -551,6 +557,12 @@ class ChannelSpec(Protocol):
 
     def routes(self, settings: Settings) -> Sequence[BaseRoute]:
         """Its routes in the web server (its webhooks, its pages); they find it in ``app.state.channels``."""
+        ...
+
+    def webhooks(self, settings: Settings) -> Mapping[str, int]:
+        """Which of its paths a provider calls rather than a browser (a signed webhook, checked by the route), each
+        with the most bytes of body it may carry: these need no ``Origin``, are never refused for load, and get
+        their own body limit (every other path: 16 KB). Empty for a channel of pages only."""
         ...
 
     def start(self, settings: Settings, runtime: Runtime) -> AbstractAsyncContextManager[Running]:

@@ -1,11 +1,14 @@
 """Guards for the web server that no route has to remember: bounded bodies, security headers, an Origin check,
-rate limits, the client's address behind a trusted proxy, and log lines that carry no secret.
+rate limits, event-stream slots, the client's address behind a trusted proxy, and log lines that carry no secret.
 
-Each is standalone (plain ASGI middleware or a small class); ``serve`` wires them in. The order that works,
-outermost first (uvicorn's ``ProxyHeadersMiddleware`` is outside all of them, so ``scope["scheme"]`` and
+Each is standalone (plain ASGI middleware or a small class); ``app.create_app`` wires them in, and a channel's
+routes may use the small classes (the browser channel's join, open and event-stream routes do). The order that
+works, outermost first (uvicorn's ``ProxyHeadersMiddleware`` is outside all of them, so ``scope["scheme"]`` and
 ``scope["client"]`` already say what the trusted proxy said)::
 
-    SecurityHeaders(OriginCheck(StreamingBodyLimit(app, WEBHOOK_LIMITS), exempt=WEBHOOK_PATHS, public_url=...))
+    SecurityHeaders(OriginCheck(StreamingBodyLimit(app, webhook_limits), exempt=webhook_paths, public_url=...))
+
+The webhooks' paths and limits come from the channels (``ChannelSpec.webhooks``).
 
 Nothing here reads a body it does not bound, and nothing here logs a query string, a cookie or a token.
 """
@@ -13,7 +16,6 @@ Nothing here reads a body it does not bound, and nothing here logs a query strin
 from __future__ import annotations
 
 import asyncio
-import hmac
 import ipaddress
 import logging
 import math
@@ -21,7 +23,7 @@ import os
 import re
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from http import HTTPStatus
 from typing import Final
@@ -31,9 +33,16 @@ from starlette.requests import ClientDisconnect
 from starlette.responses import PlainTextResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from .limits import JOIN_GUESSES_PER_MINUTE as JOIN_GUESSES_PER_MINUTE
+from .limits import Clock as Clock
+from .limits import JoinGuard as JoinGuard
+from .limits import OpenGate as OpenGate
+from .limits import RateLimiter as RateLimiter
+from .limits import join_guesses as join_guesses
+from .limits import table_openings as table_openings
+
 log = logging.getLogger("moderator.guard")
 
-Clock = Callable[[], float]
 
 # --- paths ------------------------------------------------------------------------------------------------
 
@@ -76,14 +85,8 @@ async def _answer(send: Send, status: int, text: str | None = None,
 
 KB: Final = 1024
 DEFAULT_BODY_LIMIT: Final = 16 * KB
-"""A page's form (a name, a nonce, a button's token) is well under 1 KB; 16 KB leaves room and nothing more."""
-TELEGRAM_BODY_LIMIT: Final = 1024 * KB
-"""A Bot API update is JSON: a text of at most 4,096 characters (``\\uXXXX``-escaped, up to 12 bytes each for an
-emoji: about 48 KB), its entities, and the message it replies to or quotes with theirs. 1 MB is several times the
-worst case and still bounded; Telegram sends at most 40 at once (``setWebhook``'s default ``max_connections``)."""
-TWILIO_BODY_LIMIT: Final = 64 * KB
-"""Twilio posts ``application/x-www-form-urlencoded``: about 20 fields and a Body of at most 1,600 characters
-(percent-encoded, up to 12 bytes each: about 19 KB), plus up to ten media URLs for an MMS. 64 KB is generous."""
+"""A page's form (a name, a nonce, a button's token) is well under 1 KB; 16 KB leaves room and nothing more.
+A channel's webhooks say their own limits (``ChannelSpec.webhooks``: Telegram's updates, Twilio's forms)."""
 
 
 class StreamingBodyLimit:
@@ -260,96 +263,7 @@ class OriginCheck:
 # --- rate limits ------------------------------------------------------------------------------------------
 
 
-class RateLimiter:
-    """Token buckets, one per key: ``burst`` tries at once, then ``rate`` more per second. At most ``max_keys``
-    buckets are kept (the least recently used goes first: forgetting one only forgives its debt)."""
-
-    def __init__(self, rate: float, burst: float, *, max_keys: int = 10_000, clock: Clock = time.monotonic) -> None:
-        assert rate > 0 and burst >= 1 and max_keys > 0
-        self.rate, self.burst, self.max_keys, self.clock = rate, float(burst), max_keys, clock
-        self._buckets: OrderedDict[str, tuple[float, float]] = OrderedDict()
-
-    def _tokens(self, key: str, now: float) -> float:
-        tokens, stamp = self._buckets.get(key, (self.burst, now))
-        return min(self.burst, tokens + max(0.0, now - stamp) * self.rate)
-
-    def peek(self, key: str, now: float | None = None) -> float:
-        """Seconds until ``key`` may try again (0: now), without using a try."""
-        now = self.clock() if now is None else now
-        return max(0.0, (1.0 - self._tokens(key, now)) / self.rate)
-
-    def check(self, key: str, now: float | None = None) -> float:
-        """Use one try of ``key``: 0 if it was allowed (and is counted), else the seconds to wait (not counted)."""
-        now = self.clock() if now is None else now
-        tokens = self._tokens(key, now)
-        if tokens < 1.0:
-            return (1.0 - tokens) / self.rate
-        self._buckets[key] = (tokens - 1.0, now)
-        self._buckets.move_to_end(key)
-        while len(self._buckets) > self.max_keys:
-            self._buckets.popitem(last=False)
-        return 0.0
-
-    def __len__(self) -> int:
-        return len(self._buckets)
-
-
-JOIN_GUESSES_PER_MINUTE: Final = 10
-"""Unknown codes one client may try a minute (and at once): a person typing five letters needs some seconds for
-each, and a venue's ten phones behind one address can each mistype once. Known codes never count."""
-
-
-def join_guesses(clock: Clock = time.monotonic) -> RateLimiter:
-    """The bucket for unknown join or seat-move codes: 10 at once, then one every 6 s, per client."""
-    return RateLimiter(JOIN_GUESSES_PER_MINUTE / 60, JOIN_GUESSES_PER_MINUTE, clock=clock)
-
-
-def table_openings(clock: Clock = time.monotonic) -> RateLimiter:
-    """The bucket for opening tables without the operator's password: one per client a minute."""
-    return RateLimiter(1 / 60, 1, clock=clock)
-
-
-class JoinGuard:
-    """Joining with a code, on every way in (``/join/<code>``, ``POST /join/<code>``, Telegram ``/start <code>``,
-    SMS ``JOIN``, seat-move codes): only unknown codes use the client's tries, and once they are used up every
-    attempt, with a known code or not, gets the same "try again in …" until the bucket refills. So a stranger
-    learns whether a code exists at most ``JOIN_GUESSES_PER_MINUTE`` times a minute (no faster than a person could
-    type codes), while a table's ten phones joining from one address are never slowed."""
-
-    def __init__(self, limiter: RateLimiter | None = None, *, clock: Clock = time.monotonic) -> None:
-        self.limiter = limiter if limiter is not None else join_guesses(clock)
-
-    def attempt(self, key: str, known: bool, now: float | None = None) -> float:
-        """0: answer this attempt as usual (a miss is counted); else the seconds to wait, and the answer must be
-        the same whether ``known`` or not."""
-        wait = self.limiter.peek(key, now)
-        if wait > 0:
-            return wait
-        if not known:
-            self.limiter.check(key, now)
-        return 0.0
-
-
-class OpenGate:
-    """Who may open a table under ``serve``. With an operator ``password`` only those who give it (wrong ones use
-    the client's tries, so it cannot be guessed quickly); without one anybody, one table per client a minute."""
-
-    def __init__(self, password: str | None = None, *, limiter: RateLimiter | None = None,
-                 clock: Clock = time.monotonic) -> None:
-        self.password = password or None
-        self.limiter = limiter if limiter is not None else table_openings(clock)
-
-    def check(self, key: str, given: str | None = None, now: float | None = None) -> float:
-        """0: open it; a number of seconds: try again then; ``math.inf``: not without the password."""
-        if self.password is None:
-            return self.limiter.check(key, now)
-        wait = self.limiter.peek(key, now)
-        if wait > 0:
-            return wait
-        if given is not None and hmac.compare_digest(given.encode(), self.password.encode()):
-            return 0.0
-        self.limiter.check(key, now)
-        return math.inf
+# The buckets themselves are in ``moderator.limits`` (the service uses them too); re-exported here.
 
 
 def retry_after(seconds: float) -> str:
@@ -375,6 +289,59 @@ async def pace(started: float, minimum: float, clock: Clock = time.monotonic) ->
     left = started + minimum - clock()
     if left > 0:
         await asyncio.sleep(left)
+
+
+# --- event streams ------------------------------------------------------------------------------------------
+
+
+class StreamSlots:
+    """Server-sent event streams open at once: at most ``per_table`` for one table and ``total`` in all, so open
+    pages cost a bounded number of files. (Ten phones, a screen and a host device are a dozen.)"""
+
+    def __init__(self, per_table: int = 40, total: int = 800) -> None:
+        self.per_table, self.total = per_table, total
+        self._open: dict[str, int] = {}
+        self._count = 0
+
+    def acquire(self, table_id: str) -> bool:
+        """Take a slot for a stream of this table; False (nothing taken) when the table or the server is full."""
+        held = self._open.get(table_id, 0)
+        if self._count >= self.total or held >= self.per_table:
+            return False
+        self._open[table_id] = held + 1
+        self._count += 1
+        return True
+
+    def release(self, table_id: str) -> None:
+        """Give back a slot ``acquire`` gave."""
+        held = self._open.get(table_id, 0)
+        if held <= 0:
+            return
+        self._count -= 1
+        if held == 1:
+            del self._open[table_id]
+        else:
+            self._open[table_id] = held - 1
+
+    def open(self, table_id: str | None = None) -> int:
+        """Streams open for this table, or in all."""
+        return self._count if table_id is None else self._open.get(table_id, 0)
+
+    @staticmethod
+    async def refuse(send: Send, seconds: float = 15.0) -> None:
+        """Answer a stream that has no slot: 503 with ``Retry-After``. (A browser's ``EventSource`` does not retry
+        after a 503 by itself: the page's script must open it again after that many seconds.)"""
+        body = HTTPStatus.SERVICE_UNAVAILABLE.phrase.encode()
+        await send({"type": "http.response.start", "status": 503, "headers": [
+            (b"content-type", b"text/plain; charset=utf-8"), (b"content-length", str(len(body)).encode()),
+            (b"retry-after", retry_after(seconds).encode()), (b"cache-control", b"no-store")]})
+        await send({"type": "http.response.body", "body": body})
+
+    @staticmethod
+    def busy(seconds: float = 15.0) -> Response:
+        """The same refusal as a Starlette response, for a route that looked its table up first."""
+        return PlainTextResponse(HTTPStatus.SERVICE_UNAVAILABLE.phrase, status_code=503,
+                                 headers={"Retry-After": retry_after(seconds), "Cache-Control": "no-store"})
 
 
 # --- the client's address ---------------------------------------------------------------------------------
@@ -459,6 +426,11 @@ def rate_key(ip: str) -> str:
             return str(address.ipv4_mapped)
         return str(ipaddress.ip_network(f"{address}/64", strict=False))
     return str(address)
+
+
+def client_key(scope: Scope, trusted: TrustedProxies) -> str:
+    """Who a request counts as for rate limits: ``rate_key`` of its ``client_address``."""
+    return rate_key(client_address(scope, trusted))
 
 
 def is_local(scope: Scope) -> bool:
@@ -606,8 +578,9 @@ class Throttle(logging.Filter):
         return True
 
 
-THROTTLED_LOGGERS: Final = ("uvicorn.error", "moderator.serve", "moderator.transports.sms")
-"""Loggers with lines any stranger can cause: a bad request, a refused signature."""
+THROTTLED_LOGGERS: Final = ("uvicorn.error", "moderator.serve", "moderator.transports.sms",
+                            "moderator.transports.telegram")
+"""Loggers with lines any stranger can cause: a bad request, a refused signature or secret token."""
 
 
 def install_throttle(loggers: Iterable[str] = THROTTLED_LOGGERS, every: float = 60.0, burst: int = 5) -> Throttle:

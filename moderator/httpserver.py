@@ -50,7 +50,7 @@ log = logging.getLogger("moderator.http")
 
 WEBHOOK_PATHS: Final = ("/telegram", "/sms", "/healthz")
 """Never refused for load: the signed webhooks (``/sms`` covers ``/sms/status``) and the health check a container
-runtime restarts the server over."""
+runtime restarts the server over. (The default; ``app.guarded`` passes the webhooks of the channels that are on.)"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -352,11 +352,13 @@ def quiet_accept_errors(loop: asyncio.AbstractEventLoop, limited_log: RateLimite
 
 
 def server_config(app: ASGIApp, *, host: str = "127.0.0.1", port: int = 8000, limits: Limits = Limits(),
-                  trusted_proxies: str = DEFAULT_TRUSTED_PROXIES, **options: Any) -> uvicorn.Config:
+                  trusted_proxies: str = DEFAULT_TRUSTED_PROXIES, proxy_headers: bool = True,
+                  **options: Any) -> uvicorn.Config:
     """The uvicorn ``Config`` for ``GuardedServer``: h11, proxy headers from ``trusted_proxies`` only (addresses
-    and CIDRs, as ``forwarded_allow_ips`` takes them), the limits' keep-alive and backlog, no
-    ``limit_concurrency`` (the guard does it without refusing webhooks)."""
-    return uvicorn.Config(app, host=host, port=port, http="h11", ws="none", proxy_headers=True,
+    and CIDRs, as ``forwarded_allow_ips`` takes them; ``proxy_headers=False`` for an app that reads them itself,
+    as ``create_app``'s does), the limits' keep-alive and backlog, no ``limit_concurrency`` (the guard does it
+    without refusing webhooks)."""
+    return uvicorn.Config(app, host=host, port=port, http="h11", ws="none", proxy_headers=proxy_headers,
                           forwarded_allow_ips=trusted_proxies, timeout_keep_alive=limits.keep_alive,
                           backlog=limits.backlog, limit_concurrency=None, **options)
 
@@ -365,50 +367,3 @@ def guarded_server(app: ASGIApp, *, limits: Limits = Limits(), exempt: Collectio
                    **options: Any) -> GuardedServer:
     """A ``GuardedServer`` for ``app`` (``options`` go to ``server_config``)."""
     return GuardedServer(server_config(app, limits=limits, **options), ConnectionGuard(limits, exempt))
-
-
-# --- event streams ------------------------------------------------------------------------------------------
-
-
-class StreamSlots:
-    """Server-sent event streams open at once: at most ``per_table`` for one table and ``total`` in all, so open
-    pages cost a bounded number of files. (Ten phones, a screen and a host device are a dozen.)"""
-
-    def __init__(self, per_table: int = 40, total: int = 800) -> None:
-        self.per_table, self.total = per_table, total
-        self._open: dict[str, int] = {}
-        self._count = 0
-
-    def acquire(self, table_id: str) -> bool:
-        """Take a slot for a stream of this table; False (nothing taken) when the table or the server is full."""
-        held = self._open.get(table_id, 0)
-        if self._count >= self.total or held >= self.per_table:
-            return False
-        self._open[table_id] = held + 1
-        self._count += 1
-        return True
-
-    def release(self, table_id: str) -> None:
-        """Give back a slot ``acquire`` gave."""
-        held = self._open.get(table_id, 0)
-        if held <= 0:
-            return
-        self._count -= 1
-        if held == 1:
-            del self._open[table_id]
-        else:
-            self._open[table_id] = held - 1
-
-    def open(self, table_id: str | None = None) -> int:
-        """Streams open for this table, or in all."""
-        return self._count if table_id is None else self._open.get(table_id, 0)
-
-    @staticmethod
-    async def refuse(send: Send, seconds: float = 15.0) -> None:
-        """Answer a stream that has no slot: 503 with ``Retry-After``. (A browser's ``EventSource`` does not retry
-        after a 503 by itself: the page's script must open it again after that many seconds.)"""
-        body = HTTPStatus.SERVICE_UNAVAILABLE.phrase.encode()
-        await send({"type": "http.response.start", "status": 503, "headers": [
-            (b"content-type", b"text/plain; charset=utf-8"), (b"content-length", str(len(body)).encode()),
-            (b"retry-after", retry_after(seconds).encode()), (b"cache-control", b"no-store")]})
-        await send({"type": "http.response.body", "body": body})

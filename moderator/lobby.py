@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Final
@@ -106,6 +107,12 @@ def join(ctx: Context, inbound: Inbound, command: Join, out: Outgoing) -> Table 
     reply = Reply(inbound.channel, inbound.address, language)
     code = command.code.strip().upper()
     table = ctx.tables.by_code(code)
+    wait = ctx.guesses.attempt(f"{inbound.channel}:{inbound.address}", table is not None or _moves(ctx, code),
+                               out.now)
+    if wait > 0:
+        # The same answer for a real code and a guess: a guesser learns nothing until the bucket refills.
+        say(ctx, out, reply, DEFAULT_THEME, "try-again", seconds=math.ceil(wait))
+        return None
     if table is None:
         moved = reclaim(ctx, inbound, code, out)
         if moved is None:
@@ -127,6 +134,11 @@ def join(ctx: Context, inbound: Inbound, command: Join, out: Outgoing) -> Table 
         say(ctx, out, reply, theme, "table-joined", name=name, players=len(table.seats))
         announce_seats(ctx, table, out, "seat-taken", name=name)
     return table
+
+
+def _moves(ctx: Context, code: str) -> bool:
+    """True if ``code`` is some seat's move code."""
+    return any(code in table.row.options.get(MOVE_CODES, {}) for table in ctx.tables.with_move_code(code))
 
 
 def reclaim(ctx: Context, inbound: Inbound, code: str, out: Outgoing) -> Table | None:

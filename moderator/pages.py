@@ -64,6 +64,10 @@ class BrowserPages:
         table = self.ctx.tables.by_code(code)
         return None if table is None or table.status is TableStatus.CLOSED else _view(table)
 
+    def join_attempt(self, client: str, known: bool) -> float:
+        # The same buckets as every other way in (``lobby.join``), keyed apart: "ip:" is never a channel's name.
+        return self.ctx.guesses.attempt(f"ip:{client}", known, self.ctx.clock())
+
     def board(self, table_id: str) -> Board | None:
         table = self._table(table_id)
         if table is None or table.state is None:

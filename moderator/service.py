@@ -118,6 +118,7 @@ LOBBY_MESSAGES: Final = (
     "input-vote-over-rejected",
     "table-opened-group",
     "seats-changed",
+    "try-again",
 )
 """Message ids the service renders itself (everything else comes from ``render``); a test checks the catalogs."""
 

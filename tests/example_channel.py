@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 from collections import defaultdict
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Final
 
 from starlette.requests import Request
@@ -74,6 +74,10 @@ class ExampleSpec:
             return Response(status_code=204)
 
         return [Route("/example/{address}", post, methods=["POST"])]
+
+    def webhooks(self, settings: Settings) -> Mapping[str, int]:
+        # Its provider posts here, not a browser: no Origin to check (a real one checks a signature in ``post``).
+        return {"/example": 16 * 1024}
 
     @contextlib.asynccontextmanager
     async def start(self, settings: Settings, runtime: Runtime) -> AsyncIterator[Running]:

@@ -21,13 +21,13 @@ from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, R
 from starlette.routing import Route
 
 from moderator.guard import (
-    TELEGRAM_BODY_LIMIT,
-    TWILIO_BODY_LIMIT,
     OriginCheck,
     SecurityHeaders,
     StreamingBodyLimit,
 )
 from moderator.httpserver import WEBHOOK_PATHS, GuardedServer, Limits, guarded_server
+from moderator.transports.sms import MAX_BODY as TWILIO_BODY_LIMIT
+from moderator.transports.telegram import MAX_BODY as TELEGRAM_BODY_LIMIT
 
 received = {"telegram": 0, "sms": 0}
 server: GuardedServer | None = None

@@ -86,3 +86,20 @@ def test_the_engine_imports_nothing_of_the_rest() -> None:
     outside = {name: sorted(t for t in targets if not t.startswith("moderator.engine"))
                for name, targets in GRAPH.items() if name.startswith("moderator.engine")}
     assert {k: v for k, v in outside.items() if v} == {}
+
+
+ALLOWED_TO_CHANNELS = frozenset({"moderator.channels", "moderator.commands", "moderator.settings",
+                                 "moderator.catalog", "moderator.grammar", "moderator.qr", "moderator.board",
+                                 "moderator.guard"})
+"""The port and what carries no game logic (docs/channels.md): a channel module imports nothing else of ours."""
+
+
+def test_a_channel_imports_only_the_port_and_what_carries_no_game_logic() -> None:
+    offences = {name: sorted(targets - ALLOWED_TO_CHANNELS - {name.rsplit(".", 1)[0]})
+                for name, targets in GRAPH.items() if name.startswith("moderator.transports.")}
+    assert {k: v for k, v in offences.items() if v} == {}
+    # The words people type are parsed by the channel that reads them; the grammar knows commands, not the game.
+    assert GRAPH["moderator.grammar"] <= {"moderator.catalog", "moderator.commands"}
+    # The web server's guards are plumbing: they reach none of the service's side.
+    for name in ("moderator.guard", "moderator.limits"):
+        assert GRAPH[name] <= {"moderator.limits"}, name

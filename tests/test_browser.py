@@ -83,7 +83,8 @@ class Server:
 
     def client(self) -> httpx.Client:
         """A device without a browser (its own cookies)."""
-        return httpx.Client(base_url=self.url, follow_redirects=True, timeout=10)
+        # A page's POST says where it comes from, as a browser's does (the server refuses one that does not).
+        return httpx.Client(base_url=self.url, follow_redirects=True, timeout=10, headers={"Origin": self.url})
 
 
 @pytest.fixture(scope="module")
@@ -257,3 +258,20 @@ def test_the_table_screen_follows_a_vote_without_a_reload(server: Server, browse
     assert browser.execute_script("return window.sameDocument") == "yes"  # updated in place, not reloaded
     assert int(browser.find_element(By.ID, "live").get_attribute("data-refreshes")) >= 1
     assert closed[0] not in browser.find_element(By.ID, "live").text  # the screen is no seat's page
+
+
+def test_a_page_whose_event_stream_the_server_refused_opens_it_again_and_catches_up(server: Server,
+                                                                                      browser: Any) -> None:
+    from moderator.guard import StreamSlots
+
+    _host, table_id, code = host_opens(server, play=False)
+    web = server.server.config.app.state.channels["web"].state
+    web.slots = StreamSlots(per_table=0)  # full: every stream of this table is answered 503
+    browser.get(f"{server.url}/table/{table_id}")
+    browser.execute_script("window.sameDocument = 'yes';")
+    time.sleep(1.0)  # refused (a browser's EventSource gives up on a 503 for good)
+    server.client().post(f"/join/{code}", data={"name": "Zed"})  # a change while the page has no stream
+    web.slots = StreamSlots()
+    WebDriverWait(browser, 20).until(lambda d: "Zed" in d.find_element(By.ID, "live").text)
+    assert browser.execute_script("return window.sameDocument") == "yes"  # caught up in place, not reloaded
+    assert web.slots.open(table_id) == 1

@@ -230,6 +230,7 @@ def test_service_messages_fit_one_sms(theme: str, lang: str) -> None:
         "chancellor": "C" * 10,
         "ja": 10,
         "nein": 10,
+        "seconds": 3600,
     }
     # The host's own replies go to the host's channel (Telegram or the console in practice); a seating order
     # of ten names cannot fit one SMS with instructions around it.

@@ -28,7 +28,6 @@ from starlette.routing import Route
 
 from moderator.guard import (
     DEFAULT_BODY_LIMIT,
-    TWILIO_BODY_LIMIT,
     JoinGuard,
     OpenGate,
     OriginCheck,
@@ -48,6 +47,7 @@ from moderator.guard import (
     trusted_proxies_setting,
     try_again,
 )
+from moderator.transports.sms import MAX_BODY as TWILIO_BODY_LIMIT
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")  # Starlette 1.x asks for httpx2; httpx works the same here

@@ -23,8 +23,8 @@ from typing import Any
 
 import pytest
 
-from moderator.guard import RateLimitedLog
-from moderator.httpserver import StreamSlots, quiet_accept_errors
+from moderator.guard import RateLimitedLog, StreamSlots
+from moderator.httpserver import quiet_accept_errors
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -44,6 +44,8 @@ LONG = bool(os.environ.get("MODERATOR_LONG_TESTS"))
 SECRET = "webhook-secret_0123456789"
 HOOK = "/telegram"
 SMS_URL = f"{PUBLIC_URL}/sms"
+LOCAL = ("127.0.0.1", 50000)
+"""A client on this machine (``curl`` on the host, the container's health check): ``/healthz`` tells it everything."""
 
 
 class WebhookBotAPI(FakeBotAPI):
@@ -118,7 +120,7 @@ def server(tmp_path: Path) -> Iterator[Server]:
     twilio = FakeTwilio()
     app = create_app(Settings.load(env(db), cwd=tmp_path), network={"telegram": api, "sms": twilio},
                      deliver=False)
-    with TestClient(app, raise_server_exceptions=False) as client:
+    with TestClient(app, raise_server_exceptions=False, client=LOCAL) as client:
         yield Server(client, api, twilio, db)
 
 
@@ -198,10 +200,13 @@ def test_join_page_for_an_unknown_code_is_a_bare_404(server: Server, code: str) 
 def test_a_channel_without_credentials_stays_off(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     settings_ = Settings.load({"MODERATOR_DB": str(tmp_path / "m.db")}, cwd=tmp_path)
     caplog.set_level(logging.INFO)
-    with TestClient(create_app(settings_, deliver=False)) as client:
+    with TestClient(create_app(settings_, deliver=False), client=LOCAL) as client:
         assert client.get("/healthz").json()["channels"] == []
-        assert client.post(HOOK, json={"update_id": 1}).status_code == 404
-        assert client.post("/sms", data={"Body": "hi"}).status_code == 404
+        # No such route (and, being no webhook, not even past the Origin check without one).
+        same_origin = {"Origin": "http://testserver"}
+        assert client.post(HOOK, json={"update_id": 1}, headers=same_origin).status_code == 404
+        assert client.post("/sms", data={"Body": "hi"}, headers=same_origin).status_code == 404
+        assert client.post("/sms", data={"Body": "hi"}).status_code == 403
     assert any("channels on: none" in r.getMessage() for r in caplog.records)
 
 

@@ -22,6 +22,8 @@ with warnings.catch_warnings():
     warnings.simplefilter("ignore")  # Starlette 1.x asks for httpx2; httpx works the same here
     from starlette.testclient import TestClient
 
+SAME_ORIGIN = {"Origin": "http://testserver"}
+"""What a browser sends with a page's POST (the server refuses a POST from another origin, or from none)."""
 _FORM = re.compile(r'<form method="post"[^>]*>(.*?)</form>', re.S)
 _HIDDEN = re.compile(r'<input type="hidden" name="([^"]+)" value="([^"]*)">')
 _CHOICE = re.compile(r'<button class="choice">([^<]*)</button>')
@@ -60,7 +62,7 @@ class WebTable:
         self.db = db
         settings = Settings.load({"MODERATOR_DB": str(db), "MODERATOR_WEB": "on"}, cwd=db.parent)
         self.app = create_app(settings, deliver=False, **options)
-        self.host = TestClient(self.app)
+        self.host = TestClient(self.app, headers=SAME_ORIGIN)
 
     def __enter__(self) -> WebTable:
         self.host.__enter__()
@@ -117,7 +119,7 @@ class WebTable:
 
 def browser_beside(client: TestClient) -> TestClient:
     """Another browser (its own cookies) on the app and event loop of a running TestClient."""
-    other = TestClient(client.app)
+    other = TestClient(client.app, headers=SAME_ORIGIN)
     other.portal = client.portal
     return other
 
@@ -133,5 +135,5 @@ def every_channel(tmp_path: Path, *, deliver: bool = False) -> Iterator[Any]:
     api, twilio = WebhookBotAPI(clock=lambda: 1_800_000_000.0), FakeTwilio()
     app = create_app(Settings.load(env(db, MODERATOR_WEB="on"), cwd=tmp_path), network={"telegram": api, "sms": twilio},
                      deliver=deliver)
-    with TestClient(app) as client:
+    with TestClient(app, headers=SAME_ORIGIN) as client:
         yield Server(client, api, twilio, db)

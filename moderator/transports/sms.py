@@ -64,6 +64,11 @@ CHANNEL: Final = "sms"
 WEBHOOK_PATH: Final = "/sms"
 STATUS_PATH: Final = "/sms/status"
 """Twilio's delivery status callbacks for the texts we send (``status_callback``)."""
+MAX_BODY: Final = 64 * 1024
+"""Bytes of a webhook body the server lets through at most (``SmsSpec.webhooks``; counted as it streams, before
+the signature check parses the form). Twilio posts ``application/x-www-form-urlencoded``: about 20 fields and a Body
+of at most 1,600 characters (percent-encoded, up to 12 bytes each: about 19 KB), plus up to ten media URLs for an
+MMS. 64 KB is generous."""
 FINAL_STATUSES: Final = frozenset({"delivered", "undelivered", "failed", "canceled", "read"})
 NOT_DELIVERED: Final = frozenset({"undelivered", "failed"})
 """Statuses that mean the text never reached the phone."""
@@ -455,6 +460,9 @@ class SmsSpec:
 
     def routes(self, settings: Settings) -> Sequence[BaseRoute]:
         return routes(SmsSettings.of(settings))
+
+    def webhooks(self, settings: Settings) -> Mapping[str, int]:
+        return {WEBHOOK_PATH: MAX_BODY, STATUS_PATH: MAX_BODY}
 
     @contextlib.asynccontextmanager
     async def start(self, settings: Settings, runtime: Runtime) -> AsyncIterator[Running]:

@@ -29,18 +29,20 @@ import hashlib
 import hmac
 import html
 import logging
+import math
 import re
 import secrets
 import string
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from functools import cache
 from importlib import resources
-from typing import Final
+from typing import Any, Final
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
+from starlette.types import Receive, Scope, Send
 
 from ..board import catalog_for, render_png
 from ..catalog import DEFAULT_LANGUAGE, DEFAULT_THEME, Catalog, UnknownCatalog, languages, themes
@@ -70,6 +72,17 @@ from ..commands import (
     RemoveSeat,
     Start,
 )
+from ..guard import (
+    DEFAULT_TRUSTED_PROXIES,
+    OpenGate,
+    StreamSlots,
+    TrustedProxies,
+    client_key,
+    join_guesses,
+    retry_after,
+    table_openings,
+    trusted_proxies_setting,
+)
 from ..qr import qr_element
 from ..settings import Settings
 
@@ -86,6 +99,9 @@ STREAM_SECONDS: Final = 20.0
 """An event stream ends after this long and the browser opens a new one at once: a server shutting down never
 waits on an idle stream for long."""
 KEEP_ALIVE: Final = 10.0
+STREAM_RETRY: Final = 15.0
+"""The ``Retry-After`` of a stream refused for want of a slot (503). An ``EventSource`` cannot read it: live.js
+opens the stream again after 2.5-5 s, then after longer each time, up to a minute."""
 
 WEB_MESSAGES: Final = (
     "web-open-title",
@@ -118,6 +134,9 @@ WEB_MESSAGES: Final = (
     "web-host-page",
     "web-theme",
     "web-end-confirm",
+    "web-open-try-again",
+    "web-open-password",
+    "web-open-refused",
 )
 """Message ids the browser pages use (a test checks the catalogs have them)."""
 
@@ -217,13 +236,20 @@ class WebTables:
     """The browser channel: who a cookie is, the live parts of every page, and their event streams."""
 
     def __init__(self, pages: Pages, *, public_url: str | None = None,
-                 ways: Callable[[str], list[JoinWay]] = lambda code: [], delivery: Delivery | None = None) -> None:
+                 ways: Callable[[str], list[JoinWay]] = lambda code: [], delivery: Delivery | None = None,
+                 gate: OpenGate | None = None, trusted: TrustedProxies | None = None) -> None:
         self.pages = pages
         self.public_url = public_url
         """Where phones reach this server (join links and QR codes); else the address a page was asked for."""
         self.ways = ways
         """The other ways to join with a code (Telegram, SMS), shown beside the page's."""
         self.delivery = delivery
+        self.gate = gate or OpenGate()
+        """Who may open a table at ``/new`` (``MODERATOR_OPEN_PASSWORD``, else one a minute per client)."""
+        self.trusted = trusted or TrustedProxies.parse(DEFAULT_TRUSTED_PROXIES)
+        """The proxies whose ``X-Forwarded-For`` names the client (``MODERATOR_TRUSTED_PROXIES``)."""
+        self.slots = StreamSlots()
+        """Event streams open at once, per table and in all."""
         self._boards: dict[str, tuple[str, bytes]] = {}
         self._listeners: dict[str, set[asyncio.Queue[None]]] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -235,6 +261,10 @@ class WebTables:
     def seat_address(self, request: Request, table_id: str) -> str | None:
         token = request.cookies.get(SEAT_COOKIE + table_id)
         return address_of(token) if token else None
+
+    def client(self, request: Request) -> str:
+        """Who a request counts as for rate limits: its address behind the trusted proxies (IPv6: its /64)."""
+        return client_key(request.scope, self.trusted)
 
     def is_host(self, request: Request, table: TableView) -> bool:
         token = request.cookies.get(HOST_COOKIE + table.id)
@@ -499,27 +529,55 @@ async def _form(request: Request) -> dict[str, str]:
 
 async def home(request: Request) -> Response:
     """Open a table from this browser."""
+    return _home(request)
+
+
+def _home(request: Request, *, status: int = 200, note: str | None = None) -> Response:
+    """The "open a table" form (with the operator's password field if one is set), after ``note`` if any."""
     lang = _language(request)
     catalog = _catalog(DEFAULT_THEME, lang)
     options = "".join(f'<option value="{_e(t)}">{_e(_catalog(t, lang).term("game"))}</option>' for t in themes())
+    password = (f'<label>{_e(catalog.text("web-open-password"))} <input type="password" name="password" '
+                f'maxlength="200" required></label>' if _web(request).gate.password else "")
     body = (
         f"<h1>{_e(catalog.text('web-open-title'))}</h1>"
-        f'<form method="post" action="/new" class="open">'
+        + (_text(catalog.text(note)) if note else "")
+        + f'<form method="post" action="/new" class="open">'
         f'<label>{_e(catalog.text("web-your-name"))} <input name="name" maxlength="20" required></label>'
         f'<label><input type="checkbox" name="play" value="1" checked> {_e(catalog.text("web-plays-too"))}</label>'
         f'<label>{_e(catalog.text("web-theme"))} <select name="theme">{options}</select></label>'
+        f"{password}"
         f'<button class="primary">{_e(catalog.text("web-open"))}</button></form>'
     )
-    return _page(catalog.text("web-open-title"), body, lang=lang)
+    return _page(catalog.text("web-open-title"), body, lang=lang, status=status)
+
+
+def try_again(request: Request, seconds: float, message_id: str = "try-again") -> Response:
+    """429 with ``Retry-After``: the catalog's "try again in …" in the browser's language."""
+    lang = _language(request)
+    wait = retry_after(seconds)
+    text = _catalog(DEFAULT_THEME, lang).text(message_id, seconds=int(wait))
+    response = _page(text, _text(text), lang=lang, status=429)
+    response.headers["Retry-After"] = wait
+    return response
 
 
 async def new_table(request: Request) -> Response:
-    """``POST /new``: a new table hosted by this browser; the host's seat (if playing) is this browser's too."""
+    """``POST /new``: a new table hosted by this browser; the host's seat (if playing) is this browser's too.
+    Only with a name, and only as ``WebTables.gate`` allows (the operator's password, or one a minute)."""
     web = _web(request)
     form = await _form(request)
+    name = form.get("name", "").strip()
+    if not name:  # a malformed form (or none): no table without its host's name
+        return _home(request, status=400)
+    wait = web.gate.check(web.client(request), form.get("password"))
+    if wait == math.inf:
+        return _home(request, status=403, note="web-open-refused")
+    if wait > 0:
+        return try_again(request, wait, "web-open-try-again")
     theme = form.get("theme") if form.get("theme") in themes() else DEFAULT_THEME
     lang = _language(request, theme or DEFAULT_THEME)
-    opened = open_table(web.pages, name=form.get("name", "").strip(), play=bool(form.get("play")),
+    opened = open_table(web.pages, name=name, play=bool(form.get("play")),
                         theme=theme or DEFAULT_THEME, lang=lang)
     if opened is None:
         return _not_found()
@@ -536,6 +594,9 @@ async def join(request: Request) -> Response:
     web = _web(request)
     code = str(request.path_params.get("code", "")).strip().upper()
     table = web.pages.table_by_code(code) if _ID.fullmatch(code) else None
+    wait = web.pages.join_attempt(web.client(request), table is not None)
+    if wait > 0:  # too many unknown codes from this client: the same answer, known code or not
+        return try_again(request, wait)
     if table is None or table.status is not Status.LOBBY:
         return _not_found()
     form = await _form(request)
@@ -642,12 +703,31 @@ async def board_png(request: Request) -> Response:
 
 
 async def events(request: Request) -> Response:
-    """Server-sent events of the table's changes (no content)."""
+    """Server-sent events of the table's changes (no content); 503 with ``Retry-After`` when the table or the
+    server has as many streams open as ``WebTables.slots`` allows."""
     table = _table(request)
     if table is None:
         return _not_found()
-    return StreamingResponse(_web(request).stream(table.id), media_type="text/event-stream",
-                             headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+    web = _web(request)
+    if not web.slots.acquire(table.id):
+        return StreamSlots.busy(STREAM_RETRY)
+    table_id = table.id
+    return _HeldStream(web.stream(table_id), lambda: web.slots.release(table_id), media_type="text/event-stream",
+                       headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+
+
+class _HeldStream(StreamingResponse):
+    """A stream that gives its slot back however it ends: finished, the client gone, the server stopping."""
+
+    def __init__(self, content: AsyncIterator[str], release: Callable[[], None], **options: Any) -> None:
+        super().__init__(content, **options)
+        self._release = release
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            self._release()
 
 
 async def host_page(request: Request) -> Response:
@@ -783,10 +863,17 @@ class WebSpec:
     def routes(self, settings: Settings) -> Sequence[BaseRoute]:
         return routes()
 
+    def webhooks(self, settings: Settings) -> Mapping[str, int]:
+        return {}  # pages only: every POST comes from a page and carries its Origin
+
     @contextlib.asynccontextmanager
     async def start(self, settings: Settings, runtime: Runtime) -> AsyncIterator[Running]:
+        password = settings.env.get("MODERATOR_OPEN_PASSWORD")
+        # With a password, a wrong one costs like an unknown code (ten a minute); without, one table a minute.
+        gate = OpenGate(password, limiter=join_guesses(runtime.clock) if password else table_openings(runtime.clock))
         web = WebTables(runtime.pages, public_url=settings.public_url, ways=runtime.join_ways,
-                        delivery=runtime.delivery(CHANNEL, ReadByPage()))
+                        delivery=runtime.delivery(CHANNEL, ReadByPage()), gate=gate,
+                        trusted=TrustedProxies.parse(trusted_proxies_setting(settings.env)))
         web.bind(asyncio.get_running_loop())
         try:
             yield Running(web)

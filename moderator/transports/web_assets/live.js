@@ -8,7 +8,7 @@ document.addEventListener("submit", (event) => {
 (() => {
   const live = document.getElementById("live");
   if (!live) return;
-  let busy = false, again = false, opened = false;
+  let busy = false, again = false;
   let typing = false;
   async function refresh() {
     // Someone typing a name in the live part would lose it: refresh when they leave the field instead.
@@ -38,8 +38,27 @@ document.addEventListener("submit", (event) => {
   }
   // (A little later: leaving the field may be a tap on its button, which must not be swapped away.)
   live.addEventListener("focusout", () => { if (typing) { typing = false; setTimeout(refresh, 1000); } });
-  const events = new EventSource(live.dataset.events);
-  events.onmessage = refresh;
-  // A reconnection may have missed a change (a locked phone, a restarted server): fetch once more.
-  events.onopen = () => { if (opened) refresh(); opened = true; };
+  followEvents(live.dataset.events, refresh);
 })();
+
+// --- The event stream, opened again after the server refused it -------------------------------------------------
+// The browser reconnects by itself when a stream ends or the network drops, but not after an answer that is no
+// stream (503 when the table or the server has too many open; 404 for a table gone): then EventSource is closed
+// for good. Open it again after a while, longer each time (2.5-5 s, then up to a minute), at random within that,
+// so that the pages a full server turned away do not all come back at once. Any open but the first may have
+// missed a change (a locked phone, a restarted server, a refusal): the page fetches its part once more.
+function followEvents(url, changed) {
+  let delay = 5000, missed = false;
+  const open = () => {
+    const events = new EventSource(url);
+    events.onmessage = changed;
+    events.onopen = () => { delay = 5000; if (missed) changed(); };
+    events.onerror = () => {
+      missed = true;
+      if (events.readyState !== EventSource.CLOSED) return;
+      setTimeout(open, delay * (0.5 + Math.random() / 2));
+      delay = Math.min(delay * 2, 60000);
+    };
+  };
+  open();
+}
