@@ -333,6 +333,9 @@ class SeatInfo:
     address: str
     language: str
     computer: bool
+    """A computer player decides for this seat (it may be standing in for its player)."""
+    stand_in: bool = False
+    """A computer player stands in for this seat's player, who is away; the seat can be given back."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -400,6 +403,10 @@ class SeatView:
     """The latest public results, when they go to a group chat this browser cannot read."""
     seats: tuple[str, ...] = ()
     feed: tuple[Line, ...] = ()
+    record_votes: tuple[str, ...] = ()
+    """Votes are cast at the table and this seat, the President, records them: the names that voted."""
+    language: str = DEFAULT_LANGUAGE
+    """The seat's own language (it may set another)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -431,6 +438,22 @@ class HostView:
     local: tuple[PassName, ...] = ()
     board: BoardView | None = None
     replies: tuple[str, ...] = field(default=())
+    table_votes: bool = False
+    """Votes are cast at the table and the President records them."""
+    reminder_minutes: int = 0
+    """Whoever owes a decision is reminded after this many minutes (0: never)."""
+    moves: tuple[MoveCode, ...] = ()
+    """One-time codes the host asked for, to move a seat to a new device."""
+    free_seats: int = 0
+    """Seats still free in the lobby (for computer players)."""
+
+
+@dataclass(frozen=True, slots=True)
+class MoveCode:
+    """A seat's one-time code for taking it over from a new device."""
+
+    name: str
+    code: str
 
 
 class Pages(Protocol):
@@ -446,6 +469,10 @@ class Pages(Protocol):
 
     def table_by_code(self, code: str) -> TableView | None:
         """A table by its join code."""
+        ...
+
+    def table_by_move_code(self, code: str) -> TableView | None:
+        """The table that gave out this one-time code for moving a seat to a new device."""
         ...
 
     def join_attempt(self, client: str, known: bool) -> float:

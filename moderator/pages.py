@@ -14,6 +14,7 @@ from .channels import (
     HostView,
     Kind,
     Line,
+    MoveCode,
     Option,
     Outbound,
     PassName,
@@ -27,9 +28,12 @@ from .channels import (
 )
 from .commands import Inbound
 from .context import Context
-from .engine import awaiting, public_view, view_for
+from .engine import Phase, awaiting, public_view, view_for
 from .engine.events import GameEnded, VoteProgressed
+from .engine.types import MAX_PLAYERS
+from .lobby import MOVE_CODES
 from .moves import token
+from .outbox import COMPUTER_CHANNEL
 from .store import TableStatus
 from .tables import LIVE, Table
 
@@ -64,6 +68,10 @@ class BrowserPages:
         table = self.ctx.tables.by_code(code)
         return None if table is None or table.status is TableStatus.CLOSED else _view(table)
 
+    def table_by_move_code(self, code: str) -> TableView | None:
+        found = [t for t in self.ctx.tables.with_move_code(code) if code in t.row.options.get(MOVE_CODES, {})]
+        return _view(found[0]) if found and found[0].status is not TableStatus.CLOSED else None
+
     def join_attempt(self, client: str, known: bool) -> float:
         # The same buckets as every other way in (``lobby.join``), keyed apart: "ip:" is never a channel's name.
         return self.ctx.guesses.attempt(f"ip:{client}", known, self.ctx.clock())
@@ -85,18 +93,22 @@ class BrowserPages:
         state = table.state
         feed = tuple(self.feed(seat.channel, seat.address, 40, this_game=True, table_id=table_id))
         if state is None or not table.row.game or table.status not in (*LIVE, TableStatus.OVER):
-            return SeatView(seat.name, False, seats=table.names, feed=feed)
+            return SeatView(seat.name, False, seats=table.names, feed=feed, language=seat.language)
         view = view_for(state, position)
-        owed = (table.status is TableStatus.PLAYING and position in awaiting(state)
-                and not table.row.options.get("physical_voting"))
+        at_table = bool(table.row.options.get("physical_voting")) and state.phase is Phase.ELECTION
+        owed = table.status is TableStatus.PLAYING and position in awaiting(state) and not at_table
         message = render.prompt(view, info, catalog) if owed else None
         prompt = None
         if message is not None:
             options = tuple(Option(c.label, token(c.action)) for c in message.choices)
             prompt = PromptView(message.text, message.secret, options, table.row.decision_step)
         knowledge = tuple(m.text for m in render.knowledge_messages(view, info, catalog))
+        records = table.status is TableStatus.PLAYING and at_table and state.president == position
+        voters = tuple(table.names[s] for s in range(state.players) if state.alive[s]) if records else ()
         return SeatView(
-            seat.name, True, prompt=prompt, owes_nothing=prompt is None and table.status is TableStatus.PLAYING,
+            seat.name, True, prompt=prompt,
+            owes_nothing=prompt is None and not records and table.status is TableStatus.PLAYING,
+            record_votes=voters, language=seat.language,
             knowledge=knowledge, status=_status(self.ctx, table, language),
             board=self._board_view(table, language), latest=self._latest(table, language) if table.group else None,
             feed=feed,
@@ -144,7 +156,12 @@ class BrowserPages:
         )
         board = self._board_view(table, language) if state is not None and table.status is not TableStatus.LOBBY \
             else None
-        return HostView(seats=_view(table).seats, local=names, board=board, replies=replies)
+        codes: dict[str, int] = table.row.options.get(MOVE_CODES, {})
+        return HostView(seats=_view(table).seats, local=names, board=board, replies=replies,
+                        table_votes=bool(table.row.options.get("physical_voting")),
+                        reminder_minutes=int(table.row.options.get("reminder_minutes") or 0),
+                        moves=tuple(MoveCode(table.names[p], c) for c, p in codes.items() if p < len(table.names)),
+                        free_seats=max(MAX_PLAYERS - len(table.seats), 0))
 
     # --- pieces ---------------------------------------------------------------------------------------------
 
@@ -181,7 +198,8 @@ def _status(ctx: Context, table: Table, language: str) -> tuple[str, ...]:
 
 
 def _view(table: Table) -> TableView:
-    seats = tuple(SeatInfo(s.position, s.name, s.channel, s.address, s.language, s.computer) for s in table.seats)
+    seats = tuple(SeatInfo(s.position, s.name, s.channel, s.address, s.language, s.computer,
+                           stand_in=s.computer and s.channel != COMPUTER_CHANNEL) for s in table.seats)
     step = table.state.step if table.state is not None else 0
     language = table.public_language if table.group else table.host_language
     return TableView(

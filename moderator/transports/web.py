@@ -13,6 +13,8 @@ Routes (``routes``):
   board, who the table waits for and the latest results, then the roles and the truth timeline. Public only.
 - ``GET /host/<table>``: the host's device: lobby controls, and pass-and-play: every seat taken on this device is
   a name to tap; ``/host/<table>/seat/<n>`` shows that seat behind a cover and decides for it.
+- ``GET /move/<code>`` and ``POST``: a seat's one-time code (the host page shows it as a QR code) opened on a new
+  device, which then takes that seat over.
 - ``GET /table/<table>/events``: server-sent events, one ``data:`` line per committed change of the table and
   nothing else (no content, so no secret); every page listens and fetches its own part again
   (``.../live``), so nothing needs a reload. ``GET /table/<table>/board.png``: the board image.
@@ -50,12 +52,14 @@ from ..channels import (
     Capabilities,
     Delivered,
     Delivery,
+    HostView,
     JoinWay,
     Outbound,
     Pages,
     Result,
     Running,
     Runtime,
+    SeatView,
     Status,
     TableView,
 )
@@ -67,9 +71,18 @@ from ..commands import (
     HostCommand,
     Inbound,
     Join,
+    Leave,
+    MovePhone,
     MoveSeat,
     OpenTable,
+    RecordVotes,
     RemoveSeat,
+    Rename,
+    SetLanguage,
+    SetReminders,
+    SetTableVoting,
+    SetTheme,
+    StandIn,
     Start,
 )
 from ..guard import (
@@ -126,6 +139,7 @@ WEB_MESSAGES: Final = (
     "web-done-pass",
     "web-pause",
     "web-resume",
+    "web-nudge",
     "web-end",
     "web-rematch",
     "web-not-your-seat",
@@ -137,6 +151,27 @@ WEB_MESSAGES: Final = (
     "web-open-try-again",
     "web-open-password",
     "web-open-refused",
+    "web-computers-count",
+    "web-reminders",
+    "web-reminders-off",
+    "web-reminders-after",
+    "web-set",
+    "web-phone-votes",
+    "web-hand-votes",
+    "web-players",
+    "web-stand-in",
+    "web-give-back",
+    "web-new-device",
+    "web-move-to",
+    "web-move-title",
+    "web-move-take",
+    "web-record-votes",
+    "web-record",
+    "web-you",
+    "web-rename",
+    "web-language",
+    "web-leave",
+    "web-leave-confirm",
 )
 """Message ids the browser pages use (a test checks the catalogs have them)."""
 
@@ -145,6 +180,7 @@ _ID: Final = re.compile(r"[A-Za-z0-9]{3,40}")
 _HOST_ACTIONS: Final[dict[str, Command]] = {
     "computers": AddComputers(),
     "start": Start(),
+    "nudge": Host(HostCommand.NUDGE),
     "pause": Host(HostCommand.PAUSE),
     "resume": Host(HostCommand.RESUME),
     "end": Host(HostCommand.END),
@@ -357,6 +393,8 @@ class WebTables:
                 reveal = catalog.text("web-reveal")
                 block = _covered(f"prompt-{prompt.decision}", reveal, inner) if prompt.secret else inner
                 parts.append(f'<section class="prompt" data-decision="{prompt.decision}">{block}</section>')
+            elif view.record_votes:
+                parts.append(_record_votes(catalog, view))
             elif view.owes_nothing:
                 parts.append(_text(catalog.text("web-nothing-owed"), "quiet"))
             knowledge = "".join(_text(line) for line in view.knowledge)
@@ -372,6 +410,7 @@ class WebTables:
             text = _text(line.text)
             items.append(_covered(f"m{line.id}", catalog.text("web-reveal"), text) if line.secret else text)
         parts.append(f'<section class="feed"><h2>{_e(catalog.text("web-messages"))}</h2>{"".join(items)}</section>')
+        parts.append(_yourself(catalog, view, table))
         body = "".join(parts)
         return _covered(f"cover-{position}", cover, body) if cover is not None else body
 
@@ -412,7 +451,12 @@ class WebTables:
                 f'<button>{_e(catalog.text("web-add"))}</button></form>'
             )
             parts.append(_button(catalog.text("web-add-computers"), {"do": "computers", "nonce": nonce}))
+            if view.free_seats:
+                count = (f'<label>{_e(catalog.text("web-computers-count"))} <input type="number" name="count" '
+                         f'min="1" max="{view.free_seats}" value="1" required></label>')
+                parts.append(_control("computers-n", nonce, count, catalog.text("web-add")))
             parts.append(_button(catalog.text("web-start"), {"do": "start", "nonce": nonce}, cls="primary"))
+            parts.append(_lobby_settings(catalog, view, table, nonce))
         else:
             if view.local:
                 names = []
@@ -421,11 +465,15 @@ class WebTables:
                     names.append(f'<li><a class="name" href="/host/{table.id}/seat/{local.position}">'
                                  f"{_e(local.name)}</a>{mark}</li>")
                 parts.append(f'<h2>{_e(catalog.text("web-pass-title"))}</h2><ul class="pass">{"".join(names)}</ul>')
-            controls = {Status.PLAYING: ("pause", "end"), Status.PAUSED: ("resume", "end"), Status.OVER: ("rematch",)}
+            controls = {Status.PLAYING: ("pause", "nudge", "end"), Status.PAUSED: ("resume", "end"),
+                        Status.OVER: ("rematch",)}
             parts.append("".join(
                 _button(catalog.text(f"web-{do}"), {"do": do, "nonce": nonce},
                         confirm=catalog.text("web-end-confirm") if do == "end" else "")
                 for do in controls.get(table.status, ())))
+            if table.status in (Status.PLAYING, Status.PAUSED):
+                parts.append(_game_seats(catalog, view, table, nonce, base_url=self.public_url or base_url))
+                parts.append(_reminders(catalog, view, nonce))
             if view.board is not None:
                 parts.append(self._board(table, catalog, view.board.lines))
         # The replies to the host's own commands (a refused start, say).
@@ -464,6 +512,88 @@ class WebTables:
         )
         return (f'<section class="join"><h2>{_e(catalog.text("web-scan-to-join"))}</h2>'
                 f'<div class="codes">{figures}</div><p class="code">{_e(code)}</p></section>')
+
+
+_REMINDER_MINUTES: Final = (0, 1, 2, 3, 5, 10)
+"""The reminder delays the host page offers (0: off); typed, any number of minutes works."""
+
+
+def _control(do: str, nonce: str, inner: str, label: str) -> str:
+    """A host form: its fields (``inner``) and one button."""
+    return (f'<form method="post" class="control"><input type="hidden" name="do" value="{_e(do)}">'
+            f'<input type="hidden" name="nonce" value="{_e(nonce)}">{inner} <button>{_e(label)}</button></form>')
+
+
+def _select(name: str, choices: Sequence[tuple[str, str]], selected: str) -> str:
+    items = "".join(f'<option value="{_e(v)}"{" selected" if v == selected else ""}>{_e(label)}</option>'
+                    for v, label in choices)
+    return f'<select name="{_e(name)}">{items}</select>'
+
+
+def _reminders(catalog: Catalog, view: HostView, nonce: str) -> str:
+    """Reminders: off, or after N minutes without a decision."""
+    choices = [(str(m), catalog.text("web-reminders-after", minutes=m) if m else catalog.text("web-reminders-off"))
+               for m in sorted({*_REMINDER_MINUTES, view.reminder_minutes})]
+    minutes = _select("minutes", choices, str(view.reminder_minutes))
+    field = f'<label>{_e(catalog.text("web-reminders"))} {minutes}</label>'
+    return _control("reminders", nonce, field, catalog.text("web-set"))
+
+
+def _lobby_settings(catalog: Catalog, view: HostView, table: TableView, nonce: str) -> str:
+    """How the table plays: votes on the phones or at the table, reminders, the theme."""
+    votes = catalog.text("table-votes-on" if view.table_votes else "table-votes-off")
+    switch = _button(catalog.text("web-phone-votes" if view.table_votes else "web-hand-votes"),
+                     {"do": "tablevotes", "on": "0" if view.table_votes else "1", "nonce": nonce})
+    theme = _select("theme", [(t, t) for t in themes()], table.theme)
+    return (f'<section class="settings"><p class="quiet">{_e(votes)}</p>{switch}'
+            + _reminders(catalog, view, nonce)
+            + _control("theme", nonce, f'<label>{_e(catalog.text("web-theme"))} {theme}</label>',
+                       catalog.text("web-set"))
+            + "</section>")
+
+
+def _game_seats(catalog: Catalog, view: HostView, table: TableView, nonce: str, *, base_url: str) -> str:
+    """Every player's seat during a game: a computer stands in or gives it back; a new device takes it over."""
+    rows = []
+    for seat in view.seats:
+        if seat.computer and not seat.stand_in:
+            continue
+        stood_in = seat.stand_in
+        stand = _button(catalog.text("web-give-back" if stood_in else "web-stand-in"),
+                        {"do": "return" if stood_in else "standin", "name": seat.name, "nonce": nonce})
+        device = _button(catalog.text("web-new-device"), {"do": "newdevice", "name": seat.name, "nonce": nonce})
+        rows.append(f"<li>{_e(seat.name)} {stand}{device}</li>")
+    moves = "".join(
+        f'<figure class="move">{qr_element(url)}<figcaption>{_e(catalog.text("web-move-to", name=m.name))} '
+        f'<a href="{_e(url)}">{_e(url)}</a> <span class="code">{_e(m.code)}</span></figcaption></figure>'
+        for m in view.moves for url in [f"{base_url.rstrip('/')}/move/{m.code}"]
+    )
+    return f'<h2>{_e(catalog.text("web-players"))}</h2><ol class="seats">{"".join(rows)}</ol>{moves}'
+
+
+def _record_votes(catalog: Catalog, view: SeatView) -> str:
+    """The President records the table's vote: a box for every player who voted Ja."""
+    boxes = "".join(f'<label class="voter"><input type="checkbox" name="ja-{i}" value="{_e(name)}"> {_e(name)}</label>'
+                    for i, name in enumerate(view.record_votes))
+    return (f'<section class="prompt record"><p class="msg">{_e(catalog.text("web-record-votes"))}</p>'
+            f'<form method="post"><input type="hidden" name="do" value="votes">'
+            f'<input type="hidden" name="nonce" value="{secrets.token_hex(8)}">{boxes}'
+            f'<button class="primary">{_e(catalog.text("web-record"))}</button></form></section>')
+
+
+def _yourself(catalog: Catalog, view: SeatView, table: TableView) -> str:
+    """The seat's own settings: its name, its language, and leaving a lobby."""
+    nonce = secrets.token_hex(8)
+    name = (f'<label>{_e(catalog.text("web-your-name"))} <input name="name" maxlength="20" required '
+            f'value="{_e(view.name)}"></label>')
+    langs = _select("language", [(lang, lang) for lang in languages(table.theme)], view.language)
+    parts = [_control("rename", nonce, name, catalog.text("web-rename")),
+             _control("language", nonce, f'<label>{_e(catalog.text("web-language"))} {langs}</label>',
+                      catalog.text("web-set"))]
+    if table.status is Status.LOBBY:
+        parts.append(_button(catalog.text("web-leave"), {"do": "leave", "nonce": nonce},
+                             confirm=catalog.text("web-leave-confirm")))
+    return f'<details class="yourself"><summary>{_e(catalog.text("web-you"))}</summary>{"".join(parts)}</details>'
 
 
 def _seats(catalog: Catalog, names: Sequence[str]) -> str:
@@ -665,16 +795,62 @@ async def decide(request: Request) -> Response:
         return found
     table, seat = found
     await _choose(request, table, seat)
+    after = _web(request).pages.table_info(table.id)
+    if table.code and (after is None or after.seat_of(CHANNEL, table.seats[seat].address) is None):
+        return RedirectResponse(f"/join/{table.code}", status_code=303)  # left the lobby: back to its join page
     return RedirectResponse(f"/play/{table.id}", status_code=303)
+
+
+async def move_page(request: Request) -> Response:
+    """``GET /move/<code>``: a seat's one-time code, opened on its new device: one button takes the seat over."""
+    theme = DEFAULT_THEME
+    catalog = _catalog(theme, _language(request, theme))
+    form = (f'<form method="post"><input type="hidden" name="nonce" value="{secrets.token_hex(8)}">'
+            f'<button class="primary">{_e(catalog.text("web-move-take"))}</button></form>')
+    return _page(catalog.text("web-move-title"), f'<h1>{_e(catalog.text("web-move-title"))}</h1>{form}',
+                 lang=catalog.lang)
+
+
+async def move_seat(request: Request) -> Response:
+    """``POST /move/<code>``: this browser takes over the seat the code was given for; its page follows."""
+    web = _web(request)
+    code = str(request.path_params.get("code", "")).strip().upper()
+    table = web.pages.table_by_move_code(code) if _ID.fullmatch(code) else None
+    wait = web.pages.join_attempt(web.client(request), table is not None)
+    if wait > 0:
+        return try_again(request, wait)
+    if table is None:
+        return _not_found()
+    form = await _form(request)
+    token = secrets.token_urlsafe(24)
+    address = address_of(token)
+    web.handle(address, Join(code, ""), nonce=form.get("nonce"), lang=_language(request, table.theme))
+    after = web.pages.table_info(table.id)
+    if after is None or after.seat_of(CHANNEL, address) is None:
+        return _not_found()
+    response = RedirectResponse(f"/play/{table.id}", status_code=303)
+    _cookie(response, SEAT_COOKIE + table.id, token, request)
+    return response
 
 
 async def _choose(request: Request, table: TableView, seat: int) -> None:
     form = await _form(request)
+    web, address, nonce = _web(request), table.seats[seat].address, form.get("nonce")
     decision = _number(form.get("decision", ""))
     token = form.get("token", "")
+    do = form.get("do", "")
+    name = form.get("name", "").strip()
     if token and decision is not None:
-        _web(request).handle(table.seats[seat].address, Choose(token[:64], decision), nonce=form.get("nonce"),
-                             table=table.id)
+        web.handle(address, Choose(token[:64], decision), nonce=nonce, table=table.id)
+    elif do == "votes":
+        ja = tuple(v for k, v in form.items() if k.startswith("ja-"))
+        web.handle(address, RecordVotes(ja), nonce=nonce, table=table.id)
+    elif do == "rename" and name:
+        web.handle(address, Rename(name), nonce=nonce, table=table.id)
+    elif do == "language" and form.get("language") in languages(table.theme):
+        web.handle(address, SetLanguage(form["language"]), nonce=nonce, table=table.id)
+    elif do == "leave":
+        web.handle(address, Leave(), nonce=nonce, table=table.id)
 
 
 async def screen(request: Request) -> Response:
@@ -777,6 +953,18 @@ async def host_action(request: Request) -> Response:
         web.handle(host, MoveSeat(name, position), nonce=nonce, table=table.id)  # 1-based: one place up
     elif do == "remove" and name:
         web.handle(host, RemoveSeat(name), nonce=nonce, table=table.id)
+    elif do == "computers-n" and (count := _number(form.get("count", ""), 2)) is not None:
+        web.handle(host, AddComputers(count), nonce=nonce, table=table.id)
+    elif do == "tablevotes" and form.get("on") in ("0", "1"):
+        web.handle(host, SetTableVoting(form.get("on") == "1"), nonce=nonce, table=table.id)
+    elif do == "reminders" and (minutes := _number(form.get("minutes", ""), 3)) is not None:
+        web.handle(host, SetReminders(minutes or None), nonce=nonce, table=table.id)
+    elif do == "theme" and form.get("theme") in themes():
+        web.handle(host, SetTheme(form["theme"]), nonce=nonce, table=table.id)
+    elif do in ("standin", "return") and name:
+        web.handle(host, StandIn(name, back=do == "return"), nonce=nonce, table=table.id)
+    elif do == "newdevice" and name:
+        web.handle(host, MovePhone(name), nonce=nonce, table=table.id)
     return RedirectResponse(f"/host/{table.id}", status_code=303)
 
 
@@ -831,6 +1019,8 @@ def routes(*, open_tables: bool = True) -> list[BaseRoute]:
         Route("/host/{table}", host_page, methods=["GET"]),
         Route("/host/{table}/live", host_page, methods=["GET"]),
         Route("/host/{table}", host_action, methods=["POST"]),
+        Route("/move/{code}", move_page, methods=["GET"]),
+        Route("/move/{code}", move_seat, methods=["POST"]),
         Route("/host/{table}/seat/{seat}", local_seat, methods=["GET"]),
         Route("/host/{table}/seat/{seat}/live", local_seat, methods=["GET"]),
         Route("/host/{table}/seat/{seat}", local_decide, methods=["POST"]),
