@@ -51,6 +51,7 @@ def assert_private(wt: WebTable, table_id: str, pages: dict[str | None, str]) ->
     """No page shows a line of another seat's secrets that it does not hold itself (None: the table screen)."""
     held = secret_lines(wt, table_id)
     public = set().union(*(_lines(text) for _, text in wt.bodies(secret=False)))  # rules quoted in a deal, say
+    public.add(Catalog.load("classic", "en").text("deal-goal"))  # the rules: every page offers them
     everything = set().union(*held.values()) - public
     for viewer, page in pages.items():
         visible = text_of(page)

@@ -172,6 +172,7 @@ WEB_MESSAGES: Final = (
     "web-language",
     "web-leave",
     "web-leave-confirm",
+    "web-rules",
 )
 """Message ids the browser pages use (a test checks the catalogs have them)."""
 
@@ -411,6 +412,7 @@ class WebTables:
             items.append(_covered(f"m{line.id}", catalog.text("web-reveal"), text) if line.secret else text)
         parts.append(f'<section class="feed"><h2>{_e(catalog.text("web-messages"))}</h2>{"".join(items)}</section>')
         parts.append(_yourself(catalog, view, table))
+        parts.append(_rules(catalog))
         body = "".join(parts)
         return _covered(f"cover-{position}", cover, body) if cover is not None else body
 
@@ -478,6 +480,7 @@ class WebTables:
                 parts.append(self._board(table, catalog, view.board.lines))
         # The replies to the host's own commands (a refused start, say).
         parts.append('<section class="feed">' + "".join(_text(r) for r in reversed(view.replies)) + "</section>")
+        parts.append(_rules(catalog))
         return "".join(parts)
 
     # pieces
@@ -594,6 +597,12 @@ def _yourself(catalog: Catalog, view: SeatView, table: TableView) -> str:
         parts.append(_button(catalog.text("web-leave"), {"do": "leave", "nonce": nonce},
                              confirm=catalog.text("web-leave-confirm")))
     return f'<details class="yourself"><summary>{_e(catalog.text("web-you"))}</summary>{"".join(parts)}</details>'
+
+
+def _rules(catalog: Catalog) -> str:
+    """The rules in short, folded away until asked for."""
+    return (f'<details class="rules"><summary>{_e(catalog.text("web-rules"))}</summary>'
+            f'{_text(catalog.text("rules-summary"))}</details>')
 
 
 def _seats(catalog: Catalog, names: Sequence[str]) -> str:
