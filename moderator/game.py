@@ -8,20 +8,22 @@ import re
 import unicodedata
 from collections.abc import Sequence
 
-from . import moves, render
+from . import claims, moves, render
 from . import record as records
+from .bots import SPEECH_EVENTS, SPEECH_ROUNDS, speaking_order, speech_rng
 from .catalog import to_gsm7
 from .channels import Kind, Option, Outbound
+from .claims import Claim
 from .commands import Choose, Decide, Inbound, Press, Query, RecordVotes
 from .context import Context
 from .engine import Action, CastVote, Event, GameState, Phase, RuleViolation, apply, awaiting, public_view, view_for
-from .fanout import knowledge, prompt_for, publish, say, words
+from .fanout import knowledge, prompt_for, publish, say, show_claims, words
 from .lobby import show_lobby
 from .names import match_name, name_candidates
 from .outbox import Outgoing, Reply
 from .render import InputProblem
 from .store import TableStatus
-from .tables import DECISIONS_PER_GAME, Table
+from .tables import DECISIONS_PER_GAME, Said, Table
 
 _TYPED_VOTES = {"ja": "ja", "yes": "ja", "j": "ja", "nein": "nein", "no": "nein", "n": "nein"}
 
@@ -248,6 +250,44 @@ def play(ctx: Context, table: Table, actions: Sequence[Action], out: Outgoing) -
     # Only a vote keeps the phase; every other action starts a new decision, and old buttons go stale.
     new_decision = state.phase is not before or any(not isinstance(a, CastVote) for a in actions)
     publish(ctx, table, events, out, now, new_decision=new_decision)
+    if state.phase is not Phase.GAME_OVER and any(type(e) in SPEECH_EVENTS for e in events):
+        speak(ctx, table, out, [seat for seat, row in enumerate(table.seats) if row.computer])
+
+
+def speak(ctx: Context, table: Table, out: Outgoing, seats: Sequence[int], said: Sequence[Claim] = ()) -> None:
+    """Claims said now: ``said`` (a person's), then what the computer players in ``seats`` have to say, in
+    speaking order and answering each other; stored, heard by every computer player, and shown with the
+    results they follow (claims are public speech: nothing in them is taken as true)."""
+    state = table.state
+    assert state is not None
+    heard: list[Claim] = []
+
+    def hear(claim: Claim) -> None:
+        heard.append(claim)
+        for position, memory in table.memories.items():
+            table.memories[position] = memory.hear(claim)
+
+    for claim in said:
+        hear(claim)
+    computers = set(seats)
+    for _ in range(SPEECH_ROUNDS):
+        quiet = True
+        for seat in speaking_order(public_view(state)):
+            if seat not in computers or seat not in table.memories:
+                continue
+            rng = speech_rng(state.setup.seed, seat, state.step)
+            for claim in ctx.computer.claims(view_for(state, seat), table.memories[seat], rng):
+                quiet = False
+                hear(claim)
+        if quiet:
+            break
+    if not heard:
+        return
+    logged = len(table.log)
+    ctx.store.append_claims(table.id, table.row.game, len(table.said),
+                            [(state.step, logged, claims.to_json(claim)) for claim in heard])
+    table.said.extend(Said(state.step, logged, claim) for claim in heard)
+    show_claims(ctx, table, out, heard)
 
 
 def _answer_press(ctx: Context, table: Table, seat: int, actions: Sequence[Action], press: Press, reply: Reply,

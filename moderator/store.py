@@ -252,6 +252,24 @@ def m006_deliveries_and_typed_outbox(db: Database) -> None:
 
 
 
+@migrations()
+def m009_claims(db: Database) -> None:
+    """What players said at the table (claims: public speech, never actions), in the order said, per game."""
+    db.executescript(
+        """
+        CREATE TABLE claims (
+            table_id TEXT NOT NULL,
+            game INTEGER NOT NULL,
+            n INTEGER NOT NULL,
+            step INTEGER NOT NULL,
+            logged INTEGER NOT NULL,
+            claim TEXT NOT NULL,
+            PRIMARY KEY (table_id, game, n)
+        ) STRICT;
+        """
+    )
+
+
 _TABLES_OF = (
     # Three index searches (every input asks this): a join with OR would scan every table.
     " FROM game_tables t WHERE t.status != 'closed' AND t.id IN ("
@@ -536,6 +554,22 @@ class Store:
             "SELECT count(*) FROM events WHERE table_id = ? AND game = ?", (table_id, game)
         ).fetchone()
         return int(row[0])
+
+    def append_claims(self, table_id: str, game: int, first: int,
+                      rows: Sequence[tuple[int, int, dict[str, Any]]]) -> None:
+        """Append (step, events logged before, claim JSON) claims numbered from ``first`` (append-only)."""
+        self.db.conn.executemany(
+            "INSERT INTO claims (table_id, game, n, step, logged, claim) VALUES (?, ?, ?, ?, ?, ?)",
+            [(table_id, game, first + i, step, logged, _ACTION_JSON(claim))
+             for i, (step, logged, claim) in enumerate(rows)],
+        )
+
+    def claims(self, table_id: str, game: int) -> list[tuple[int, int, dict[str, Any]]]:
+        """Every claim of a game, in the order said: (step, events logged before, claim JSON)."""
+        rows = self.execute(
+            "SELECT step, logged, claim FROM claims WHERE table_id = ? AND game = ? ORDER BY n", (table_id, game)
+        ).fetchall()
+        return [(int(step), int(logged), json.loads(claim)) for step, logged, claim in rows]
 
     # --- the outbox -------------------------------------------------------------------------------------
 
