@@ -204,7 +204,7 @@ def publish(ctx: Context, table: Table, events: Sequence[Event], out: Outgoing, 
 
 _CLAIMED_AFTER: Final = frozenset(("policy-enacted", "policy-enacted-chaos", "veto-accepted", "deck-reshuffled",
                                    "loyalty-investigated", "policy-peek-used"))
-"""The results claims follow (a session's end, an investigation, a peek): they ride along with the last of them."""
+"""The results computer players' claims follow (a session's end, an investigation, a peek)."""
 
 
 def show_claims(ctx: Context, table: Table, out: Outgoing, said: Sequence[Claim]) -> None:
@@ -216,8 +216,10 @@ def show_claims(ctx: Context, table: Table, out: Outgoing, said: Sequence[Claim]
         caps = ctx.caps(reply.channel)
         catalog = ctx.catalog(table.row.theme, reply.language)
         messages = render.claim_messages(said, board, info, catalog, caps=caps)
-        queued = [(i, m) for i, m in out.to(reply.channel, reply.address)
-                  if not m.secret and m.kind is Kind.NOTE and m.message_id in _CLAIMED_AFTER]
+        results = [(i, m) for i, m in out.to(reply.channel, reply.address)
+                   if not m.secret and m.kind in (Kind.NOTE, Kind.RESULT)]
+        # After a session, an investigation or a peek, with its result; a person's claim, with the next result.
+        queued = [(i, m) for i, m in results if m.message_id in _CLAIMED_AFTER] or results
         if queued and len(messages) == 1:
             index, last = queued[-1]
             joined = last.text + "\n" + messages[0].text

@@ -263,6 +263,7 @@ def m009_claims(db: Database) -> None:
             n INTEGER NOT NULL,
             step INTEGER NOT NULL,
             logged INTEGER NOT NULL,
+            shown INTEGER,
             claim TEXT NOT NULL,
             PRIMARY KEY (table_id, game, n)
         ) STRICT;
@@ -556,20 +557,30 @@ class Store:
         return int(row[0])
 
     def append_claims(self, table_id: str, game: int, first: int,
-                      rows: Sequence[tuple[int, int, dict[str, Any]]]) -> None:
-        """Append (step, events logged before, claim JSON) claims numbered from ``first`` (append-only)."""
+                      rows: Sequence[tuple[int, int, int | None, dict[str, Any]]]) -> None:
+        """Append (step, events logged when said, events logged when shown or None, claim JSON) claims numbered
+        from ``first``."""
         self.db.conn.executemany(
-            "INSERT INTO claims (table_id, game, n, step, logged, claim) VALUES (?, ?, ?, ?, ?, ?)",
-            [(table_id, game, first + i, step, logged, _ACTION_JSON(claim))
-             for i, (step, logged, claim) in enumerate(rows)],
+            "INSERT INTO claims (table_id, game, n, step, logged, shown, claim) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [(table_id, game, first + i, step, logged, shown, _ACTION_JSON(claim))
+             for i, (step, logged, shown, claim) in enumerate(rows)],
         )
 
-    def claims(self, table_id: str, game: int) -> list[tuple[int, int, dict[str, Any]]]:
-        """Every claim of a game, in the order said: (step, events logged before, claim JSON)."""
+    def show_claims(self, table_id: str, game: int, numbers: Sequence[int], shown: int) -> None:
+        """Claims held back until a result (a person's, said between results) are shown with it now."""
+        self.db.conn.executemany(
+            "UPDATE claims SET shown = ? WHERE table_id = ? AND game = ? AND n = ?",
+            [(shown, table_id, game, n) for n in numbers],
+        )
+
+    def claims(self, table_id: str, game: int) -> list[tuple[int, int, int | None, dict[str, Any]]]:
+        """Every claim of a game, in the order said: (step, events logged when said, when shown, claim JSON)."""
         rows = self.execute(
-            "SELECT step, logged, claim FROM claims WHERE table_id = ? AND game = ? ORDER BY n", (table_id, game)
+            "SELECT step, logged, shown, claim FROM claims WHERE table_id = ? AND game = ? ORDER BY n",
+            (table_id, game),
         ).fetchall()
-        return [(int(step), int(logged), json.loads(claim)) for step, logged, claim in rows]
+        return [(int(step), int(logged), None if shown is None else int(shown), json.loads(claim))
+                for step, logged, shown, claim in rows]
 
     # --- the outbox -------------------------------------------------------------------------------------
 

@@ -32,10 +32,12 @@ LIVE: Final = (TableStatus.PLAYING, TableStatus.PAUSED)
 
 @dataclass(frozen=True, slots=True)
 class Said:
-    """A claim and when it was said: after ``step`` actions, when ``logged`` events had been logged."""
+    """A claim and when it was said: after ``step`` actions, when ``logged`` events had been logged; ``shown``:
+    how many events had been logged when the table was shown it (None: not yet, it waits for the next result)."""
 
     step: int
     logged: int
+    shown: int | None
     claim: claimed.Claim
 
 
@@ -164,8 +166,8 @@ class Tables:
             if result.error is not None:
                 raise RuntimeError(f"table {table_id}: stored action {result.error.index} no longer applies")
             table.state, table.actions, table.log = result.state, actions, list(result.events)
-            table.said = [Said(step, logged, claimed.from_json(data))
-                          for step, logged, data in self.store.claims(table_id, row.game)]
+            table.said = [Said(step, logged, shown, claimed.from_json(data))
+                          for step, logged, shown, data in self.store.claims(table_id, row.game)]
             table.memories = {s.position: recall(s.position, table) for s in table.seats if s.computer}
         self._cache[table_id] = table
         return table

@@ -65,7 +65,7 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str,
     harness.start(finished, "a0")
     harness.play_out(finished, random.Random(1))
     game = harness.table(finished).row.game
-    store.append_claims(finished, game, 0, [(12, 40, {"claim": "accusation", "player": 0, "target": 1})])
+    store.append_claims(finished, game, 0, [(12, 40, 40, {"claim": "accusation", "player": 0, "target": 1})])
     running, _, _ = harness.seat_table(NAMES, prefix="b")
     harness.start(running, "b0")
     harness.send("b0", SetReminders(5))
@@ -183,5 +183,5 @@ def test_claims_said_in_a_game_are_kept_and_heard_again_after_a_restart(
     finished = next(table_id for table_id, (_, phase) in reference[1].items() if phase == "game_over")
     table = Service(store).table(finished)
     assert table is not None
-    assert [(said.step, said.logged, said.claim) for said in table.said] == [(12, 40, Accusation(0, 1))]
+    assert [(said.step, said.logged, said.shown, said.claim) for said in table.said] == [(12, 40, 40, Accusation(0, 1))]
     store.close()
