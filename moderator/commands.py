@@ -88,6 +88,14 @@ class Start:
 
 
 @dataclass(frozen=True, slots=True)
+class Speak:
+    """A player's claim, typed: ``kind`` is ``claim`` (cards, or a name and a party), ``accuse`` or ``trust``."""
+
+    kind: str
+    argument: str
+
+
+@dataclass(frozen=True, slots=True)
 class Decide:
     """A game decision typed with words: a record action kind and its argument (a name, a card, ja/nein).
 
@@ -212,6 +220,7 @@ Command = (
     | RemoveSeat
     | Start
     | Decide
+    | Speak
     | Choose
     | LobbyControl
     | RecordVotes

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from .bots import Memory
 from .catalog import DEFAULT_LANGUAGE, Catalog, UnknownCatalog, sms_segments
 from .commands import HostCommand
 from .context import Context
@@ -16,7 +15,7 @@ from .lobby import CODE_ALPHABET, CODE_LENGTH, MOVE_CODES, rematch
 from .names import match_name
 from .outbox import COMPUTER_CHANNEL, Outgoing, Reply
 from .store import TableStatus
-from .tables import LIVE, PUBLIC_LANGUAGE, Table, remember
+from .tables import LIVE, PUBLIC_LANGUAGE, Table, recall
 
 
 def host_command(ctx: Context, table: Table, command: HostCommand, reply: Reply, out: Outgoing) -> None:
@@ -235,5 +234,5 @@ def stand_in(ctx: Context, table: Table, name: str, back: bool, reply: Reply, ou
             out.add(row.channel, row.address, prompt, decision=table.row.decision_step, table=table.id,
                     language=row.language)
     else:
-        table.memories[seat] = remember(Memory(seat), table.log)
+        table.memories[seat] = recall(seat, table)
         tell(ctx, table, out, "stand-in", name=row.name)

@@ -287,7 +287,7 @@ def start(ctx: Context, table: Table, reply: Reply, out: Outgoing) -> None:
     options = {**table.row.options, "started": now}  # the cost of this game counts from here
     table.update(ctx.store, now, status=TableStatus.PLAYING, code=None, setup=setup, game=game,
                  decision_step=decision_id(game, 0), options=options)
-    table.state, table.actions, table.log = state, [], []
+    table.state, table.actions, table.log, table.said = state, [], [], []
     table.memories = {s.position: Memory(s.position) for s in table.seats if s.computer}
     announce_seats(ctx, table, out, "game-starting", closed=True)
     publish(ctx, table, opening_events(state), out, now, new_decision=True)

@@ -45,6 +45,7 @@ from .commands import (
     SetReminders,
     SetTableVoting,
     SetTheme,
+    Speak,
     StandIn,
     Start,
 )
@@ -97,6 +98,8 @@ LOBBY_MESSAGES: Final = (
     "public-results-host",
     "public-results-all",
     "sms-cost",
+    "claim-noted",
+    "claim-refused",
     "player-unreachable",
     "player-undelivered",
     "sms-cost-delivery",
@@ -276,6 +279,8 @@ class Service:
                 say(ctx, out, reply, table.row.theme, "decide-in-private")
             case Decide() | Choose() | RecordVotes():
                 game.decide(ctx, table, seat, inbound, command, reply, out)
+            case Speak():
+                game.speak_up(ctx, table, seat, command, reply, out)
             case Ask(query=query):
                 game.ask(ctx, table, seat, query, reply, out)
             case Host(command=host_command):

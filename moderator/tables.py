@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
+from . import claims as claimed
 from . import record as records
 from .bots import Memory
 from .catalog import DEFAULT_LANGUAGE
@@ -29,6 +30,17 @@ LIVE: Final = (TableStatus.PLAYING, TableStatus.PAUSED)
 """A game under way (paused or not)."""
 
 
+@dataclass(frozen=True, slots=True)
+class Said:
+    """A claim and when it was said: after ``step`` actions, when ``logged`` events had been logged; ``shown``:
+    how many events had been logged when the table was shown it (None: not yet, it waits for the next result)."""
+
+    step: int
+    logged: int
+    shown: int | None
+    claim: claimed.Claim
+
+
 @dataclass
 class Table:
     """A table as the service keeps it in memory: its row, seats, and the game under way (if any)."""
@@ -40,6 +52,8 @@ class Table:
     log: list[Event] = field(default_factory=list)
     """Every event of the game so far, secrets included (for computer players' memories and the truth timeline)."""
     memories: dict[int, Memory] = field(default_factory=dict)
+    said: list[Said] = field(default_factory=list)
+    """Every claim of the game so far, in the order said (public speech; the service takes none as true)."""
 
     @property
     def id(self) -> str:
@@ -152,7 +166,9 @@ class Tables:
             if result.error is not None:
                 raise RuntimeError(f"table {table_id}: stored action {result.error.index} no longer applies")
             table.state, table.actions, table.log = result.state, actions, list(result.events)
-            table.memories = {s.position: remember(Memory(s.position), table.log) for s in table.seats if s.computer}
+            table.said = [Said(step, logged, shown, claimed.from_json(data))
+                          for step, logged, shown, data in self.store.claims(table_id, row.game)]
+            table.memories = {s.position: recall(s.position, table) for s in table.seats if s.computer}
         self._cache[table_id] = table
         return table
 
@@ -224,4 +240,12 @@ def remember(memory: Memory, events: Sequence[Event]) -> Memory:
     for event in events:
         if event.audience.includes(memory.seat):
             memory = memory.observe(event)
+    return memory
+
+
+def recall(seat: int, table: Table) -> Memory:
+    """A computer player's memory rebuilt from what its seat was shown and every claim it heard."""
+    memory = remember(Memory(seat), table.log)
+    for said in table.said:
+        memory = memory.hear(said.claim)
     return memory
