@@ -3,7 +3,9 @@
 A catalog file has ``[terms]`` (the game's vocabulary: President, policy, Hitler, ...), ``[messages]`` (one
 template per message id) and ``[sms]`` (short variants of messages that must fit one SMS). Templates use
 ``{name}``-style parameters and ``{term.president}``-style terms; the format spec ``:cap`` capitalises the
-first letter (``{term.hitler:cap}`` gives "The Rat" in the corporate theme).
+first letter (``{term.hitler:cap}`` gives "The Rat" in the corporate theme). A count takes the plural form
+of its language: ``{players:plural:one=# player|other=# players}`` (``#`` is the number; the categories are
+those of ``PLURAL_CATEGORIES``, ``other`` always among them).
 
 Lookups fall back key by key: ``<theme>/<lang>``, then ``classic/<lang>``, then ``classic/en``. A theme file
 therefore holds its terms and only the sentences its grammar needs to override.
@@ -151,14 +153,67 @@ def read_file(path: Path) -> CatalogFile:
 
 
 
+PLURAL: Final = "plural:"
+"""The format spec prefix of a count's plural forms."""
+
+PLURAL_CATEGORIES: Final[Mapping[str, tuple[str, ...]]] = MappingProxyType(
+    {"en": ("one", "other"), "de": ("one", "other")}
+)
+"""The plural categories of each language (CLDR names); a language not listed uses English's."""
+
+
+def plural_category(lang: str, n: int) -> str:
+    """The CLDR plural category of ``n`` in ``lang`` ("one" or "other" in English and German)."""
+    # English and German agree: exactly one is singular, everything else (0 included) is plural.
+    return "one" if n == 1 else "other"
+
+
+def plural_forms(spec: str) -> dict[str, str]:
+    """The forms of a ``plural:`` format spec by category; ``ValueError`` if malformed or without ``other``."""
+    forms: dict[str, str] = {}
+    for part in spec.removeprefix(PLURAL).split("|"):
+        category, sep, text = part.partition("=")
+        if not sep or category.strip() in forms:
+            raise ValueError(f"malformed plural forms {spec!r}")
+        forms[category.strip()] = text
+    if "other" not in forms:
+        raise ValueError(f"plural forms without 'other': {spec!r}")
+    return forms
+
+
+class _Count:
+    """A number that understands the ``plural:`` format spec in its catalog's language."""
+
+    __slots__ = ("lang", "n")
+
+    def __init__(self, n: int, lang: str) -> None:
+        self.n = n
+        self.lang = lang
+
+    def __format__(self, spec: str) -> str:
+        if spec.startswith(PLURAL):
+            forms = plural_forms(spec)
+            return forms.get(plural_category(self.lang, self.n), forms["other"]).replace("#", str(self.n))
+        return format(self.n, spec)
+
+    def __str__(self) -> str:
+        return str(self.n)
+
+
 class _Text(str):
-    """A string that understands the ``cap`` format spec (first letter upper case)."""
+    """A string that understands the ``cap`` format spec (first letter upper case), and ``plural:`` if numeric."""
 
     __slots__ = ()
 
     def __format__(self, spec: str) -> str:
         if spec == "cap":
             return self[:1].upper() + self[1:]
+        if spec.startswith(PLURAL):
+            # A count passed as text (a figure already formatted): English's rule, which German shares.
+            digits = self.strip()
+            if digits.isdigit():
+                return format(_Count(int(digits), DEFAULT_LANGUAGE), spec)
+            return plural_forms(spec)["other"].replace("#", digits)
         return str.__format__(str(self), spec)
 
 
@@ -178,8 +233,29 @@ class _Terms:
 
 
 def placeholders(template: str) -> frozenset[str]:
-    """The field names a template uses, terms included (``name``, ``term.president``)."""
-    return frozenset(field for _, field, _, _ in string.Formatter().parse(template) if field is not None)
+    """The field names a template uses, terms included (``name``, ``term.president``), in plural forms too."""
+    found: set[str] = set()
+    for _, field_name, spec, _ in string.Formatter().parse(template):
+        if field_name is not None:
+            found.add(field_name)
+        if spec:
+            found |= placeholders(spec)
+    return frozenset(found)
+
+
+def plural_specs(template: str) -> list[str]:
+    """Every ``plural:`` format spec in a template, as written."""
+    return [s for _, f, s, _ in string.Formatter().parse(template) if f is not None and s and s.startswith(PLURAL)]
+
+
+def literals(template: str) -> str:
+    """Every character a template may send of its own (placeholders left out, every plural form kept)."""
+    out: list[str] = []
+    for literal, _, spec, _ in string.Formatter().parse(template):
+        out.append(literal)
+        if spec and spec.startswith(PLURAL):
+            out.extend(literals(form).replace("#", "") for form in plural_forms(spec).values())
+    return "".join(out)
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,9 +301,17 @@ class Catalog:
         """The message filled in with ``params`` and terms; ``KeyError`` on an unknown id or missing param."""
         template = self.template(message_id, sms=sms)
         # Strings become _Text so that ":cap" works on params as on terms; str.format_map does the rest.
-        values: dict[str, object] = {k: _Text(v) if isinstance(v, str) else v for k, v in params.items()}
+        values: dict[str, object] = {k: self._value(v) for k, v in params.items()}
         values["term"] = _Terms(self.terms)
         return template.format_map(values)
+
+    def _value(self, value: object) -> object:
+        # Strings understand ":cap", numbers ":plural:..." in this catalog's language.
+        if isinstance(value, str):
+            return _Text(value)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return _Count(value, self.lang)
+        return value
 
 
 @lru_cache(maxsize=64)

@@ -14,14 +14,18 @@ import pytest
 import moderator
 from moderator.board import Palette, colour_tables, palette
 from moderator.catalog import (
+    PLURAL_CATEGORIES,
     SMS_LIMIT,
     Catalog,
     UnknownCatalog,
     clear_cache,
     is_gsm7,
     languages,
+    literals,
     messages_dir,
     placeholders,
+    plural_forms,
+    plural_specs,
     read_file,
     themes,
 )
@@ -104,9 +108,82 @@ def test_every_text_is_gsm7(path: Path) -> None:
     f = read_file(path)
     for table in ("terms", "messages", "sms"):
         for key, text in getattr(f, table).items():
-            literal = re.sub(r"\{[^{}]*\}", "", text)  # placeholders are replaced, their braces never sent
+            literal = literals(text)  # placeholders are replaced, their braces never sent; plural forms are
             bad = sorted({c for c in literal if not is_gsm7(c)})
             assert not bad, f"{_label(path)} [{table}] {key}: {bad}"
+
+
+COUNTS = frozenset({"players", "added", "minutes", "cast", "count", "segments", "seconds", "most"})
+"""Parameters that are counts of things: a sentence that names what they count needs its plural forms."""
+
+
+@pytest.mark.parametrize("path", FILES, ids=_label)
+def test_every_plural_has_the_forms_of_its_language(path: Path) -> None:
+    f = read_file(path)
+    categories = set(PLURAL_CATEGORIES[path.stem])
+    for table in ("messages", "sms"):
+        for key, text in getattr(f, table).items():
+            for spec in plural_specs(text):
+                assert set(plural_forms(spec)) == categories, f"{_label(path)} [{table}] {key}: {spec}"
+
+
+@pytest.mark.parametrize("theme,lang", CATALOGS)
+@pytest.mark.parametrize(
+    "mid,params,one,many",
+    [
+        ("computers-added", {"added": 1, "players": 5, "seating": "..."}, "1 computer player joined. 5 players",
+         "2 computer players joined."),
+        ("reminders-set", {"minutes": 1}, "after 1 minute.", "after 2 minutes."),
+        ("vote-progress", {"cast": 1, "voters": 7}, "1 of 7 has voted.", "2 of 7 have voted."),
+        ("seats-list", {"players": 1, "seating": "1. Ann"}, "1 player, in this order", "2 players, in this order"),
+        ("table-joined", {"name": "Ann", "players": 1}, "1 player is at the table.", "2 players are at the table."),
+    ],
+)
+def test_counts_take_the_singular_for_one_and_the_plural_otherwise(
+    theme: str, lang: str, mid: str, params: dict[str, object], one: str, many: str
+) -> None:
+    catalog = Catalog.load(theme, lang)
+    count = next(k for k in params if k in COUNTS)
+    singular = catalog.text(mid, **params)
+    plural = catalog.text(mid, **{**params, count: 2})
+    assert singular != plural
+    if lang == "en":
+        assert one in singular and many in plural
+    for n, text in ((1, singular), (2, plural)):
+        assert str(n) in text
+
+
+def test_german_counts_decline() -> None:
+    de = Catalog.load("classic", "de")
+    assert "1 Computerspieler ist dabei" in de.text("computers-added", added=1, players=5, seating="")
+    assert "3 Computerspieler sind dabei" in de.text("computers-added", added=3, players=5, seating="")
+    assert "nach 1 Minute erinnert" in de.text("reminders-set", minutes=1)
+    assert "1 von 7 hat abgestimmt" in de.text("vote-progress", cast=1, voters=7)
+    assert "2 von 7 haben abgestimmt" in de.text("vote-progress", cast=2, voters=7)
+    assert "mit 5 Spielern beginnt" in de.text("game-started", players=5, seating="")
+    assert "in 1 Sekunde" in de.text("try-again", seconds=1)
+
+
+def test_german_rules_decline_after_their_articles() -> None:
+    de = Catalog.load("classic", "de")
+    rules = de.text("rules-summary")
+    assert "Geheime Rollen: die Liberalen und die Faschisten" in rules
+    assert "Manche faschistische " not in rules  # "manche" takes the weak ending; "einige" the strong one
+    for text in (rules, de.text("deal-goal")):
+        assert "nach dem dritten" not in text and "nachdem drei faschistische Gesetze erlassen sind" in text
+
+
+@pytest.mark.parametrize("theme,lang", CATALOGS)
+def test_no_count_is_written_without_its_plural_forms(theme: str, lang: str) -> None:
+    """A count followed by the noun it counts ("{minutes} minutes") would read "1 minutes"."""
+    catalog = Catalog.load(theme, lang)
+    for f in catalog.files:
+        for table in (f.messages, f.sms):
+            for key, text in table.items():
+                for count in COUNTS:
+                    # German "Spieler" is the same in both numbers (nominative); "of", "von", "s" count nothing.
+                    noun = r"\} (?!Spieler|of |von |to |bis |s\b)[A-Za-zÄÖÜäöü]"
+                    assert not re.search(r"\{" + count + noun, text), (key, text)
 
 
 @pytest.mark.parametrize("lang", ["en", "de"])
