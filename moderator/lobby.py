@@ -124,8 +124,12 @@ def join(ctx: Context, inbound: Inbound, command: Join, out: Outgoing) -> Table 
         say(ctx, out, reply, theme, "lobby-closed")
     elif table.seat_of(inbound.channel, inbound.address) is not None:
         say(ctx, out, reply, theme, "already-seated")
-    elif ctx.tables.seated_elsewhere(inbound.channel, inbound.address, table.id):
-        say(ctx, out, reply, theme, "seated-elsewhere")
+    elif (other := ctx.tables.seated_elsewhere(inbound.channel, inbound.address, table.id)) is not None:
+        # One person, one table: a second seat's prompts and the answers to them would be mixed up.
+        if other.status is TableStatus.LOBBY:
+            say(ctx, out, reply, theme, "seated-elsewhere-lobby", code=other.row.code or "")
+        else:
+            say(ctx, out, reply, theme, "seated-elsewhere")
     elif len(table.seats) >= MAX_PLAYERS:
         say(ctx, out, reply, theme, "table-full", most=MAX_PLAYERS)
     else:

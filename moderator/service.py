@@ -93,6 +93,7 @@ LOBBY_MESSAGES: Final = (
     "reminders-off",
     "reminder",
     "seated-elsewhere",
+    "seated-elsewhere-lobby",
     "player-opted-out",
     "public-results-host",
     "public-results-all",

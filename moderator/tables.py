@@ -199,13 +199,14 @@ class Tables:
         """Tables that gave out this seat move code."""
         return [t for t in map(self.get, self.store.tables_with_move_code(code)) if t is not None]
 
-    def seated_elsewhere(self, channel: str, address: str, table_id: str) -> bool:
-        """True if this address has a seat in a game under way at another table (its inputs would go astray)."""
+    def seated_elsewhere(self, channel: str, address: str, table_id: str) -> Table | None:
+        """The other table this address has a seat at, in its lobby or its game (one person, one table: inputs
+        to a second would go astray), or None."""
         for row in self.store.tables_of(channel, address):
-            other = self.get(row.id) if row.id != table_id and row.status in LIVE else None
+            other = self.get(row.id) if row.id != table_id and row.status in (TableStatus.LOBBY, *LIVE) else None
             if other is not None and other.seat_of(channel, address) is not None:
-                return True
-        return False
+                return other
+        return None
 
     def under_way(self) -> list[str]:
         """Every table with a game under way."""

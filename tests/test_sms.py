@@ -900,3 +900,25 @@ def test_opt_out_of_someone_at_no_table_changes_nothing() -> None:
     service = Service(store)
     service.handle(Inbound(CHANNEL, number(5), OptOut(), external_id="x"))
     assert store.backlog() == 0
+
+
+# --- a real table of phones (issue 16) ----------------------------------------------------------------------
+
+
+def test_one_phone_sits_at_one_table_and_is_told_how_to_leave_the_first(phones: Phones) -> None:
+    p = phones
+    p.text(number(0), "NEWGAME Zoe")
+    first = p.code(number(0))
+    p.text(number(5), "NEWGAME Ann")
+    second = p.code(number(5))
+    p.text(number(1), f"JOIN {first} Vic")
+    p.text(number(1), f"JOIN {second} Vic")
+    refusal = p.inbox(number(1))[-1]
+    assert refusal == Catalog.load().text("seated-elsewhere-lobby", sms=True, code=first)
+    assert "LEAVE" in refusal
+    assert p.call(lambda: [t.id for t in p.service.tables.of(CHANNEL, number(1))]) == [p.table_of(number(0)).id]
+    # Leaving the first table lets them join the second.
+    p.text(number(1), "LEAVE")
+    p.text(number(1), f"JOIN {second} Vic")
+    assert p.inbox(number(1))[-1].startswith("Welcome, Vic!")
+    assert p.table_of(number(5)).seat_of(CHANNEL, number(1)) is not None
