@@ -327,6 +327,8 @@ def ask(ctx: Context, table: Table, seat: int | None, query: Query, reply: Reply
             help_for(ctx, theme, reply, out, host=table.is_host(reply.channel, reply.address))
         case Query.RULES:
             say(ctx, out, reply, theme, "rules-summary")
+        case Query.HOWTO:
+            say(ctx, out, reply, theme, "how-to")
         case Query.BOARD | Query.WAITING:
             if state is None:
                 show_lobby(ctx, table, reply, out)

@@ -27,6 +27,11 @@ PUBLIC_LANGUAGE: Final = "public_language"
 """Table option: the language of the public channel (a group)."""
 LIVE: Final = (TableStatus.PLAYING, TableStatus.PAUSED)
 """A game under way (paused or not)."""
+OPTED_OUT: Final = "opted_out"
+"""Table option: the seats' addresses (``channel address``) whose channel will not deliver to them (an SMS STOP)
+until they opt in again."""
+STOPPED_HOST: Final = "stopped_host"
+"""Table option: the address of a host who opted out (the host role passed on); told who hosts when back."""
 
 
 @dataclass
@@ -48,6 +53,10 @@ class Table:
     @property
     def status(self) -> TableStatus:
         return self.row.status
+
+    def opted_out(self, channel: str, address: str) -> bool:
+        """True if this address opted out of its channel (nothing sent there reaches them)."""
+        return f"{channel} {address}" in self.row.options.get(OPTED_OUT, [])
 
     @property
     def names(self) -> tuple[str, ...]:
