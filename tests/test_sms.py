@@ -998,3 +998,21 @@ def test_a_host_who_texts_a_carrier_stop_word_hands_the_table_to_the_next_person
     p.text(number(0), "START")
     assert p.inbox(number(0))[-1] == Catalog.load().text("host-opted-in", sms=True, host=NAMES[1])
     assert p.inbox(number(1))[-1] == Catalog.load().text("player-opted-in", sms=True, name=NAMES[0])
+
+
+def test_a_refusal_at_a_prompt_repeats_its_options_and_a_number_out_of_turn_says_so(phones: Phones) -> None:
+    p = phones
+    open_table(p, NAMES[:5])
+    p.text(number(0), "GO")
+    table = p.table_of(number(0))
+    assert table.state is not None and table.state.president is not None
+    president = table.seats[table.state.president].address
+    prompt = last_prompt(p, president)
+    for typo in ("9", "zzz"):
+        p.text(president, typo)
+        answer = p.inbox(president)[-1]
+        assert answer.startswith(f'I did not understand "{typo}".') and answer.endswith(prompt), answer
+        assert len(answer) <= SMS_LIMIT
+    other = next(s.address for s in table.seats if s.address != president)
+    p.text(other, "1")
+    assert p.inbox(other)[-1].startswith(Catalog.load().text("input-nothing-owed", sms=True))
