@@ -14,6 +14,8 @@ class Query(StrEnum):
     WAITING = "waiting"
     HELP = "help"
     RULES = "rules"
+    HOWTO = "howto"
+    """One short text of how to open or join a table, and where the full help is (an SMS ``HELP``)."""
 
 
 class HostCommand(StrEnum):
@@ -168,6 +170,12 @@ class OptOut:
 
 
 @dataclass(frozen=True, slots=True)
+class OptIn:
+    """The sender opted back in to this channel (an SMS ``START``): texts reach them again, and the host of every
+    table they sit at is told."""
+
+
+@dataclass(frozen=True, slots=True)
 class SetReminders:
     """The host turns reminders on (after ``minutes`` without a decision) or off (None or 0)."""
 
@@ -231,6 +239,7 @@ Command = (
     | SetTheme
     | SetReminders
     | OptOut
+    | OptIn
     | Leave
     | Rename
     | SetTableVoting

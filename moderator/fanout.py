@@ -264,8 +264,8 @@ def prompt_again(ctx: Context, table: Table, out: Outgoing, note: Callable[[Repl
     else:
         owing = [table.seats[seat] for seat in awaiting(state)]
     for row in owing:
-        if row.computer:
-            continue
+        if row.computer or table.opted_out(row.channel, row.address):
+            continue  # an opted-out phone: the carrier refuses every text until it opts in
         reply = Reply(row.channel, row.address, row.language)
         if note is not None:
             note(reply)

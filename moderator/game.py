@@ -242,11 +242,23 @@ def problem(ctx: Context, table: Table, reply: Reply, out: Outgoing, found: Inpu
     """A private reply to input that could not be used; shown at once instead (``toast``) where the channel can."""
     catalog = ctx.catalog(table.row.theme, reply.language)
     caps = ctx.caps(reply.channel)
+    seat = table.seat_of(reply.channel, reply.address)
+    state = table.state
+    owes = (seat is not None and state is not None and table.status is TableStatus.PLAYING
+            and seat in awaiting(state) and not table.seats[seat].computer)
+    if found is InputProblem.UNPARSEABLE and not owes and state is not None and _is_number(raw.strip(" .#()")):
+        found = InputProblem.NOTHING_OWED  # a number out of turn: the true reason, not "I did not understand"
     message = render.input_message(found, table.info(), catalog, caps=caps, text=raw, options=options)
     if toast and caps.toasts:
         out.notice = message.text.split("\n", 1)[0]
         return
     out.add(reply.channel, reply.address, message, table=table.id, language=reply.language)
+    if owes and not caps.buttons and seat is not None and found is not InputProblem.NOTHING_OWED:
+        # Without buttons the options are only in the text: a refusal repeats them (the prompt again).
+        prompt = prompt_for(ctx, table, table.seats[seat])
+        if prompt is not None:
+            out.add(reply.channel, reply.address, prompt, decision=table.row.decision_step, table=table.id,
+                    language=reply.language)
 
 
 def play(ctx: Context, table: Table, actions: Sequence[Action], out: Outgoing) -> None:
@@ -490,6 +502,8 @@ def ask(ctx: Context, table: Table, seat: int | None, query: Query, reply: Reply
             help_for(ctx, theme, reply, out, host=table.is_host(reply.channel, reply.address))
         case Query.RULES:
             say(ctx, out, reply, theme, "rules-summary")
+        case Query.HOWTO:
+            say(ctx, out, reply, theme, "how-to")
         case Query.BOARD | Query.WAITING:
             if state is None:
                 show_lobby(ctx, table, reply, out)

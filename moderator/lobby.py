@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Final
+from typing import Any, Final
 
 from . import record as records
 from .bots import Memory
@@ -74,7 +74,10 @@ def open_table(ctx: Context, inbound: Inbound, command: OpenTable, out: Outgoing
     ctx.store.insert_table(row, now)
     seats = []
     if command.seat:
-        name = clean_name(command.name) or "1"
+        name = clean_name(command.name)
+        if not has_letters(name, gsm7=ctx.caps(inbound.channel).gsm7):
+            # Never a number: "1" would read as an option's number in every list of names.
+            name = ctx.catalog(theme, language).text("host-name")
         seats.append(SeatRow(0, name, inbound.channel, inbound.address, language, False))
     ctx.store.replace_seats(table_id, seats)
     table = Table(row, seats)
@@ -124,12 +127,21 @@ def join(ctx: Context, inbound: Inbound, command: Join, out: Outgoing) -> Table 
         say(ctx, out, reply, theme, "lobby-closed")
     elif table.seat_of(inbound.channel, inbound.address) is not None:
         say(ctx, out, reply, theme, "already-seated")
-    elif ctx.tables.seated_elsewhere(inbound.channel, inbound.address, table.id):
-        say(ctx, out, reply, theme, "seated-elsewhere")
+    elif (other := ctx.tables.seated_elsewhere(inbound.channel, inbound.address, table.id)) is not None:
+        # One person, one table: a second seat's prompts and the answers to them would be mixed up.
+        if other.status is TableStatus.LOBBY:
+            say(ctx, out, reply, theme, "seated-elsewhere-lobby", code=other.row.code or "")
+        else:
+            say(ctx, out, reply, theme, "seated-elsewhere")
     elif len(table.seats) >= MAX_PLAYERS:
         say(ctx, out, reply, theme, "table-full", most=MAX_PLAYERS)
+    elif not (name := clean_name(command.name)):
+        # The QR code's text carries no name: ask for one before the seat is taken.
+        say(ctx, out, reply, theme, "name-asked", code=code)
+    elif not has_letters(name, gsm7=ctx.caps(inbound.channel).gsm7):
+        say(ctx, out, reply, theme, "name-refused-join", code=code)
     else:
-        name = unique_name(clean_name(command.name) or str(len(table.seats) + 1), table.names)
+        name = unique_name(name, table.names)
         table.reseat(ctx.store, [*table.seats, SeatRow(0, name, inbound.channel, inbound.address, language, False)])
         say(ctx, out, reply, theme, "table-joined", name=name, players=len(table.seats))
         announce_seats(ctx, table, out, "seat-taken", name=name)
@@ -317,13 +329,15 @@ def leave(ctx: Context, table: Table, seat: int | None, reply: Reply, out: Outgo
     announce_seats(ctx, table, out, "seat-left", name=gone.name)
 
 
-def pass_host(ctx: Context, table: Table, out: Outgoing) -> bool:
-    """The host role to the next person at the table (in seating order); False if nobody is left to take it."""
-    nxt = next((s for s in table.seats if not s.computer and not table.is_host(s.channel, s.address)), None)
+def pass_host(ctx: Context, table: Table, out: Outgoing, message_id: str = "host-passed", **params: Any) -> bool:
+    """The host role to the next person at the table (in seating order) the table can reach; False if nobody is
+    left to take it. The table is told (``message_id``)."""
+    nxt = next((s for s in table.seats if not s.computer and not table.is_host(s.channel, s.address)
+                and not table.opted_out(s.channel, s.address)), None)
     if nxt is None:
         return False
     table.update(ctx.store, out.now, host_channel=nxt.channel, host_address=nxt.address)
-    tell(ctx, table, out, "host-passed", name=nxt.name)
+    tell(ctx, table, out, message_id, name=nxt.name, **params)
     return True
 
 
@@ -333,7 +347,7 @@ def rename(ctx: Context, table: Table, seat: int | None, name: str, reply: Reply
         say(ctx, out, reply, table.row.theme, "not-at-table")
         return
     cleaned = clean_name(name)
-    if not has_letters(cleaned):
+    if not has_letters(cleaned, gsm7=ctx.caps(reply.channel).gsm7):
         say(ctx, out, reply, table.row.theme, "name-refused")
         return
     old = table.seats[seat]

@@ -35,6 +35,7 @@ from .commands import (
     MovePhone,
     MoveSeat,
     OpenTable,
+    OptIn,
     OptOut,
     Query,
     RecordVotes,
@@ -67,6 +68,7 @@ LOBBY_MESSAGES: Final = (
     "game-starting",
     "not-host",
     "not-at-table",
+    "how-to",
     "no-such-table",
     "lobby-closed",
     "table-full",
@@ -94,7 +96,11 @@ LOBBY_MESSAGES: Final = (
     "reminders-off",
     "reminder",
     "seated-elsewhere",
+    "seated-elsewhere-lobby",
     "player-opted-out",
+    "player-opted-in",
+    "host-opted-out",
+    "host-opted-in",
     "public-results-host",
     "public-results-all",
     "sms-cost",
@@ -109,6 +115,9 @@ LOBBY_MESSAGES: Final = (
     "seat-left",
     "host-passed",
     "name-refused",
+    "name-refused-join",
+    "name-asked",
+    "host-name",
     "renamed",
     "renamed-in-game",
     "table-votes-on",
@@ -241,11 +250,16 @@ class Service:
             case OptOut():
                 host.opted_out(ctx, inbound.channel, inbound.address, out)
                 return None
+            case OptIn():
+                host.opted_in(ctx, inbound.channel, inbound.address, out)
+                return None
             case _:
                 pass
         table = self.tables.about(inbound.channel, inbound.address, inbound.chat, inbound.table)
         if table is None:
-            if isinstance(command, Ask) and command.query is not Query.RULES:
+            if isinstance(command, Ask) and command.query is Query.HOWTO:
+                say(ctx, out, reply, DEFAULT_THEME, "how-to")
+            elif isinstance(command, Ask) and command.query is not Query.RULES:
                 # At no table, any question gets how to open or join one (anyone may open a table).
                 game.help_for(ctx, DEFAULT_THEME, reply, out, host=True)
             elif isinstance(command, Ask) and command.query is Query.RULES:
@@ -302,7 +316,7 @@ class Service:
             case Rename(name=name):
                 lobby.rename(ctx, table, seat, name, reply, out)
             case _:
-                assert_never(command)  # OpenTable, Join and OptOut were handled above
+                assert_never(command)  # OpenTable, Join, OptOut and OptIn were handled above
         return table
 
     # --- what channels and the clock report ---------------------------------------------------------------

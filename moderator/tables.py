@@ -28,6 +28,11 @@ PUBLIC_LANGUAGE: Final = "public_language"
 """Table option: the language of the public channel (a group)."""
 LIVE: Final = (TableStatus.PLAYING, TableStatus.PAUSED)
 """A game under way (paused or not)."""
+OPTED_OUT: Final = "opted_out"
+"""Table option: the seats' addresses (``channel address``) whose channel will not deliver to them (an SMS STOP)
+until they opt in again."""
+STOPPED_HOST: Final = "stopped_host"
+"""Table option: the address of a host who opted out (the host role passed on); told who hosts when back."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +67,10 @@ class Table:
     @property
     def status(self) -> TableStatus:
         return self.row.status
+
+    def opted_out(self, channel: str, address: str) -> bool:
+        """True if this address opted out of its channel (nothing sent there reaches them)."""
+        return f"{channel} {address}" in self.row.options.get(OPTED_OUT, [])
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -215,13 +224,14 @@ class Tables:
         """Tables that gave out this seat move code."""
         return [t for t in map(self.get, self.store.tables_with_move_code(code)) if t is not None]
 
-    def seated_elsewhere(self, channel: str, address: str, table_id: str) -> bool:
-        """True if this address has a seat in a game under way at another table (its inputs would go astray)."""
+    def seated_elsewhere(self, channel: str, address: str, table_id: str) -> Table | None:
+        """The other table this address has a seat at, in its lobby or its game (one person, one table: inputs
+        to a second would go astray), or None."""
         for row in self.store.tables_of(channel, address):
-            other = self.get(row.id) if row.id != table_id and row.status in LIVE else None
+            other = self.get(row.id) if row.id != table_id and row.status in (TableStatus.LOBBY, *LIVE) else None
             if other is not None and other.seat_of(channel, address) is not None:
-                return True
-        return False
+                return other
+        return None
 
     def under_way(self) -> list[str]:
         """Every table with a game under way."""
