@@ -140,3 +140,15 @@ def test_a_player_renames_sets_a_language_and_leaves_the_lobby_from_their_page(t
     response = phone.post(f"/play/{table_id}", data={"do": "leave", "nonce": "x1"}, follow_redirects=False)
     assert response.headers["location"] == f"/join/{code}"  # back to the join page, to sit down again
     assert table.service.table(table_id).names == ("Ann",)
+
+
+def test_a_player_says_a_claim_to_the_table_from_their_page(table: WebTable) -> None:
+    table_id, code = table.open("Host", play=False)
+    phones = {name: table.join(code, name) for name in NAMES}
+    table.host_do(table_id, "start")
+    page = phones["Ann"].get(f"/play/{table_id}/live").text
+    assert 'name="do" value="speak"' in page
+    phones["Ann"].post(f"/play/{table_id}", data={"do": "speak", "kind": "accuse", "text": "Bob", "nonce": "s1"})
+    ann = table.service.table(table_id).seats[0].address
+    noted = EN.text("claim-noted", claim="").strip()
+    assert any(a == ann and text.startswith(noted) for a, text in table.bodies(secret=False))

@@ -40,11 +40,14 @@ ARGUMENTS: Final[dict[Verb, str]] = {
     Verb.STANDIN: "name",
     Verb.RETURN: "name",
     Verb.VOTES: "names",
+    Verb.CLAIM: "cards, or name party",
+    Verb.ACCUSE: "name",
+    Verb.TRUST: "name",
 }
 """What follows a verb's word, as the README writes it."""
 AT_THE_CONSOLE: Final = frozenset({
     Verb.HELP, Verb.RULES, Verb.BOARD, Verb.WHOAMI, Verb.WAITING, Verb.LANGUAGE, Verb.RENAME, Verb.PAUSE,
-    Verb.RESUME, Verb.ENDGAME, Verb.THEME,
+    Verb.RESUME, Verb.ENDGAME, Verb.THEME, Verb.CLAIM, Verb.ACCUSE, Verb.TRUST,
 })
 """The console seats you at a game that starts at once, against computer players who never keep it waiting: no
 lobby, no other phones, no texts to pay for."""
@@ -78,6 +81,9 @@ BROWSER: Final[dict[Verb, str]] = {
     Verb.STANDIN: "host page, beside a name",
     Verb.RETURN: "host page, beside a name",
     Verb.VOTES: "the President's page: tick who voted Ja",
+    Verb.CLAIM: "\"Say it to the table\" on the seat's page",
+    Verb.ACCUSE: "\"Say it to the table\" on the seat's page",
+    Verb.TRUST: "\"Say it to the table\" on the seat's page",
 }
 """Where the browser puts each command (a page has controls, not typed words)."""
 NOT_HERE: Final = "\u2013"  # an en dash: nothing to type here
@@ -105,7 +111,7 @@ def table() -> str:
     catalog = Catalog.load("classic", "en")
     lines = ["| command | who | console | Telegram | SMS | browser |", "|---|---|---|---|---|---|"]
     for verb in verbs():
-        who = {Who.HOST: "host", Who.ANYONE: "anyone", Who.PLAYER: "the President"}[RULES[verb].who]
+        who = {Who.HOST: "host", Who.ANYONE: "anyone", Who.PLAYER: "a player"}[RULES[verb].who]
         cells = [typed_cell(verb, channel) for channel in TYPED]
         lines.append(f"| {catalog.text(f'word-{verb.value}')} | {who} | " + " | ".join(cells)
                      + f" | {BROWSER.get(verb, NOT_HERE)} |")

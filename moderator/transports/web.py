@@ -82,9 +82,11 @@ from ..commands import (
     SetReminders,
     SetTableVoting,
     SetTheme,
+    Speak,
     StandIn,
     Start,
 )
+from ..grammar import Verb, grammar
 from ..guard import (
     DEFAULT_TRUSTED_PROXIES,
     OpenGate,
@@ -173,6 +175,9 @@ WEB_MESSAGES: Final = (
     "web-leave",
     "web-leave-confirm",
     "web-rules",
+    "web-speak",
+    "web-speak-example",
+    "web-say",
 )
 """Message ids the browser pages use (a test checks the catalogs have them)."""
 
@@ -398,6 +403,8 @@ class WebTables:
                 parts.append(_record_votes(catalog, view))
             elif view.owes_nothing:
                 parts.append(_text(catalog.text("web-nothing-owed"), "quiet"))
+            if table.status is Status.PLAYING:
+                parts.append(_speak(catalog))
             knowledge = "".join(_text(line) for line in view.knowledge)
             parts.append(_covered("know", catalog.text("knowledge-title"), knowledge, catalog.text("web-reveal")))
             parts.append("".join(_text(line, "status") for line in view.status))
@@ -582,6 +589,18 @@ def _record_votes(catalog: Catalog, view: SeatView) -> str:
             f'<form method="post"><input type="hidden" name="do" value="votes">'
             f'<input type="hidden" name="nonce" value="{secrets.token_hex(8)}">{boxes}'
             f'<button class="primary">{_e(catalog.text("web-record"))}</button></form></section>')
+
+
+_SPEAK: Final = (Verb.CLAIM, Verb.ACCUSE, Verb.TRUST)
+
+
+def _speak(catalog: Catalog) -> str:
+    """Say something to the table that the game records with the next result: a claim, an accusation, trust."""
+    kinds = _select("kind", [(v.value, grammar().shown(v, catalog.lang) or v.value) for v in _SPEAK], Verb.CLAIM.value)
+    field = (f"{kinds} <input name=\"text\" maxlength=\"60\" required "
+             f'placeholder="{_e(catalog.text("web-speak-example"))}">')
+    return (f'<details class="speak"><summary>{_e(catalog.text("web-speak"))}</summary>'
+            f'{_control("speak", secrets.token_hex(8), field, catalog.text("web-say"))}</details>')
 
 
 def _yourself(catalog: Catalog, view: SeatView, table: TableView) -> str:
@@ -860,6 +879,8 @@ async def _choose(request: Request, table: TableView, seat: int) -> None:
         web.handle(address, SetLanguage(form["language"]), nonce=nonce, table=table.id)
     elif do == "leave":
         web.handle(address, Leave(), nonce=nonce, table=table.id)
+    elif do == "speak" and form.get("kind") in {v.value for v in _SPEAK} and form.get("text", "").strip():
+        web.handle(address, Speak(form["kind"], form["text"].strip()[:60]), nonce=nonce, table=table.id)
 
 
 async def screen(request: Request) -> Response:
