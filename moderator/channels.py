@@ -369,6 +369,8 @@ class Line:
     id: int
     text: str
     secret: bool = False
+    cover: str = ""
+    """A secret's topic, for the words on its cover (``web-cover-<cover>``: role, vote, cards, peek, …)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -379,6 +381,12 @@ class PromptView:
     secret: bool
     options: tuple[Option, ...]
     decision: int
+    cover: str = ""
+    """A secret question's topic, for the words on its cover (as ``Line.cover``)."""
+    chosen: str | None = None
+    """The label of the answer this seat gave already and may still change (a vote), else None."""
+    waiting: bool = False
+    """Answered already: the table waits on others, and the answer may still change."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -96,20 +96,27 @@ class BrowserPages:
             return SeatView(seat.name, False, seats=table.names, feed=feed, language=seat.language)
         view = view_for(state, position)
         at_table = bool(table.row.options.get("physical_voting")) and state.phase is Phase.ELECTION
-        owed = table.status is TableStatus.PLAYING and position in awaiting(state) and not at_table
+        # Not ``awaiting``: a voter who has voted may still change the vote until the last one is in.
+        owed = table.status is TableStatus.PLAYING and not at_table
         message = render.prompt(view, info, catalog) if owed else None
         prompt = None
         if message is not None:
             options = tuple(Option(c.label, token(c.action)) for c in message.choices)
-            prompt = PromptView(message.text, message.secret, options, table.row.decision_step)
-        knowledge = tuple(m.text for m in render.knowledge_messages(view, info, catalog))
+            chosen = None if view.vote is None else catalog.term("ja" if view.vote else "nein")
+            prompt = PromptView(_private(message.text, message.secret), message.secret, options,
+                                table.row.decision_step, cover=cover_of(message.message_id), chosen=chosen,
+                                waiting=position not in awaiting(state))
+        knowledge = tuple(_private(m.text, m.secret) for m in render.knowledge_messages(view, info, catalog))
+        status = _status(self.ctx, table, language)
+        if not view.public.alive[position]:  # executed: told so, and the game goes on before their eyes
+            status = (catalog.text("web-executed"), *status)
         records = table.status is TableStatus.PLAYING and at_table and state.president == position
         voters = tuple(table.names[s] for s in range(state.players) if state.alive[s]) if records else ()
         return SeatView(
             seat.name, True, prompt=prompt,
             owes_nothing=prompt is None and not records and table.status is TableStatus.PLAYING,
             record_votes=voters, language=seat.language,
-            knowledge=knowledge, status=_status(self.ctx, table, language),
+            knowledge=knowledge, status=status,
             board=self._board_view(table, language), latest=self._latest(table, language) if table.group else None,
             feed=feed,
         )
@@ -119,12 +126,21 @@ class BrowserPages:
         since = 0.0
         if this_game and table is not None and table.status is not TableStatus.LOBBY:
             since = float(table.row.options.get("started", 0.0))
-        lines = []
+        lines: list[Line] = []
+        counter: int | None = None  # where the election's running count is, so a new count replaces it
         for outbox_id, message_id, body in self.ctx.store.messages_to(channel, address, limit, since):
             message = Outbound.from_json(body, message_id)
             if message.kind is Kind.PROMPT:
                 continue  # old prompts: the live prompt above has the buttons
-            lines.append(Line(outbox_id, message.text, message.secret))
+            line = Line(outbox_id, _private(message.text, message.secret), message.secret,
+                        cover_of(message_id) if message.secret else "")
+            if message.kind is Kind.COUNTER:
+                if counter is not None:  # "3 of 5 have voted" replaces "2 of 5": one line that updates
+                    del lines[counter]
+                counter = len(lines)
+            elif message_id.startswith("election-"):
+                counter = None  # the election is decided: the next count is the next election's
+            lines.append(line)
         return lines
 
     # --- the table screen -----------------------------------------------------------------------------------
@@ -183,6 +199,24 @@ class BrowserPages:
             if event.audience.everyone and not isinstance(event, VoteProgressed):
                 latest.extend(reversed([m.text for m in render.event_messages(event, None, info, catalog, board=view)]))
         return tuple(latest[:LATEST])
+
+
+_COVERS = {
+    "deal-role": "role", "knowledge-title": "knowledge", "party-membership-seen": "investigation",
+    "top-policies-seen": "peek", "policy-discarded": "cards", "prompt-discard": "cards", "prompt-enact": "cards",
+    "prompt-enact-veto": "cards", "prompt-vote-change": "vote", "vote-recorded": "vote", "vote-changed": "vote",
+}
+"""What a secret message's cover says it hides (``web-cover-<topic>``), by the message's catalog id."""
+
+
+def cover_of(message_id: str) -> str:
+    """The topic a cover over this secret message names (``web-cover-<topic>`` in the catalogs)."""
+    return _COVERS.get(message_id, "secret")
+
+
+def _private(text: str, secret: bool) -> str:
+    """A secret's text without its neutral header line: on a page the cover says that much already."""
+    return text.split("\n", 1)[1] if secret and "\n" in text else text
 
 
 def _status(ctx: Context, table: Table, language: str) -> tuple[str, ...]:

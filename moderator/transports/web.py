@@ -42,7 +42,14 @@ from typing import Any, Final
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response, StreamingResponse
+from starlette.responses import (
+    HTMLResponse,
+    JSONResponse,
+    PlainTextResponse,
+    RedirectResponse,
+    Response,
+    StreamingResponse,
+)
 from starlette.routing import BaseRoute, Route
 from starlette.types import Receive, Scope, Send
 
@@ -56,6 +63,8 @@ from ..channels import (
     JoinWay,
     Outbound,
     Pages,
+    PromptView,
+    Receipt,
     Result,
     Running,
     Runtime,
@@ -118,6 +127,10 @@ STREAM_RETRY: Final = 15.0
 """The ``Retry-After`` of a stream refused for want of a slot (503). An ``EventSource`` cannot read it: live.js
 opens the stream again after 2.5-5 s, then after longer each time, up to a minute."""
 
+COVER_SECONDS: Final = 60
+"""A cover opened on a seat's page closes by itself after this long (time for a President to read three cards
+and choose), and at once when the page is hidden or the network goes."""
+
 WEB_MESSAGES: Final = (
     "web-open-title",
     "web-your-name",
@@ -178,6 +191,28 @@ WEB_MESSAGES: Final = (
     "web-speak",
     "web-speak-example",
     "web-say",
+    "web-executed",
+    "web-cover-role",
+    "web-cover-knowledge",
+    "web-cover-investigation",
+    "web-cover-peek",
+    "web-cover-cards",
+    "web-cover-vote",
+    "web-cover-secret",
+    "web-sending",
+    "web-sent",
+    "web-offline",
+    "web-moved-on",
+    "web-your-turn",
+    "web-chosen",
+    "web-pass-to",
+    "web-pass-ready",
+    "web-pin-offer",
+    "web-pin",
+    "web-pin-save",
+    "web-pin-ask",
+    "web-pin-open",
+    "web-pin-wrong",
 )
 """Message ids the browser pages use (a test checks the catalogs have them)."""
 
@@ -247,6 +282,16 @@ def _button(label: str, fields: dict[str, object], *, action: str = "", cls: str
     target = f' action="{_e(action)}"' if action else ""
     ask = f' data-confirm="{_e(confirm)}"' if confirm else ""  # live.js asks before posting
     return f'<form method="post"{target} class="inline"{ask}>{hidden}<button class="{cls}">{_e(label)}</button></form>'
+
+
+def _seat_script(catalog: Catalog) -> str:
+    """What a seat's page adds to the live part: seat.js, its words, and the line that says "sending… / sent"."""
+    said = {"sending": "web-sending", "sent": "web-sent", "offline": "web-offline", "moved-on": "web-moved-on",
+            "turn": "web-your-turn"}
+    data = "".join(f' data-{k}="{_e(catalog.text(v))}"' for k, v in said.items())
+    return (f'<div id="words" hidden data-cover-seconds="{COVER_SECONDS}"{data}></div>'
+            f'<p id="sending" class="sending" role="status" aria-live="polite" hidden></p>'
+            f"<script>{_asset('seat.js')}</script>")
 
 
 def _live(src: str, table_id: str, inner: str) -> str:
@@ -326,10 +371,10 @@ class WebTables:
     # input
 
     def handle(self, address: str, command: Command, *, nonce: str | None = None, lang: str | None = None,
-               table: str | None = None) -> None:
-        """One input from a page (a repeated ``nonce``, a double tap, is dropped)."""
+               table: str | None = None) -> Receipt:
+        """One input from a page (a repeated ``nonce``, a double tap or a retry, is dropped)."""
         external = f"web:{nonce}" if nonce else None
-        self.pages.handle(Inbound(CHANNEL, address, command, external_id=external, language=lang, table=table))
+        return self.pages.handle(Inbound(CHANNEL, address, command, external_id=external, language=lang, table=table))
 
     # change notification
 
@@ -388,17 +433,8 @@ class WebTables:
         catalog = _catalog(table.theme, lang)
         parts = [f'<h1>{_e(view.name)}</h1>']
         if view.in_game:
-            prompt = view.prompt
-            if prompt is not None:
-                nonce = secrets.token_hex(8)
-                buttons = "".join(
-                    _button(o.label, {"token": o.token, "decision": prompt.decision, "nonce": nonce}, cls="choice")
-                    for o in prompt.options
-                )
-                inner = _text(prompt.text) + f'<div class="choices">{buttons}</div>'
-                reveal = catalog.text("web-reveal")
-                block = _covered(f"prompt-{prompt.decision}", reveal, inner) if prompt.secret else inner
-                parts.append(f'<section class="prompt" data-decision="{prompt.decision}">{block}</section>')
+            if view.prompt is not None:
+                parts.append(_prompt(catalog, view.prompt))
             elif view.record_votes:
                 parts.append(_record_votes(catalog, view))
             elif view.owes_nothing:
@@ -416,7 +452,8 @@ class WebTables:
         items = []
         for line in reversed(view.feed):
             text = _text(line.text)
-            items.append(_covered(f"m{line.id}", catalog.text("web-reveal"), text) if line.secret else text)
+            title = catalog.text(f"web-cover-{line.cover or 'secret'}")
+            items.append(_covered(f"m{line.id}", title, text, catalog.text("web-reveal")) if line.secret else text)
         parts.append(f'<section class="feed"><h2>{_e(catalog.text("web-messages"))}</h2>{"".join(items)}</section>')
         parts.append(_yourself(catalog, view, table))
         parts.append(_rules(catalog))
@@ -624,6 +661,27 @@ def _rules(catalog: Catalog) -> str:
             f'{_text(catalog.text("rules-summary"))}</details>')
 
 
+def _prompt(catalog: Catalog, prompt: PromptView) -> str:
+    """The decision a seat owes, its buttons sent in the background by seat.js (a plain post without it); the
+    answer already given (a vote, which may change until the last one is in) is marked."""
+    nonce = secrets.token_hex(8)
+    buttons = []
+    for o in prompt.options:
+        chosen = o.label == prompt.chosen
+        mark = f' <span class="mark">({_e(catalog.text("web-chosen"))})</span>' if chosen else ""
+        hidden = "".join(f'<input type="hidden" name="{k}" value="{_e(v)}">'
+                         for k, v in (("token", o.token), ("decision", prompt.decision), ("nonce", nonce)))
+        pressed = ' aria-pressed="true"' if chosen else ""
+        buttons.append(f'<form method="post" class="inline">{hidden}'
+                       f'<button class="choice"{pressed}>{_e(o.label)}{mark}</button></form>')
+    inner = _text(prompt.text) + f'<div class="choices">{"".join(buttons)}</div>'
+    if prompt.secret:
+        title = catalog.text(f"web-cover-{prompt.cover or 'secret'}")
+        inner = _covered(f"prompt-{prompt.decision}", title, inner, catalog.text("web-reveal"))
+    waiting = ' data-waiting="1"' if prompt.waiting else ""
+    return (f'<section class="prompt" id="owed" data-decision="{prompt.decision}"{waiting}>{inner}</section>')
+
+
 def _seats(catalog: Catalog, names: Sequence[str]) -> str:
     items = "".join(f"<li>{_e(n)}</li>" for n in names)
     return f'<h2>{_e(catalog.text("web-seats"))}</h2><ol class="seats">{items}</ol>'
@@ -813,16 +871,18 @@ async def seat_page(request: Request) -> Response:
     if request.url.path.endswith("/live"):
         return HTMLResponse(web.seat_part(table, seat, lang), headers=_NO_STORE)
     inner = _live(f"/play/{table.id}/live", table.id, web.seat_part(table, seat, lang))
-    return _page(table.seats[seat].name, inner, lang=lang)
+    return _page(table.seats[seat].name, inner + _seat_script(_catalog(table.theme, lang)), lang=lang, kind="seat")
 
 
 async def decide(request: Request) -> Response:
-    """``POST /play/<table>``: a button of the seat's prompt."""
+    """``POST /play/<table>``: a button of the seat's prompt (sent in the background: the answer is JSON)."""
     found = _seat_for(request, local=False)
     if isinstance(found, Response):
         return found
     table, seat = found
-    await _choose(request, table, seat)
+    answer = await _choose(request, table, seat)
+    if answer is not None:
+        return answer
     after = _web(request).pages.table_info(table.id)
     if table.code and (after is None or after.seat_of(CHANNEL, table.seats[seat].address) is None):
         return RedirectResponse(f"/join/{table.code}", status_code=303)  # left the lobby: back to its join page
@@ -861,26 +921,40 @@ async def move_seat(request: Request) -> Response:
     return response
 
 
-async def _choose(request: Request, table: TableView, seat: int) -> None:
+async def _choose(request: Request, table: TableView, seat: int) -> Response | None:
+    """Hand a button's choice (or a seat's own control) to the service. Sent by seat.js (``X-Send: 1``), the
+    answer is JSON for the page to show: ``counted`` (this time or, a retry, before) or not, and the service's reply
+    if not; else None."""
     form = await _form(request)
     web, address, nonce = _web(request), table.seats[seat].address, form.get("nonce")
     decision = _number(form.get("decision", ""))
     token = form.get("token", "")
     do = form.get("do", "")
     name = form.get("name", "").strip()
+    receipt = None
     if token and decision is not None:
-        web.handle(address, Choose(token[:64], decision), nonce=nonce, table=table.id)
+        receipt = web.handle(address, Choose(token[:64], decision), nonce=nonce, table=table.id)
     elif do == "votes":
         ja = tuple(v for k, v in form.items() if k.startswith("ja-"))
-        web.handle(address, RecordVotes(ja), nonce=nonce, table=table.id)
+        receipt = web.handle(address, RecordVotes(ja), nonce=nonce, table=table.id)
     elif do == "rename" and name:
-        web.handle(address, Rename(name), nonce=nonce, table=table.id)
+        receipt = web.handle(address, Rename(name), nonce=nonce, table=table.id)
     elif do == "language" and form.get("language") in languages(table.theme):
-        web.handle(address, SetLanguage(form["language"]), nonce=nonce, table=table.id)
+        receipt = web.handle(address, SetLanguage(form["language"]), nonce=nonce, table=table.id)
     elif do == "leave":
-        web.handle(address, Leave(), nonce=nonce, table=table.id)
+        receipt = web.handle(address, Leave(), nonce=nonce, table=table.id)
     elif do == "speak" and form.get("kind") in {v.value for v in _SPEAK} and form.get("text", "").strip():
-        web.handle(address, Speak(form["kind"], form["text"].strip()[:60]), nonce=nonce, table=table.id)
+        receipt = web.handle(address, Speak(form["kind"], form["text"].strip()[:60]), nonce=nonce, table=table.id)
+    if request.headers.get("x-send") != "1":
+        return None
+    counted = receipt is not None and (receipt.applied or receipt.duplicate)
+    reply = ""
+    if not counted:  # the service said why (too late, say): its newest reply to this seat
+        lines = web.pages.feed(CHANNEL, address, 1, this_game=False, table_id=table.id)
+        reply = receipt.notice if receipt is not None and receipt.notice else \
+            "".join(line.text for line in lines if not line.secret)
+    return JSONResponse({"counted": counted, "repeat": bool(receipt and receipt.duplicate), "reply": reply},
+                        headers=_NO_STORE)
 
 
 async def screen(request: Request) -> Response:
@@ -1030,8 +1104,8 @@ async def local_decide(request: Request) -> Response:
     if isinstance(found, Response):
         return found
     table, seat = found
-    await _choose(request, table, seat)
-    return RedirectResponse(f"/host/{table.id}", status_code=303)
+    answer = await _choose(request, table, seat)
+    return answer or RedirectResponse(f"/host/{table.id}", status_code=303)
 
 
 def routes(*, open_tables: bool = True) -> list[BaseRoute]:

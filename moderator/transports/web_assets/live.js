@@ -28,9 +28,11 @@ document.addEventListener("submit", (event) => {
           if (d) d.open = true;
         }
         live.dataset.refreshes = String(Number(live.dataset.refreshes || 0) + 1);
+        live.dispatchEvent(new Event("swapped", { bubbles: true }));  // seat.js: a new prompt, covers' clocks
       }
     } catch (e) {
       // offline for a moment: the next event (or the stream's reconnection) tries again
+      live.dispatchEvent(new Event("lost", { bubbles: true }));  // seat.js closes the covers
     } finally {
       busy = false;
       if (again) { again = false; refresh(); }
@@ -55,6 +57,7 @@ function followEvents(url, changed) {
     events.onopen = () => { delay = 5000; if (missed) changed(); };
     events.onerror = () => {
       missed = true;
+      document.dispatchEvent(new Event("lost"));  // the network or the server is gone for now
       if (events.readyState !== EventSource.CLOSED) return;
       setTimeout(open, delay * (0.5 + Math.random() / 2));
       delay = Math.min(delay * 2, 60000);
