@@ -324,7 +324,10 @@ def test_a_table_opened_on_telegram_links_its_table_screen(tmp_path: Path) -> No
         for link in (f"{PUBLIC_URL}/join/{code}", f"https://t.me/ModeratorTestBot?start={code}",
                      f"sms:{OUR_NUMBER}?body=JOIN%20{code}"):
             assert f'href="{link}"' in screen
-        assert screen.count("<svg") == 3
+        join = screen.split('<section class="join">', 1)[1].split("</section>", 1)[0]
+        assert join.count("<svg") == 3
+        # And its own short address, with a QR code of its own, to open the screen on a TV.
+        assert f'href="{PUBLIC_URL}/tv/{code}"' in screen and screen.count("<svg") == 4
 
 
 def test_numbers_too_long_to_be_a_decision_or_a_seat_are_refused_quietly(game: tuple[WebTable, str, object]) -> None:
