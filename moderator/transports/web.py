@@ -36,7 +36,7 @@ import re
 import secrets
 import string
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from functools import cache
+from functools import cache, partial
 from importlib import resources
 from typing import Any, Final
 
@@ -47,7 +47,7 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import Receive, Scope, Send
 
-from ..board import WIDTH, catalog_for, layout, render_png
+from ..board import Board, catalog_for, layout, render_png
 from ..catalog import DEFAULT_LANGUAGE, DEFAULT_THEME, Catalog, UnknownCatalog, languages, themes
 from ..channels import (
     Capabilities,
@@ -260,7 +260,7 @@ class WebTables:
         """The proxies whose ``X-Forwarded-For`` names the client (``MODERATOR_TRUSTED_PROXIES``)."""
         self.slots = StreamSlots()
         """Event streams open at once, per table and in all."""
-        self._boards: dict[str, tuple[str, bytes]] = {}
+        self._boards: dict[tuple[str, bool], tuple[str, bytes]] = {}
         self._listeners: dict[str, set[asyncio.Queue[None]]] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._closing = False
@@ -459,34 +459,38 @@ class WebTables:
 
     # pieces
 
-    async def board_image(self, table: TableView, lang: str) -> bytes:
-        """The board as a PNG, drawn once per version of the table (every page shows the same image), off the
-        event loop's thread (a drawing takes tens of milliseconds; inputs go on meanwhile)."""
-        version = f"{table.board_version}.{lang}"
-        cached = self._boards.get(table.id)
+    async def board_image(self, table: TableView, lang: str, *, narrow: bool = False) -> bytes:
+        """The board as a PNG (``narrow``: the phone's), drawn once per picture (every page shows the same
+        image), off the event loop's thread (a drawing takes tens of milliseconds; inputs go on meanwhile)."""
+        board = self.pages.board(table.id)  # here, on the loop: the table may change meanwhile
+        assert board is not None
+        version = _picture(board, lang)
+        cached = self._boards.get((table.id, narrow))
         if cached is None or cached[0] != version:
-            board = self.pages.board(table.id)  # here, on the loop: the table may change meanwhile
-            assert board is not None
-            cached = version, await run_in_threadpool(render_png, board, catalog_for(board, lang))
-            self._boards[table.id] = cached
+            image = await run_in_threadpool(partial(render_png, board, catalog_for(board, lang), narrow=narrow))
+            cached = version, image
+            self._boards[(table.id, narrow)] = cached
         return cached[1]
 
     def board_address(self, table: TableView, lang: str) -> str:
         """The board image's address: the same while the picture is the same (a vote leaves it alone), so a page
         fetches it again only when it changed."""
         board = self.pages.board(table.id)
-        drawn = json.dumps(board.drawn() if board is not None else None, sort_keys=True)
-        version = hashlib.sha256(f"{drawn}|{lang}".encode()).hexdigest()[:16]
-        return f"/table/{table.id}/board.png?v={version}&lang={lang}"
+        return f"/table/{table.id}/board.png?v={_picture(board, lang) if board else ''}&lang={lang}"
 
     def _board(self, table: TableView, catalog: Catalog, lines: Sequence[str]) -> str:
         # Its size is reserved (width and height) so nothing moves while a new picture loads; the words are the
         # image's text for whoever cannot see it.
-        height = layout(len(table.seats)).height if 5 <= len(table.seats) <= 10 else WIDTH
+        # A phone gets the narrow board, whose words are twice as large on its screen.
+        players = len(table.seats)
+        wide, narrow = (layout(players), layout(players, True)) if 5 <= players <= 10 else (None, None)
+        address = self.board_address(table, catalog.lang)
         words = "\n".join(lines)
-        return (f'<section class="board"><img alt="{_e(words)}" width="{WIDTH}" height="{height}" '
-                f'src="{_e(self.board_address(table, catalog.lang))}">'
-                + "".join(_text(line) for line in lines) + "</section>")
+        phone = (f'<source media="(max-width: 44rem)" srcset="{_e(address)}&amp;narrow=1" width="{narrow.width}" '
+                 f'height="{narrow.height}">' if narrow else "")
+        size = f' width="{wide.width}" height="{wide.height}"' if wide else ""
+        return (f'<section class="board"><picture>{phone}<img alt="{_e(words)}"{size} src="{_e(address)}">'
+                "</picture>" + "".join(_text(line) for line in lines) + "</section>")
 
     def _join_qr(self, table: TableView, catalog: Catalog, base_url: str, *, big: bool = False) -> str:
         code = table.code
@@ -525,6 +529,12 @@ def _reveal(theme: str, reveal: RevealView) -> str:
         for b in ballots)
     result = "elected" if reveal.elected else "rejected"
     return f'<section class="reveal {result}"><h2>{_e(reveal.title)}</h2><ul class="ballots">{items}</ul></section>'
+
+
+def _picture(board: Board, lang: str) -> str:
+    """A name for what the board image shows in ``lang``: the same exactly when the picture is."""
+    drawn = json.dumps(board.drawn(), sort_keys=True)
+    return hashlib.sha256(f"{drawn}|{lang}".encode()).hexdigest()[:16]
 
 
 def _seats(catalog: Catalog, names: Sequence[str]) -> str:
@@ -779,7 +789,7 @@ async def board_png(request: Request) -> Response:
     web = _web(request)
     lang = request.query_params.get("lang", DEFAULT_LANGUAGE)
     lang = lang if lang in languages(table.theme) else DEFAULT_LANGUAGE
-    image = await web.board_image(table, lang)
+    image = await web.board_image(table, lang, narrow=request.query_params.get("narrow") == "1")
     # The address names the picture, so a changed board is a new address and the same one may be kept; an old
     # address answers with today's picture, not to be kept.
     current = request.query_params.get("v") == web.board_address(table, lang).split("v=", 1)[1].split("&", 1)[0]
