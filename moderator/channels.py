@@ -418,6 +418,37 @@ class SeatView:
 
 
 @dataclass(frozen=True, slots=True)
+class Ballot:
+    """One name's vote in a decided election (public once every vote is in)."""
+
+    name: str
+    ja: bool
+    word: str
+    """The catalog's word for it (Ja, Nein)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RevealView:
+    """The latest decided election, name by name: its outcome and every ballot."""
+
+    title: str
+    elected: bool
+    ballots: tuple[Ballot, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ScreenSeat:
+    """A seat as the table screen shows it at the end: its name, alive or not, and its role, now public."""
+
+    name: str
+    alive: bool
+    role: str
+    """The role's rulebook key (liberal, fascist, hitler)."""
+    role_name: str
+    """The role in the table's words."""
+
+
+@dataclass(frozen=True, slots=True)
 class ScreenView:
     """The table screen: public only."""
 
@@ -427,6 +458,13 @@ class ScreenView:
     board: BoardView | None = None
     truth: tuple[str, ...] = ()
     latest: tuple[str, ...] = ()
+    waiting: str = ""
+    """Who the table waits for, by name, and for what (empty once the game is over or paused)."""
+    reveal: RevealView | None = None
+    ended: str = ""
+    """Who won and why, once the game is decided."""
+    roles: tuple[ScreenSeat, ...] = ()
+    """Every seat with its role, once the game is over."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,7 +31,7 @@ from .fanout import (
 from .names import clean_name, has_letters, match_name, unique_name
 from .outbox import COMPUTER_CHANNEL, Outgoing, Reply
 from .store import SeatRow, TableRow, TableStatus
-from .tables import PUBLIC_LANGUAGE, Table, decision_id
+from .tables import HOST_LANGUAGE, PUBLIC_LANGUAGE, Table, decision_id
 
 CODE_ALPHABET: Final = "ACDEFHJKMNPRTUVWXY3479"
 """Join-code characters: no look-alikes (0/O, 1/I/L, 2/Z, 5/S, 6/G, 8/B) and no vowels that spell words."""
@@ -66,7 +66,8 @@ def open_table(ctx: Context, inbound: Inbound, command: OpenTable, out: Outgoing
         host_address=inbound.address,
         public_channel=inbound.channel if public else None,
         public_address=inbound.chat if public else None,
-        options={"physical_voting": command.physical_voting, **({PUBLIC_LANGUAGE: language} if public else {})},
+        options={"physical_voting": command.physical_voting, HOST_LANGUAGE: language,
+                 **({PUBLIC_LANGUAGE: language} if public else {})},
         game=0,
         setup=None,
         decision_step=0,

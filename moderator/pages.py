@@ -9,7 +9,9 @@ from collections.abc import Callable, Sequence
 
 from . import render
 from .board import Board
+from .catalog import Catalog
 from .channels import (
+    Ballot,
     BoardView,
     HostView,
     Kind,
@@ -20,6 +22,8 @@ from .channels import (
     PassName,
     PromptView,
     Receipt,
+    RevealView,
+    ScreenSeat,
     ScreenView,
     SeatInfo,
     SeatView,
@@ -29,11 +33,12 @@ from .channels import (
 from .commands import Inbound
 from .context import Context
 from .engine import Phase, awaiting, public_view, view_for
-from .engine.events import GameEnded, VoteProgressed
+from .engine.events import ElectionDecided, GameEnded, GameStarted, VoteProgressed
 from .engine.types import MAX_PLAYERS
 from .lobby import MOVE_CODES
 from .moves import token
 from .outbox import COMPUTER_CHANNEL
+from .render import TableInfo
 from .store import TableStatus
 from .tables import LIVE, Table
 
@@ -150,13 +155,26 @@ class BrowserPages:
         assert table is not None
         if table.status is TableStatus.LOBBY or table.state is None:
             return ScreenView(True, seats=table.names)
+        catalog = self.ctx.catalog(table.row.theme, language)
+        info, state = table.info(), table.state
         truth: tuple[str, ...] = ()
-        if table.status is TableStatus.OVER and any(isinstance(e, GameEnded) for e in table.log):
-            catalog = self.ctx.catalog(table.row.theme, language)
-            truth = tuple(m.text for m in render.truth_timeline(table.log, table.info(), catalog))
+        ended = ""
+        ending = next((e for e in reversed(table.log) if isinstance(e, GameEnded)), None)
+        if table.status is TableStatus.OVER and ending is not None:
+            truth = tuple(m.text for m in render.truth_timeline(table.log, info, catalog))
+            ended = render.ended_line(ending, info, catalog)
+        roles: tuple[ScreenSeat, ...] = ()
+        if table.status is TableStatus.OVER:  # decided or ended by the host: the roles are no secret now
+            roles = tuple(ScreenSeat(table.seats[s].name, state.alive[s], role.value, catalog.term(role.value))
+                          for s, role in enumerate(state.roles))
+        waiting = ""
+        if table.status is TableStatus.PLAYING and (owing := awaiting(state)):
+            # Who still owes a vote is no secret (at a real table, whose card is not yet down); how they vote is.
+            waiting = render.waiting_line(owing, state.phase, info, catalog)
         return ScreenView(False, status=_status(self.ctx, table, language),
                           board=self._board_view(table, language), truth=truth,
-                          latest=self._latest(table, language))
+                          latest=self._latest(table, language), waiting=waiting,
+                          reveal=_reveal(table, info, catalog), ended=ended, roles=roles)
 
     # --- the host's device ------------------------------------------------------------------------------------
 
@@ -217,6 +235,19 @@ def cover_of(message_id: str) -> str:
 def _private(text: str, secret: bool) -> str:
     """A secret's text without its neutral header line: on a page the cover says that much already."""
     return text.split("\n", 1)[1] if secret and "\n" in text else text
+
+
+def _reveal(table: Table, info: TableInfo, catalog: Catalog) -> RevealView | None:
+    """This game's latest decided election, from its public event (the ballots are public once all are in)."""
+    for event in reversed(table.log):
+        if isinstance(event, GameStarted):
+            return None
+        if isinstance(event, ElectionDecided):
+            assert event.audience.everyone
+            ballots = tuple(Ballot(info.name(seat), ja, catalog.term("ja" if ja else "nein"))
+                            for seat, ja in event.votes)
+            return RevealView(render.vote_title(event, info, catalog), event.elected, ballots)
+    return None
 
 
 def _status(ctx: Context, table: Table, language: str) -> tuple[str, ...]:

@@ -530,6 +530,24 @@ def _ended(e: Event, w: _Words, board: PublicView | None) -> list[Message]:
     return [w.message(mid, [w.t(mid), _roles_line(w, e.roles)])]
 
 
+def ended_line(event: GameEnded, table: TableInfo, catalog: Catalog) -> str:
+    """Who won and why, in one line (the table screen's headline at the end)."""
+    return _Words(table, catalog, PLAIN).t(_GAME_ENDED_IDS[event.winner, event.reason])
+
+
+def waiting_line(seats: Sequence[Seat], phase: Phase, table: TableInfo, catalog: Catalog) -> str:
+    """Who the table waits for, by name, and for what (the table screen's big line)."""
+    w = _Words(table, catalog, PLAIN)
+    return w.t("board-waiting", names=w.names(seats), phase=w.phase(phase))
+
+
+def vote_title(event: ElectionDecided, table: TableInfo, catalog: Catalog) -> str:
+    """An election's outcome and its government, short (the heading over its ballots)."""
+    w = _Words(table, catalog, PLAIN)
+    return w.t("web-vote-elected" if event.elected else "web-vote-rejected", president=w.name(event.president),
+               chancellor=w.name(event.chancellor))
+
+
 def roles_message(roles: Sequence[Role], table: TableInfo, catalog: Catalog, *, caps: Capabilities = PLAIN) -> Message:
     """Every role, for a game that ended without being decided (the host ended it): no longer a secret."""
     w = _Words(table, catalog, caps)

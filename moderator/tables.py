@@ -26,6 +26,8 @@ REMINDER: Final = "reminder"
 """The deadline kind of reminders."""
 PUBLIC_LANGUAGE: Final = "public_language"
 """Table option: the language of the public channel (a group)."""
+HOST_LANGUAGE: Final = "host_language"
+"""Table option: the language the table was opened in (its host's, for a host without a seat)."""
 LIVE: Final = (TableStatus.PLAYING, TableStatus.PAUSED)
 """A game under way (paused or not)."""
 OPTED_OUT: Final = "opted_out"
@@ -125,7 +127,8 @@ class Table:
     @property
     def host_language(self) -> str:
         """The language the host reads (their seat's, if they have one)."""
-        return next((s.language for s in self.seats if self.is_host(s.channel, s.address)), DEFAULT_LANGUAGE)
+        opened = str(self.row.options.get(HOST_LANGUAGE, DEFAULT_LANGUAGE))
+        return next((s.language for s in self.seats if self.is_host(s.channel, s.address)), opened)
 
     def update(self, store: Store, now: float, **fields: Any) -> None:
         """Change the table's row, in the store and here."""

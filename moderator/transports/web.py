@@ -30,13 +30,15 @@ import contextlib
 import hashlib
 import hmac
 import html
+import json
 import logging
 import math
+import mimetypes
 import re
 import secrets
 import string
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from functools import cache
+from functools import cache, partial
 from importlib import resources
 from typing import Any, Final
 
@@ -50,10 +52,11 @@ from starlette.responses import (
     Response,
     StreamingResponse,
 )
-from starlette.routing import BaseRoute, Route
+from starlette.routing import BaseRoute, Mount, Route
+from starlette.staticfiles import StaticFiles
 from starlette.types import Receive, Scope, Send
 
-from ..board import catalog_for, render_png
+from ..board import Board, catalog_for, layout, render_png
 from ..catalog import DEFAULT_LANGUAGE, DEFAULT_THEME, Catalog, UnknownCatalog, languages, themes
 from ..channels import (
     Capabilities,
@@ -66,6 +69,7 @@ from ..channels import (
     PromptView,
     Receipt,
     Result,
+    RevealView,
     Running,
     Runtime,
     SeatView,
@@ -213,6 +217,10 @@ WEB_MESSAGES: Final = (
     "web-pin-ask",
     "web-pin-open",
     "web-pin-wrong",
+    "web-this-screen",
+    "web-vote-elected",
+    "web-vote-rejected",
+    "web-narrate",
 )
 """Message ids the browser pages use (a test checks the catalogs have them)."""
 
@@ -256,9 +264,11 @@ def _e(text: object) -> str:
     return html.escape(str(text))
 
 
-def _page(title: str, body: str, *, lang: str = DEFAULT_LANGUAGE, status: int = 200, kind: str = "") -> HTMLResponse:
+def _page(title: str, body: str, *, lang: str = DEFAULT_LANGUAGE, status: int = 200, kind: str = "",
+          style: str = "") -> HTMLResponse:
     page = string.Template(_asset("page.html")).substitute(
-        title=_e(title), body=body, lang=_e(lang), style=_asset("style.css"), script=_asset("live.js"), kind=_e(kind)
+        title=_e(title), body=body, lang=_e(lang), style=_asset("style.css") + style, script=_asset("live.js"),
+        kind=_e(kind)
     )
     return HTMLResponse(page, status_code=status, headers=_NO_STORE)
 
@@ -337,7 +347,7 @@ class WebTables:
         """The proxies whose ``X-Forwarded-For`` names the client (``MODERATOR_TRUSTED_PROXIES``)."""
         self.slots = StreamSlots()
         """Event streams open at once, per table and in all."""
-        self._boards: dict[str, tuple[str, bytes]] = {}
+        self._boards: dict[tuple[str, bool], tuple[str, bytes]] = {}
         self._listeners: dict[str, set[asyncio.Queue[None]]] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._closing = False
@@ -461,18 +471,33 @@ class WebTables:
         return _covered(f"cover-{position}", cover, body) if cover is not None else body
 
     def screen_part(self, table: TableView, base_url: str, lang: str) -> str:
-        """The table screen's live part: public information only."""
+        """The table screen's live part, laid out for a TV across the room: public information only."""
         catalog = _catalog(table.theme, lang)
         view = self.pages.screen_view(table.id, lang)
         if view.lobby:
-            join = self._join_qr(table, catalog, base_url) if table.code else ""
-            return join + _seats(catalog, view.seats)
-        parts = ["".join(_text(line, "status") for line in view.status),
-                 self._board(table, catalog, view.board.lines if view.board else ())]
-        if view.truth:
-            parts.append('<section class="truth">' + "".join(_text(t) for t in view.truth) + "</section>")
-        parts.append(_latest(catalog, view.latest))
-        return "".join(parts)
+            join = self._join_qr(table, catalog, base_url, big=True) if table.code else ""
+            own = self._own_address(table, catalog, base_url) if table.code else ""
+            return f'<div class="tv lobby">{join}<aside class="side">{_seats(catalog, view.seats)}{own}</aside></div>'
+        board = self._board(table, catalog, view.board.lines if view.board else ())
+        # Each public result once, newest first; the page reads the newest aloud if narration is on.
+        latest = "".join(f'<p class="msg" data-say="{_e(t)}">{_e(t)}</p>' for t in view.latest)
+        status = "".join(f'<p class="status">{_e(line)}</p>' for line in view.status)
+        if view.roles:
+            cards = "".join(
+                f'<li class="role-{_e(s.role)}{"" if s.alive else " dead"}">'
+                f'{_art(table.theme, "role-" + s.role, s.role_name)}'
+                f'<span class="name">{_e(s.name)}</span><span class="role">{_e(s.role_name)}</span></li>'
+                for s in view.roles)
+            ended = (f'<h1 class="ended" data-say="{_e(view.ended)}">{_e(view.ended)}</h1>' if view.ended else "")
+            truth = ('<section class="truth" id="truth">' + "".join(_text(t) for t in view.truth) + "</section>"
+                     if view.truth else "")
+            return (f'<div class="tv over">{ended}{status}<ul class="roles">{cards}</ul>'
+                    f'<div class="end-row">{board}{truth}</div></div>')
+        waiting = f'<p class="waiting">{_e(view.waiting)}</p>' if view.waiting else ""
+        reveal = _reveal(table.theme, view.reveal) if view.reveal is not None else ""
+        return (f'<div class="tv game"><div class="main">{board}<section class="latest">'
+                f'<h2>{_e(catalog.text("web-latest"))}</h2>{latest}</section></div>'
+                f'<aside class="side">{status}{waiting}{reveal}</aside></div>')
 
     def host_part(self, table: TableView, base_url: str, lang: str) -> str:
         """The host's device: lobby controls, the pass-and-play names, and host controls."""
@@ -529,25 +554,40 @@ class WebTables:
 
     # pieces
 
-    async def board_image(self, table: TableView, lang: str) -> bytes:
-        """The board as a PNG, drawn once per version of the table (every page shows the same image), off the
-        event loop's thread (a drawing takes tens of milliseconds; inputs go on meanwhile)."""
-        version = f"{table.board_version}.{lang}"
-        cached = self._boards.get(table.id)
+    async def board_image(self, table: TableView, lang: str, *, narrow: bool = False) -> bytes:
+        """The board as a PNG (``narrow``: the phone's), drawn once per picture (every page shows the same
+        image), off the event loop's thread (a drawing takes tens of milliseconds; inputs go on meanwhile)."""
+        board = self.pages.board(table.id)  # here, on the loop: the table may change meanwhile
+        assert board is not None
+        version = _picture(board, lang)
+        cached = self._boards.get((table.id, narrow))
         if cached is None or cached[0] != version:
-            board = self.pages.board(table.id)  # here, on the loop: the table may change meanwhile
-            assert board is not None
-            cached = version, await run_in_threadpool(render_png, board, catalog_for(board, lang))
-            self._boards[table.id] = cached
+            image = await run_in_threadpool(partial(render_png, board, catalog_for(board, lang), narrow=narrow))
+            cached = version, image
+            self._boards[(table.id, narrow)] = cached
         return cached[1]
 
-    @staticmethod
-    def _board(table: TableView, catalog: Catalog, lines: Sequence[str]) -> str:
-        return (f'<section class="board"><img alt="" src="/table/{table.id}/board.png?v={table.board_version}'
-                f'&amp;lang={_e(catalog.lang)}">'
-                + "".join(_text(line) for line in lines) + "</section>")
+    def board_address(self, table: TableView, lang: str) -> str:
+        """The board image's address: the same while the picture is the same (a vote leaves it alone), so a page
+        fetches it again only when it changed."""
+        board = self.pages.board(table.id)
+        return f"/table/{table.id}/board.png?v={_picture(board, lang) if board else ''}&lang={lang}"
 
-    def _join_qr(self, table: TableView, catalog: Catalog, base_url: str) -> str:
+    def _board(self, table: TableView, catalog: Catalog, lines: Sequence[str]) -> str:
+        # Its size is reserved (width and height) so nothing moves while a new picture loads; the words are the
+        # image's text for whoever cannot see it.
+        # A phone gets the narrow board, whose words are twice as large on its screen.
+        players = len(table.seats)
+        wide, narrow = (layout(players), layout(players, True)) if 5 <= players <= 10 else (None, None)
+        address = self.board_address(table, catalog.lang)
+        words = "\n".join(lines)
+        phone = (f'<source media="(max-width: 44rem)" srcset="{_e(address)}&amp;narrow=1" width="{narrow.width}" '
+                 f'height="{narrow.height}">' if narrow else "")
+        size = f' width="{wide.width}" height="{wide.height}"' if wide else ""
+        return (f'<section class="board"><picture>{phone}<img alt="{_e(words)}"{size} src="{_e(address)}">'
+                "</picture>" + "".join(_text(line) for line in lines) + "</section>")
+
+    def _join_qr(self, table: TableView, catalog: Catalog, base_url: str, *, big: bool = False) -> str:
         code = table.code
         assert code is not None
         url = f"{(self.public_url or base_url).rstrip('/')}/join/{code}"
@@ -557,8 +597,39 @@ class WebTables:
             f'<figcaption>{_e(way.title)} <a href="{_e(way.link)}">{_e(way.label)}</a></figcaption></figure>'
             for way in codes
         )
-        return (f'<section class="join"><h2>{_e(catalog.text("web-scan-to-join"))}</h2>'
+        heading = "h1" if big else "h2"
+        return (f'<section class="join"><{heading}>{_e(catalog.text("web-scan-to-join"))}</{heading}>'
                 f'<div class="codes">{figures}</div><p class="code">{_e(code)}</p></section>')
+
+    def _own_address(self, table: TableView, catalog: Catalog, base_url: str) -> str:
+        """The table screen's own short address (``/tv/<join code>``) and its QR, to open it on another screen."""
+        url = f"{(self.public_url or base_url).rstrip('/')}/tv/{table.code}"
+        shown = url.split("://", 1)[-1]
+        return (f'<section class="own"><h2>{_e(catalog.text("web-this-screen"))}</h2>'
+                f'<figure>{qr_element(url)}<figcaption><a href="{_e(url)}">{_e(shown)}</a></figcaption></figure>'
+                "</section>")
+
+
+def _art(theme: str, card: str, alt: str) -> str:
+    """One of the project's cards (``web_assets/art``), named in the table's words."""
+    return f'<img class="card" src="/static/art/{_e(theme)}/{_e(card)}.svg" alt="{_e(alt)}">'
+
+
+def _reveal(theme: str, reveal: RevealView) -> str:
+    """Every name's ballot in the latest decided election, Ja first."""
+    ballots = sorted(reveal.ballots, key=lambda b: not b.ja)
+    items = "".join(
+        f'<li class="{"ja" if b.ja else "nein"}">{_art(theme, "vote-ja" if b.ja else "vote-nein", b.word)}'
+        f'<span class="name">{_e(b.name)}</span> <span class="vote">{_e(b.word)}</span></li>'
+        for b in ballots)
+    result = "elected" if reveal.elected else "rejected"
+    return f'<section class="reveal {result}"><h2>{_e(reveal.title)}</h2><ul class="ballots">{items}</ul></section>'
+
+
+def _picture(board: Board, lang: str) -> str:
+    """A name for what the board image shows in ``lang``: the same exactly when the picture is."""
+    drawn = json.dumps(board.drawn(), sort_keys=True)
+    return hashlib.sha256(f"{drawn}|{lang}".encode()).hexdigest()[:16]
 
 
 _REMINDER_MINUTES: Final = (0, 1, 2, 3, 5, 10)
@@ -963,12 +1034,31 @@ async def screen(request: Request) -> Response:
     if table is None:
         return _not_found()
     web = _web(request)
-    lang = _language(request, table.theme)
+    lang = table.language if table.language in languages(table.theme) else DEFAULT_LANGUAGE  # the table's, not the TV's
     part = web.screen_part(table, str(request.base_url), lang)
     if request.url.path.endswith("/live"):
         return HTMLResponse(part, headers=_NO_STORE)
-    title = _catalog(table.theme, lang).text("web-table-screen")
-    return _page(title, _live(f"/table/{table.id}/live", table.id, part), lang=lang, kind="screen")
+    catalog = _catalog(table.theme, lang)
+    # Narration stays off until someone turns it on at this screen (screen.js keeps the choice in the browser).
+    narrate = (f'<label class="narrate"><input type="checkbox" id="narrate"> {_e(catalog.text("web-narrate"))}'
+               "</label>")
+    body = _live(f"/table/{table.id}/live", table.id, part) + narrate + f"<script>{_asset('screen.js')}</script>"
+    return _page(catalog.text("web-table-screen"), body, lang=lang, kind=f"screen {table.theme}",
+                 style=_asset("screen.css"))
+
+
+async def short_screen(request: Request) -> Response:
+    """``GET /tv/<join code>``: the table screen's short address, easy to type on a TV's remote."""
+    web = _web(request)
+    code = str(request.path_params.get("code", "")).strip().upper()
+    table = web.pages.table_by_code(code) if _ID.fullmatch(code) else None
+    # A guess costs as a wrong join code does: the short address is no way to try codes faster.
+    wait = web.pages.join_attempt(web.client(request), table is not None)
+    if wait > 0:
+        return try_again(request, wait)
+    if table is None:
+        return _not_found()
+    return RedirectResponse(f"/table/{table.id}", status_code=303)
 
 
 async def board_png(request: Request) -> Response:
@@ -976,10 +1066,15 @@ async def board_png(request: Request) -> Response:
     table = _table(request)
     if table is None or table.status is Status.LOBBY or not table.game:
         return _not_found()
+    web = _web(request)
     lang = request.query_params.get("lang", DEFAULT_LANGUAGE)
-    image = await _web(request).board_image(table, lang if lang in languages(table.theme) else DEFAULT_LANGUAGE)
-    # The URL carries the version, so a changed board is a new URL; the same one may be cached briefly.
-    return Response(image, media_type="image/png", headers={"Cache-Control": "private, max-age=60"})
+    lang = lang if lang in languages(table.theme) else DEFAULT_LANGUAGE
+    image = await web.board_image(table, lang, narrow=request.query_params.get("narrow") == "1")
+    # The address names the picture, so a changed board is a new address and the same one may be kept; an old
+    # address answers with today's picture, not to be kept.
+    current = request.query_params.get("v") == web.board_address(table, lang).split("v=", 1)[1].split("&", 1)[0]
+    cache = "private, max-age=86400" if current else "no-store"
+    return Response(image, media_type="image/png", headers={"Cache-Control": cache})
 
 
 async def events(request: Request) -> Response:
@@ -1108,6 +1203,17 @@ async def local_decide(request: Request) -> Response:
     return answer or RedirectResponse(f"/host/{table.id}", status_code=303)
 
 
+_ART: Final = resources.files(__package__).joinpath("web_assets", "art")
+"""The project's card art and icons, served at ``/static/art`` (``web_assets/art/README.md``)."""
+mimetypes.add_type("application/manifest+json", ".webmanifest")
+mimetypes.add_type("image/svg+xml", ".svg")
+
+
+async def favicon(request: Request) -> Response:
+    """``/favicon.ico``, which browsers ask for on their own: the SVG icon."""
+    return RedirectResponse("/static/art/favicon.svg", status_code=301)
+
+
 def routes(*, open_tables: bool = True) -> list[BaseRoute]:
     """The browser channel's routes (``POST /join/<code>`` included; the join page itself is the wiring's).
     ``open_tables=False`` leaves out ``/`` and ``/new`` (a public server whose tables are opened elsewhere)."""
@@ -1120,6 +1226,9 @@ def routes(*, open_tables: bool = True) -> list[BaseRoute]:
         Route("/table/{table}/live", screen, methods=["GET"]),
         Route("/table/{table}/events", events, methods=["GET"]),
         Route("/table/{table}/board.png", board_png, methods=["GET"]),
+        Route("/tv/{code}", short_screen, methods=["GET"]),
+        Route("/favicon.ico", favicon, methods=["GET"]),
+        Mount("/static/art", app=StaticFiles(directory=str(_ART), html=False), name="art"),
         Route("/host/{table}", host_page, methods=["GET"]),
         Route("/host/{table}/live", host_page, methods=["GET"]),
         Route("/host/{table}", host_action, methods=["POST"]),

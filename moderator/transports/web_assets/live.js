@@ -22,7 +22,7 @@ document.addEventListener("submit", (event) => {
       // No longer this browser's page (the seat was removed): show why, as a reload would.
       if (response.status === 403 || response.status === 404) { location.reload(); return; }
       if (response.ok) {
-        live.innerHTML = await response.text();
+        await swap(live, await response.text());
         for (const id of open) {
           const d = document.getElementById(id);
           if (d) d.open = true;
@@ -42,6 +42,32 @@ document.addEventListener("submit", (event) => {
   live.addEventListener("focusout", () => { if (typing) { typing = false; setTimeout(refresh, 1000); } });
   followEvents(live.dataset.events, refresh);
 })();
+
+// --- Swapping the live part in without a flash ---------------------------------------------------------------
+// A picture whose address did not change keeps its element (no new fetch, no blank); a new one is loaded before
+// the swap (for at most 3 s), and its reserved size keeps everything else in place meanwhile.
+async function swap(live, markup) {
+  const next = document.createElement("div");
+  next.innerHTML = markup;
+  const old = new Map();
+  for (const img of live.querySelectorAll("img[src]")) {
+    if (!old.has(img.getAttribute("src"))) old.set(img.getAttribute("src"), img);
+  }
+  const loading = [];
+  for (const img of next.querySelectorAll("img[src]")) {
+    const same = old.get(img.getAttribute("src"));
+    if (same) {
+      old.delete(img.getAttribute("src"));
+      same.alt = img.alt;
+      img.replaceWith(same);
+    } else if (img.decode) {
+      loading.push(img.decode().catch(() => {}));
+    }
+  }
+  if (loading.length) await Promise.race([Promise.all(loading), new Promise((done) => setTimeout(done, 3000))]);
+  live.replaceChildren(...next.childNodes);
+  live.dispatchEvent(new Event("live:swapped"));
+}
 
 // --- The event stream, opened again after the server refused it -------------------------------------------------
 // The browser reconnects by itself when a stream ends or the network drops, but not after an answer that is no
