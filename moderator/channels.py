@@ -238,6 +238,11 @@ Result = Delivered | TemporaryFailure | PermanentFailure
 """A channel's answer for one message."""
 
 
+class NotStored(Exception):
+    """The input could not be stored (the database cannot be written): nothing of it happened, so the channel
+    must not answer as if it had; its provider or person should send it again."""
+
+
 class Channel(Protocol):
     """Delivers messages to one kind of address (a Telegram chat, a phone number, a terminal, a browser page)."""
 
@@ -290,7 +295,7 @@ class Port(Protocol):
     """The service as a channel sees it: where inputs go and reports come back."""
 
     def handle(self, inbound: Inbound) -> Receipt:
-        """One input, in one transaction; what became of it."""
+        """One input, in one transaction; what became of it. Raises ``NotStored`` if it could not be stored."""
         ...
 
     def unreachable(self, channel: str, address: str, *, undelivered: bool = False) -> None:

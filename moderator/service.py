@@ -12,6 +12,7 @@ Reading one input top to bottom: ``handle`` -> ``_dispatch`` -> a job module -> 
 from __future__ import annotations
 
 import random
+import sqlite3
 import time
 from collections.abc import Callable, Mapping
 from typing import Any, Final, assert_never
@@ -20,7 +21,7 @@ from . import game, host, lobby
 from . import record as records
 from .bots import ComputerPlayer
 from .catalog import DEFAULT_LANGUAGE, DEFAULT_THEME
-from .channels import Capabilities, Receipt, StatusScale
+from .channels import Capabilities, NotStored, Receipt, StatusScale
 from .commands import (
     AddComputers,
     Ask,
@@ -189,6 +190,9 @@ class Service:
                     if out.table_id is not None:
                         touched.add(out.table_id)
                     self.store.enqueue(out.stored(), now)
+        except sqlite3.OperationalError as exc:
+            self.tables.forget(sorted(touched))
+            raise NotStored(type(exc).__name__) from exc  # the disk is full or read-only: say so, never more
         except BaseException:
             # The transaction rolled back: forget what the cache learned inside it, reload from the database.
             self.tables.forget(sorted(touched))

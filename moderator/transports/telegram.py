@@ -71,6 +71,7 @@ from ..channels import (
     Delivery,
     JoinWay,
     Kind,
+    NotStored,
     Option,
     Outbound,
     PermanentFailure,
@@ -733,6 +734,10 @@ class TelegramBot:
         self.screen_url = screen_url
         self.channel: TelegramChannel | None = None
         self.delivery: Delivery | None = None
+        self.not_stored: set[int] = set()
+        """Ids of updates whose input could not be stored (the webhook answers them 503 so Telegram retries)."""
+        self.on_not_stored: Callable[[], None] | None = None
+        """Called when an update could not be stored (long polling pauses)."""
 
     # --- set-up -------------------------------------------------------------------------------------------
 
@@ -907,7 +912,15 @@ class TelegramBot:
         self.port.public_moved(CHANNEL, str(old), str(new))
 
     async def on_error(self, update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
-        """Log first; a player is never shown the error."""
+        """Log first; a player is never shown the error. An update that could not be stored is remembered
+        (``not_stored``): the webhook asks Telegram to send it again, long polling stops confirming updates."""
+        if isinstance(context.error, NotStored):
+            log.error("telegram: an update could not be stored (%s); it is asked for again", context.error)
+            if isinstance(update, Update):
+                self.not_stored.add(update.update_id)
+            if self.on_not_stored is not None:
+                self.on_not_stored()
+            return
         log.error("telegram: an update failed", exc_info=context.error)
 
     async def _picker(self, update: Update, kind: str, options: Iterable[str]) -> None:
@@ -945,20 +958,20 @@ async def _delete(message: Message) -> None:
 # --- the webhook (under ``moderator serve``) ---------------------------------------------------------------
 
 
-REMEMBERED_UPDATES: Final = 10_000
-"""Telegram update ids the webhook remembers, to drop a redelivered update before it reaches the handlers."""
-
-
 @dataclass
 class _Webhook:
-    """What the webhook route needs: the application and the update ids it has seen."""
+    """What the webhook route needs: the application and its handlers."""
 
     app: Application[Any, Any, Any, Any, Any, Any]
-    seen: OrderedDict[int, None] = field(default_factory=OrderedDict)
+    bot: TelegramBot
 
 
 def webhook_route(settings: TelegramSettings) -> Route:
-    """``POST`` at the webhook path: one update, processed before the answer (a crash before it: a redelivery)."""
+    """``POST`` at the webhook path: one update, processed before the answer (a crash before it: a redelivery).
+
+    No update id is remembered here: a redelivered update reaches the service again, which applies its input
+    once (its id is stored with it). An update whose input could not be stored is answered 503, which Telegram
+    retries; an update that fails for any other reason is answered 200 (it would fail again)."""
 
     async def webhook(request: Request) -> Response:
         given = request.headers.get(SECRET_HEADER, "")
@@ -976,15 +989,13 @@ def webhook_route(settings: TelegramSettings) -> Route:
         except Exception:  # any malformed update: Telegram never sends one, so nobody waits for it
             log.info("ignored a Telegram webhook body that is not an update")
             return Response(status_code=400)
-        if update.update_id in hook.seen:
-            return Response(status_code=200)  # a redelivery: the service has it already
-        hook.seen[update.update_id] = None
-        if len(hook.seen) > REMEMBERED_UPDATES:
-            hook.seen.popitem(last=False)
         try:
             await hook.app.process_update(update)
         except Exception:  # logged; answering 200 stops Telegram from redelivering an update that cannot work
             log.exception("a Telegram update failed")
+        if update.update_id in hook.bot.not_stored:
+            hook.bot.not_stored.discard(update.update_id)
+            return Response(status_code=503)
         return Response(status_code=200)
 
     return Route(settings.path, webhook, methods=["POST"])
@@ -1027,7 +1038,7 @@ class TelegramSpec:
                                       allowed_updates=Update.ALL_TYPES)
             log.info("telegram: webhook at %s%s", settings.public_url, telegram.path)
             username = ptb.bot.username
-            yield Running(_Webhook(ptb), lambda code: [
+            yield Running(_Webhook(ptb, bot), lambda code: [
                 JoinWay("Telegram", create_deep_linked_url(username, code), f"@{username}")])
         finally:
             await ptb.shutdown()

@@ -1,0 +1,89 @@
+"""Nothing lost, nothing doubled (issue 14): a press that cannot be acknowledged still counts, a redelivered update
+counts once, an input that could not be stored is asked for again, and storage failures send nothing twice."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from moderator.app import create_app
+from moderator.settings import Settings
+from moderator.transports.telegram import callback
+from tests.fake_telegram import private_chat
+from tests.fake_twilio import FakeTwilio
+from tests.test_serve import ANN, LOCAL, Server, WebhookBotAPI, env, open_table
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")  # Starlette 1.x asks for httpx2; httpx works the same here
+    from starlette.testclient import TestClient
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[Server]:
+    db = tmp_path / "m.db"
+    api = WebhookBotAPI(clock=lambda: 1_800_000_000.0)
+    twilio = FakeTwilio()
+    app = create_app(Settings.load(env(db), cwd=tmp_path), network={"telegram": api, "sms": twilio},
+                     deliver=False)
+    with TestClient(app, raise_server_exceptions=False, client=LOCAL) as client:
+        yield Server(client, api, twilio, db)
+
+
+def _unwritable(server: Server, on: bool) -> None:
+    """The database as a full or read-only disk leaves it (SQLite's own switch: tests run as root)."""
+    store = server.app_state().store
+    portal = server.client.portal  # type: ignore[attr-defined]
+    portal.call(lambda: store.execute(f"PRAGMA query_only={'ON' if on else 'OFF'}"))  # the loop's connection
+
+
+def test_an_update_that_could_not_be_stored_is_answered_503_and_its_redelivery_is_applied(server: Server) -> None:
+    open_table(server)
+    update = server.say(ANN, "/computers 4", update_id=777)
+    _unwritable(server, True)
+    assert server.update(update) == 503
+    assert server.rows("SELECT count(*) FROM seats") == [(1,)]
+    _unwritable(server, False)
+    assert server.update(update) == 200  # Telegram retries: not swallowed by any memory of the first try
+    assert server.rows("SELECT count(*) FROM seats") == [(5,)]
+    assert server.update(update) == 200  # and once applied, a redelivery changes nothing
+    assert server.rows("SELECT count(*) FROM seats") == [(5,)]
+
+
+class TooLateBotAPI(WebhookBotAPI):
+    """Every press's acknowledgement comes too late (the bot was down longer than Telegram's answer window)."""
+
+    def _answer(self, api: str, params: dict[str, Any], chat: int | None) -> tuple[int, dict[str, Any]]:
+        if api == "answerCallbackQuery":
+            return 400, {"ok": False, "error_code": 400,
+                         "description": "Bad Request: query is too old and response timeout expired"}
+        return super()._answer(api, params, chat)
+
+
+def test_a_press_whose_acknowledgement_fails_is_applied_once_even_when_redelivered(tmp_path: Path) -> None:
+    db = tmp_path / "m.db"
+    api = TooLateBotAPI(clock=lambda: 1_800_000_000.0)
+    app = create_app(Settings.load(env(db), cwd=tmp_path), network={"telegram": api}, deliver=False)
+    with TestClient(app, raise_server_exceptions=False, client=LOCAL) as client:
+        s = Server(client, api, FakeTwilio(), db)
+        open_table(s)
+        assert s.update(s.say(ANN, "/computers 4")) == 200
+        assert s.update(s.say(ANN, "/startgame")) == 200
+        prompts = [json.loads(b) for (b,) in s.rows(
+            "SELECT body FROM outbox WHERE channel = 'telegram' AND address = ? ORDER BY id", (str(ANN["id"]),))]
+        prompt = [p for p in prompts if p["kind"] == "prompt"][-1]
+        data = callback(prompt["table"], prompt["decision"], prompt["options"][0][1])
+        query = {"id": "q1", "from": ANN, "chat_instance": "ci", "data": data,
+                 "message": {"message_id": 1, "chat": private_chat(ANN), "date": 1_800_000_000, "text": "?"}}
+        before = s.rows("SELECT count(*) FROM actions")
+        press = {"update_id": 9001, "callback_query": query}
+        assert s.update(press) == 200
+        applied = s.rows("SELECT count(*) FROM actions")
+        assert applied != before  # the press counted though its acknowledgement failed
+        assert s.update(press) == 200  # redelivered after a crash: the same query id
+        assert s.rows("SELECT count(*) FROM actions") == applied
+        assert len(api.of("answerCallbackQuery")) == 2
