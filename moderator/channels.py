@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Protocol, assert_never
+from typing import Any, Final, Protocol, assert_never
 
 from starlette.routing import BaseRoute
 
@@ -236,6 +236,11 @@ class PermanentFailure(Exception):
 
 Result = Delivered | TemporaryFailure | PermanentFailure
 """A channel's answer for one message."""
+
+
+REPEAT_MESSAGE: Final = "repeat-after-restart"
+"""The catalog words a channel puts before a message it is given again (``Outbound.handed``) when it has no way
+to know whether the first try reached the person: it reads as a repeat, not as a new event."""
 
 
 class NotStored(Exception):

@@ -14,6 +14,9 @@ class Query(StrEnum):
     WAITING = "waiting"
     HELP = "help"
     RULES = "rules"
+    BACK = "back"
+    """The asker can be reached again (Start pressed, START texted): what its seat knows and the decision it
+    owes."""
 
 
 class HostCommand(StrEnum):

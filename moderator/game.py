@@ -15,7 +15,7 @@ from .channels import Kind, Option, Outbound
 from .commands import Choose, Decide, Inbound, Press, Query, RecordVotes
 from .context import Context
 from .engine import Action, CastVote, Event, GameState, Phase, RuleViolation, apply, awaiting, public_view, view_for
-from .fanout import knowledge, prompt_for, publish, say, words
+from .fanout import knowledge, prompt_again, prompt_for, publish, say, words
 from .lobby import show_lobby
 from .names import match_name, name_candidates
 from .outbox import Outgoing, Reply
@@ -334,9 +334,13 @@ def ask(ctx: Context, table: Table, seat: int | None, query: Query, reply: Reply
             catalog = ctx.catalog(theme, reply.language)
             for message in render.board_messages(public_view(state), table.info(), catalog, caps=caps):
                 out.add(reply.channel, reply.address, message, table=table.id, language=reply.language)
-        case Query.WHOAMI:
+        case Query.WHOAMI | Query.BACK:
+            if query is Query.BACK and (seat is None or state is None):
+                return  # back before the game: nothing was missed (the lobby's messages still come)
             if seat is None or state is None:
                 say(ctx, out, reply, theme, "not-at-table" if seat is None else "game-not-started")
                 return
             knowledge(ctx, table, seat, reply, out)
+            if query is Query.BACK and table.status is TableStatus.PLAYING:
+                prompt_again(ctx, table, out, seat=seat)  # the table may be waiting for this very seat
 

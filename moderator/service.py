@@ -51,7 +51,7 @@ from .commands import (
 )
 from .context import Context
 from .engine import new_seed
-from .fanout import say
+from .fanout import prompt_again, say
 from .outbox import Outgoing, Reply
 from .pages import BrowserPages
 from .store import Store, TableStatus
@@ -93,6 +93,7 @@ LOBBY_MESSAGES: Final = (
     "reminders-set",
     "reminders-off",
     "reminder",
+    "reminder-restart",
     "seated-elsewhere",
     "player-opted-out",
     "public-results-host",
@@ -122,6 +123,9 @@ LOBBY_MESSAGES: Final = (
     "try-again",
 )
 """Message ids the service renders itself (everything else comes from ``render``); a test checks the catalogs."""
+
+DOWN_QUIETLY: Final = 60.0
+"""Seconds a clean stop may last without anyone being prompted again at the next start (a deploy stays quiet)."""
 
 _HOST_ONLY = (AddComputers, Seating, MoveSeat, RemoveSeat, Start, LobbyControl, Host, MovePhone, SetTheme,
               SetReminders, SetTableVoting, StandIn)
@@ -227,6 +231,35 @@ class Service:
             game.run_computers(self.ctx, table_id)
         return ids
 
+    def returned(self, *, quiet_within: float = DOWN_QUIETLY) -> list[str]:
+        """(At start, after ``resume_all``.) After a crash, or more than ``quiet_within`` seconds down, whoever
+        owes a decision gets its prompt once more, marked as a reminder (an input that hit the dead server may
+        have been lost); a clean restart within that time prompts nobody. Returns the names prompted."""
+        now = self.clock()
+        alive, stopped = self.store.starting(now)
+        if alive is None or (stopped is not None and now - stopped <= quiet_within):
+            return []
+        names: list[str] = []
+        for table_id in self.tables.under_way():
+            table = self.tables.get(table_id)
+            if table is None or table.state is None or table.status is not TableStatus.PLAYING:
+                continue
+            with self.store.transaction():
+                names += self._remind_after_restart(table, now)
+            self._changed({table_id})
+        return names
+
+    def _remind_after_restart(self, table: Table, now: float) -> list[str]:
+        out = Outgoing(table.id, now)
+        names = prompt_again(self.ctx, table, out,
+                             lambda reply: say(self.ctx, out, reply, table.row.theme, "reminder-restart"))
+        self.store.enqueue(out.stored(), now)
+        return names
+
+    def stopping(self) -> None:
+        """(At a clean stop.) Remember that this run stopped cleanly, and when."""
+        self.store.stopped(self.clock())
+
     # --- dispatch ---------------------------------------------------------------------------------------
 
     def _dispatch(self, inbound: Inbound, out: Outgoing) -> Table | None:
@@ -310,6 +343,8 @@ class Service:
         """Send the reminders that have fallen due (never an action on anyone's behalf); returns how many tables."""
         now = self.clock()
         reminded = 0
+        with self.store.transaction():
+            self.store.alive(now)  # the heartbeat: after a crash, how long the server was down
         for table_id, kind in self.store.deadlines_due(now):
             table = self.tables.get(table_id)
             with self.store.transaction():

@@ -252,6 +252,22 @@ def m006_deliveries_and_typed_outbox(db: Database) -> None:
 
 
 
+@migrations()
+def m007_lifecycle_and_handed(db: Database) -> None:
+    """When the server was last alive and whether it stopped cleanly (a restart after a crash or a long stop
+    prompts again whoever owes a decision); and when each waiting message was handed to its channel (after a
+    crash it may have gone out: the channel checks or says it is a repeat)."""
+    db.executescript(
+        """
+        CREATE TABLE lifecycle (
+            key TEXT PRIMARY KEY,
+            at REAL NOT NULL
+        ) STRICT;
+        ALTER TABLE outbox ADD COLUMN handed REAL;
+        """
+    )
+
+
 _TABLES_OF = (
     # Three index searches (every input asks this): a join with OR would scan every table.
     " FROM game_tables t WHERE t.status != 'closed' AND t.id IN ("
@@ -407,6 +423,29 @@ class Store:
             (channel, external_id, now),
         )
         return cursor.rowcount == 0
+
+    # --- the server's life ------------------------------------------------------------------------------
+
+    def starting(self, now: float) -> tuple[float | None, float | None]:
+        """(When the last run was last alive, when it stopped cleanly or None) as this run starts; from now on
+        this run is alive and has not stopped."""
+        marks = dict(self.execute("SELECT key, at FROM lifecycle").fetchall())
+        with self.transaction():
+            self.execute("DELETE FROM lifecycle WHERE key = 'stopped'")
+            self.alive(now)
+        return marks.get("alive"), marks.get("stopped")
+
+    def alive(self, now: float) -> None:
+        """This run is alive at ``now`` (a heartbeat: a crash is known by its silence)."""
+        self.execute("INSERT INTO lifecycle (key, at) VALUES ('alive', ?)"
+                     " ON CONFLICT (key) DO UPDATE SET at = excluded.at", (now,))
+
+    def stopped(self, now: float) -> None:
+        """This run stops cleanly at ``now``."""
+        with self.transaction():
+            self.alive(now)
+            self.execute("INSERT INTO lifecycle (key, at) VALUES ('stopped', ?)"
+                         " ON CONFLICT (key) DO UPDATE SET at = excluded.at", (now,))
 
     # --- tables and seats -------------------------------------------------------------------------------
 

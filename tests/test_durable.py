@@ -4,6 +4,7 @@ counts once, an input that could not be stored is asked for again, and storage f
 from __future__ import annotations
 
 import json
+import sqlite3
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -87,3 +88,85 @@ def test_a_press_whose_acknowledgement_fails_is_applied_once_even_when_redeliver
         assert s.update(press) == 200  # redelivered after a crash: the same query id
         assert s.rows("SELECT count(*) FROM actions") == applied
         assert len(api.of("answerCallbackQuery")) == 2
+
+
+# --- prompted again on return -------------------------------------------------------------------------------
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1_800_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _run(tmp_path: Path, clock: Clock, *updates: dict[str, Any]) -> None:
+    """One start of the server, the updates handed to it, and a clean stop."""
+    db = tmp_path / "m.db"
+    api = WebhookBotAPI(clock=clock)
+    app = create_app(Settings.load(env(db), cwd=tmp_path), network={"telegram": api}, deliver=False, clock=clock)
+    with TestClient(app, raise_server_exceptions=False, client=LOCAL) as client:
+        s = Server(client, api, FakeTwilio(), db)
+        for update in updates:
+            assert s.update(update) == 200
+
+
+def _reminders(tmp_path: Path) -> list[tuple[str, str]]:
+    with sqlite3.connect(tmp_path / "m.db") as conn:
+        return conn.execute("SELECT address, message_id FROM outbox WHERE message_id = 'reminder-restart'").fetchall()
+
+
+def _prompts(tmp_path: Path) -> int:
+    with sqlite3.connect(tmp_path / "m.db") as conn:
+        return int(conn.execute("SELECT count(*) FROM outbox WHERE json_extract(body, '$.kind') = 'prompt'"
+                                " AND address = ?", (str(ANN["id"]),)).fetchone()[0])
+
+
+def _table_waiting_for_ann(tmp_path: Path, clock: Clock) -> None:
+    s = Server(None, None, None, tmp_path)  # type: ignore[arg-type]
+    updates = [s.say(ANN, "/newgame"), s.say(ANN, "/computers 4"), s.say(ANN, "/startgame")]
+    _run(tmp_path, clock, *updates)
+    assert _prompts(tmp_path) >= 1, "the table waits for Ann (computers decide at once)"
+
+
+def test_a_clean_restart_within_a_minute_prompts_nobody_again(tmp_path: Path) -> None:
+    clock = Clock()
+    _table_waiting_for_ann(tmp_path, clock)
+    before = _prompts(tmp_path)
+    clock.now += 30
+    _run(tmp_path, clock)
+    assert _reminders(tmp_path) == [] and _prompts(tmp_path) == before
+
+
+def test_after_more_than_a_minute_down_whoever_owes_a_decision_is_prompted_again_as_a_reminder(
+        tmp_path: Path) -> None:
+    clock = Clock()
+    _table_waiting_for_ann(tmp_path, clock)
+    before = _prompts(tmp_path)
+    clock.now += 90
+    _run(tmp_path, clock)
+    assert _reminders(tmp_path) == [(str(ANN["id"]), "reminder-restart")]
+    assert _prompts(tmp_path) == before + 1
+    clock.now += 10
+    _run(tmp_path, clock)  # and a quick clean restart after that: quiet again
+    assert len(_reminders(tmp_path)) == 1
+
+
+def test_after_a_crash_whoever_owes_a_decision_is_prompted_again(tmp_path: Path) -> None:
+    clock = Clock()
+    _table_waiting_for_ann(tmp_path, clock)
+    with sqlite3.connect(tmp_path / "m.db") as conn:
+        conn.execute("DELETE FROM lifecycle WHERE key = 'stopped'")  # as a SIGKILL leaves it: no clean stop
+    clock.now += 5
+    _run(tmp_path, clock)
+    assert _reminders(tmp_path) == [(str(ANN["id"]), "reminder-restart")]
+
+
+def test_start_pressed_again_brings_the_decision_the_table_waits_for(tmp_path: Path) -> None:
+    clock = Clock()
+    _table_waiting_for_ann(tmp_path, clock)
+    before = _prompts(tmp_path)
+    s = Server(None, None, None, tmp_path)  # type: ignore[arg-type]
+    _run(tmp_path, clock, s.say(ANN, "/start", update_id=50_000))
+    assert _prompts(tmp_path) == before + 1

@@ -48,10 +48,12 @@ from ..channels import (
     WordStyle,
 )
 from ..commands import (
+    Ask,
     Command,
     Decide,
     Inbound,
     OptOut,
+    Query,
 )
 from ..grammar import fold as fold_words
 from ..grammar import grammar
@@ -219,9 +221,12 @@ class SmsGateway:
         body = params.get("Body", "")
         meaning = parse(body)
         if isinstance(meaning, Keyword):
-            if not meaning.opt_out:
-                return True  # Twilio answers START and HELP itself; they mean nothing at the table
-            meaning = OptOut()
+            if meaning.word in OPT_IN_WORDS:
+                meaning = Ask(Query.BACK)  # Twilio answers it too; the seat gets what it missed since STOP
+            elif not meaning.opt_out:
+                return True  # Twilio answers HELP itself; it means nothing at the table
+            else:
+                meaning = OptOut()
         self.port.handle(Inbound(CHANNEL, address, meaning, external_id=sid, language=language_of(address), raw=body))
         self.kick()
         return True

@@ -822,9 +822,9 @@ class TelegramBot:
         if name.lower() == "start":
             if group:
                 return
-            # Without a code: their seat's secrets (a player back after blocking the bot), or, at no table, how
-            # to open or join one.
-            command = Join(args[0], first) if args else Ask(Query.WHOAMI)
+            # Without a code: their seat's secrets and the decision it owes (a player back after blocking the
+            # bot), or, at no table, how to open or join one.
+            command = Join(args[0], first) if args else Ask(Query.BACK)
         elif verb is Verb.OPEN:
             theme = args[0].lower() if args and args[0].lower() in themes() else None
             command = OpenTable(first, theme=theme, public=group)
