@@ -148,6 +148,10 @@ class Outbound:
     language: str = DEFAULT_LANGUAGE
     message_id: str = ""
     """The catalog id the text came from: for logs, tests and cost reports. Delivery never looks at it."""
+    handed: float | None = None
+    """When this message was handed to the channel before without its answer being recorded (a crash came
+    between): it may have reached the person. A channel that can ask its provider checks; one that cannot says
+    it is a repeat (``REPEAT_MESSAGE``). Never stored in the outbox's body."""
 
     def to_json(self) -> dict[str, Any]:
         """The message as the outbox stores it (only the fields that are set)."""

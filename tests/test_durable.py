@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -170,3 +172,88 @@ def test_start_pressed_again_brings_the_decision_the_table_waits_for(tmp_path: P
     s = Server(None, None, None, tmp_path)  # type: ignore[arg-type]
     _run(tmp_path, clock, s.say(ANN, "/start", update_id=50_000))
     assert _prompts(tmp_path) == before + 1
+
+
+# --- at most once on screen -----------------------------------------------------------------------------------
+
+
+def _deliver(server: Server) -> int:
+    """One delivery of everything due, by every channel's sender (the fixture delivers nothing by itself)."""
+    portal = server.client.portal  # type: ignore[attr-defined]
+    return sum(portal.call(worker.deliver) for worker in server.app_state().wiring.workers)
+
+
+def _crash_after_handing(server: Server, channel: str) -> None:
+    """As a kill between the provider taking the messages and the outbox recording it leaves them."""
+    with sqlite3.connect(server.db) as conn:
+        conn.execute("UPDATE outbox SET status = 'pending', sent = NULL, handed = coalesce(handed, ?)"
+                     " WHERE channel = ?", (server.twilio.clock(), channel))
+
+
+def test_a_telegram_message_that_may_have_gone_out_before_a_crash_says_it_is_a_repeat(server: Server) -> None:
+    assert server.update(server.say(ANN, "/help")) == 200
+    chat = int(ANN["id"])
+    assert _deliver(server) >= 1
+    first = server.api.texts(chat)
+    assert first and not any(t.startswith("Again, after a restart:") for t in first)
+    _crash_after_handing(server, "telegram")
+    deadline = time.monotonic() + 5
+    while len(server.api.texts(chat)) == len(first) and time.monotonic() < deadline:
+        _deliver(server)  # the chat's pace holds the repeat back a moment (it has just had a message)
+        time.sleep(0.05)
+    again = server.api.texts(chat)[len(first):]
+    assert len(again) == len(first)
+    assert all(t.startswith("Again, after a restart:\n") for t in again)
+    assert [t.removeprefix("Again, after a restart:\n") for t in again] == first
+    _deliver(server)
+    assert len(server.api.texts(chat)) == 2 * len(first)  # recorded as sent: no third time
+
+
+def test_an_sms_twilio_accepted_before_a_crash_is_not_sent_again_and_its_cost_is_counted(server: Server) -> None:
+    phone = "+12025550123"
+    assert server.text(phone, "NEWGAME Ann", "SM-in-1") == 200
+    assert _deliver(server) >= 1
+    sent = list(server.twilio.sent)
+    with sqlite3.connect(server.db) as conn:
+        conn.execute("DELETE FROM deliveries")  # the kill came before the SID was recorded too
+    _crash_after_handing(server, "sms")
+    assert _deliver(server) >= 1
+    assert server.twilio.sent == sent, "a text Twilio had accepted went out again"
+    assert server.rows("SELECT ref FROM deliveries") == [(server.twilio.sids_to(phone)[0],)]
+    assert server.rows("SELECT status FROM outbox WHERE channel = 'sms'") == [("sent",)] * len(sent)
+
+
+def test_an_sms_that_never_reached_twilio_is_sent_after_a_crash(server: Server) -> None:
+    phone = "+12025550124"
+    assert server.text(phone, "NEWGAME Ann", "SM-in-2") == 200
+    _crash_after_handing(server, "sms")  # handed, and the kill came before Twilio took it
+    assert _deliver(server) >= 1
+    assert len(server.twilio.to(phone)) == 1
+
+
+def test_nothing_is_sent_while_its_sent_mark_cannot_be_written(tmp_path: Path) -> None:
+    from moderator.channels import Capabilities, Delivered
+    from moderator.delivery import Sender
+    from moderator.store import Store
+
+    store = Store(tmp_path / "m.db")
+    try:
+        store.enqueue([(None, "fake", "a", "m", {"kind": "note", "text": "hello"})], 1.0)
+        sent: list[str] = []
+
+        def send_batch(to: str, messages: Any) -> list[Delivered]:
+            sent.extend(m.text for m in messages)
+            return [Delivered() for _ in messages]
+
+        channel = SimpleNamespace(capabilities=Capabilities(), send_batch=send_batch)
+        sender = Sender(store, {"fake": channel}, clock=lambda: 2.0)
+        store.execute("PRAGMA query_only=ON")
+        for _ in range(3):
+            with pytest.raises(sqlite3.OperationalError):
+                sender.deliver_due()
+        assert sent == []
+        store.execute("PRAGMA query_only=OFF")  # space is back: it goes, once
+        assert sender.deliver_due() == 1 and sender.deliver_due() == 0
+        assert sent == ["hello"]
+    finally:
+        store.close()

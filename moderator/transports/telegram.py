@@ -31,7 +31,7 @@ import time
 import warnings
 from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from functools import partial
 from typing import Any, Final
@@ -65,6 +65,7 @@ from telegram.request import BaseRequest
 from ..board import catalog_for, render_png
 from ..catalog import DEFAULT_LANGUAGE, DEFAULT_THEME, Catalog, languages, themes
 from ..channels import (
+    REPEAT_MESSAGE,
     Capabilities,
     Channel,
     Delivered,
@@ -394,6 +395,7 @@ class TelegramChannel:
         while self._back:
             self._reported.discard(self._back.popleft())
         chat = self._moved.get(int(address), int(address))
+        messages = [_as_repeat(m) for m in messages]
         keep = _relevant(messages)
         results: list[Result] = [Delivered()] * len(messages)
         if not keep:
@@ -930,6 +932,19 @@ class TelegramBot:
         buttons = [InlineKeyboardButton(o, callback_data=f":{kind}:{o}") for o in options]
         await message.reply_text("\U0001f310" if kind == "lang" else "\U0001f3a8",
                                  reply_markup=InlineKeyboardMarkup([buttons]))
+
+
+_EDITED_IN_PLACE: Final = frozenset({Kind.COUNTER, Kind.BOARD, Kind.LOBBY})
+
+
+def _as_repeat(message: Outbound) -> Outbound:
+    """A message that may have gone out before a crash (``handed``), saying it is a repeat: Telegram cannot tell
+    whether it did, and a second "policy enacted" must not read as a second enactment. An edit repeats nothing."""
+    if (message.handed is None or message.edit is not None or message.press is not None
+            or message.kind in _EDITED_IN_PLACE or not message.text):
+        return message
+    words = Catalog.load(DEFAULT_THEME, message.language).text(REPEAT_MESSAGE)
+    return replace(message, text=f"{words}\n{message.text}")
 
 
 def _number(text: str) -> bool:
