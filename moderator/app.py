@@ -238,6 +238,7 @@ def create_app(
             for spec in on:
                 wiring.running[spec.name] = await stack.enter_async_context(spec.start(settings, wiring))
             service.resume_all()
+            service.returned()
             stack.push_async_callback(_cancel, asyncio.get_running_loop().create_task(_ticks(service, tick_every)))
             log.info("moderator %s serving on %s; channels on: %s", version(), settings.public_url or "-",
                      ", ".join(s.name for s in on) or "none")
@@ -249,6 +250,8 @@ def create_app(
         finally:
             await stack.aclose()
             await wiring.stop()
+            with contextlib.suppress(Exception):  # a disk that cannot be written: the next start re-prompts
+                service.stopping()
             store.close()
             log.info("stopped; %d messages wait in the outbox for the next start", _backlog(factory))
 
@@ -445,6 +448,7 @@ def run_telegram(settings: Settings) -> int:
         await bot.start(application, lambda channel, after: wiring.delivery(telegram.CHANNEL, channel,
                                                                             after_round=after))
         resumed = service.resume_all()
+        service.returned()
         log.info("telegram: ready as @%s (long polling); %d tables under way; Ctrl-C stops",
                  application.bot.username, len(resumed))
         ticker = asyncio.get_running_loop().create_task(_ticks(service, 5.0))
@@ -453,6 +457,8 @@ def run_telegram(settings: Settings) -> int:
         if ticker is not None:
             await _cancel(ticker)
         await wiring.stop()
+        with contextlib.suppress(Exception):  # a disk that cannot be written: the next start re-prompts
+            service.stopping()
         store.close()
 
     app.post_init = post_init

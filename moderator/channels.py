@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Protocol, assert_never
+from typing import Any, Final, Protocol, assert_never
 
 from starlette.routing import BaseRoute
 
@@ -148,6 +148,10 @@ class Outbound:
     language: str = DEFAULT_LANGUAGE
     message_id: str = ""
     """The catalog id the text came from: for logs, tests and cost reports. Delivery never looks at it."""
+    handed: float | None = None
+    """When this message was handed to the channel before without its answer being recorded (a crash came
+    between): it may have reached the person. A channel that can ask its provider checks; one that cannot says
+    it is a repeat (``REPEAT_MESSAGE``). Never stored in the outbox's body."""
 
     def to_json(self) -> dict[str, Any]:
         """The message as the outbox stores it (only the fields that are set)."""
@@ -238,6 +242,16 @@ Result = Delivered | TemporaryFailure | PermanentFailure
 """A channel's answer for one message."""
 
 
+REPEAT_MESSAGE: Final = "repeat-after-restart"
+"""The catalog words a channel puts before a message it is given again (``Outbound.handed``) when it has no way
+to know whether the first try reached the person: it reads as a repeat, not as a new event."""
+
+
+class NotStored(Exception):
+    """The input could not be stored (the database cannot be written): nothing of it happened, so the channel
+    must not answer as if it had; its provider or person should send it again."""
+
+
 class Channel(Protocol):
     """Delivers messages to one kind of address (a Telegram chat, a phone number, a terminal, a browser page)."""
 
@@ -290,7 +304,7 @@ class Port(Protocol):
     """The service as a channel sees it: where inputs go and reports come back."""
 
     def handle(self, inbound: Inbound) -> Receipt:
-        """One input, in one transaction; what became of it."""
+        """One input, in one transaction; what became of it. Raises ``NotStored`` if it could not be stored."""
         ...
 
     def unreachable(self, channel: str, address: str, *, undelivered: bool = False) -> None:

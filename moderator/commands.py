@@ -16,6 +16,9 @@ class Query(StrEnum):
     RULES = "rules"
     HOWTO = "howto"
     """One short text of how to open or join a table, and where the full help is (an SMS ``HELP``)."""
+    BACK = "back"
+    """The asker can be reached again (Start pressed, START texted): what its seat knows and the decision it
+    owes."""
 
 
 class HostCommand(StrEnum):

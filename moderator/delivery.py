@@ -1,7 +1,8 @@
 """Delivery: the outbox, drained through the channels, with retries, back-off and a record of what each took.
 
 Persist first, send second: ``Service.handle`` commits the messages an input produced; a ``Sender`` then hands
-each channel what is due for one address at a time (``Channel.send_batch``) and records the answers. What a
+each channel what is due for one address at a time (``Channel.send_batch``), marked handed just before and its
+answers recorded just after. What a
 channel must remember it gets from here: the message that shows a table's board (so it is edited in place,
 across restarts too), and what each message cost and how far it got (``deliveries``).
 """
@@ -26,35 +27,36 @@ log = logging.getLogger(__name__)
 class Sender:
     """Delivers the outbox through the channels, oldest first, with retries and back-off.
 
-    What a round delivered is recorded in one transaction at its end (``flush``), or sooner once the oldest
-    unrecorded delivery is ``hold`` seconds old: one commit per round instead of one per message, and a crash
-    repeats at most that much (the outbox is at-least-once either way)."""
+    At most once on screen: before a channel is handed an address's messages they are marked handed (``hand``),
+    and what it answered is recorded at once after (``flush``), so a crash repeats at most that one hand-over.
+    A message handed before and never recorded reaches the channel with ``Outbound.handed`` set: it may have
+    gone out (the channel checks with its provider, or says it is a repeat). If the mark cannot be written (a
+    full or read-only disk) nothing is sent: what cannot be recorded as sent would be sent again and again."""
 
     def __init__(self, store: Store, channels: Mapping[str, Channel], *, clock: Callable[[], float] = time.time,
-                 max_attempts: int = 8, hold: float = 0.25) -> None:
+                 max_attempts: int = 8) -> None:
         self.store = store
         self.channels = dict(channels)
         self.clock = clock
         self.max_attempts = max_attempts
-        self.hold = hold
         self._sent: list[tuple[int, float]] = []
         self._retries: list[tuple[int, float, str]] = []
         self._failed: list[tuple[int, str]] = []
         self._taken: list[tuple[str, tuple[str, str | None, str, int, str]]] = []
         self._boards: list[tuple[str, str, str, BoardMessage]] = []
-        self._since: float | None = None
-        """``time.monotonic()`` of the oldest settlement not yet recorded (a slow channel must not hold it)."""
+        self._unhand: list[int] = []
 
     def flush(self) -> None:
         """Record every settled delivery attempt not yet recorded, in one transaction."""
         sent, retries, failed, taken, boards = self._sent, self._retries, self._failed, self._taken, self._boards
         self._sent, self._retries, self._failed, self._taken, self._boards = [], [], [], [], []
-        self._since = None
+        unhand, self._unhand = self._unhand, []
         if not (sent or retries or failed or taken or boards):
             return
         now = self.clock()
         with self.store.transaction():
             self.store.settle(sent, retries, failed)
+            self.store.unhand(unhand)
             for channel in {c for c, _ in taken}:
                 self.store.record_deliveries(channel, [t for c, t in taken if c == channel], now)
             for channel, address, table, shown in boards:
@@ -98,12 +100,17 @@ class Sender:
             going.append(row)
         if not going:
             return delivered
+        self.flush()  # what settled without the channel (boards shown already) goes with the mark
+        self.store.hand([r.id for r in going], self.clock())  # raises if it cannot be written: nothing is sent
+        messages = [m if r.handed is None else replace(m, handed=r.handed) for r, m in zip(going, messages,
+                                                                                          strict=True)]
         results = list(channel.send_batch(going[0].address, messages))
         sent_at = self.clock()
         for row, message, result in zip(going, messages, results, strict=True):
             delivered += self._settle(row, result, now, sent_at)
             if isinstance(result, Delivered) and result.ref is not None:
                 self._note(channel, row, message, result)
+        self.flush()  # at once: a crash from here on repeats nothing
         return delivered
 
     def _board_shown(self, row: OutboxRow, message: Outbound) -> Outbound | None:
@@ -126,10 +133,10 @@ class Sender:
 
     def _settle(self, row: OutboxRow, result: Result, now: float, sent_at: float) -> int:
         """Note one message's delivery attempt for ``flush``; 1 if it was delivered."""
-        if self._since is None:
-            self._since = time.monotonic()
         delivered = 0
         if isinstance(result, TemporaryFailure):
+            if row.handed is None:
+                self._unhand.append(row.id)  # not taken (paced, rate-limited): its retry is no repeat
             if row.attempts + 1 >= self.max_attempts:
                 self._failed.append((row.id, str(result)))
             else:
@@ -140,8 +147,6 @@ class Sender:
         else:
             self._sent.append((row.id, sent_at))
             delivered = 1
-        if time.monotonic() - self._since >= self.hold:
-            self.flush()
         return delivered
 
 
@@ -174,6 +179,7 @@ class Worker:
         """(The worker's thread.) One round of deliveries."""
         if self._sender is None:
             self._store = self.store_factory()
+            self._store.quick_commits()
             self._sender = Sender(self._store, self.channels, clock=self.clock)
         return self._sender.deliver_due()
 

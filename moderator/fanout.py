@@ -249,8 +249,10 @@ def reveal_roles(ctx: Context, table: Table, out: Outgoing) -> None:
         out.add(reply.channel, reply.address, message, table=table.id, language=reply.language)
 
 
-def prompt_again(ctx: Context, table: Table, out: Outgoing, note: Callable[[Reply], None] | None = None) -> list[str]:
-    """Send whoever owes a decision its prompt again, after ``note(reply)`` if given; returns their names.
+def prompt_again(ctx: Context, table: Table, out: Outgoing, note: Callable[[Reply], None] | None = None,
+                 seat: int | None = None) -> list[str]:
+    """Send whoever owes a decision (of them only ``seat``, if given) its prompt again, after ``note(reply)`` if
+    given; returns their names.
 
     With physical voting the table votes with cards: during an election the President owes the record of
     the votes, and nobody owes a button.
@@ -262,7 +264,9 @@ def prompt_again(ctx: Context, table: Table, out: Outgoing, note: Callable[[Repl
         assert state.president is not None
         owing = [table.seats[state.president]]
     else:
-        owing = [table.seats[seat] for seat in awaiting(state)]
+        owing = [table.seats[position] for position in awaiting(state)]
+    if seat is not None:
+        owing = [row for row in owing if row.position == seat]
     for row in owing:
         if row.computer or table.opted_out(row.channel, row.address):
             continue  # an opted-out phone: the carrier refuses every text until it opts in

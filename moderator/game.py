@@ -33,7 +33,7 @@ from .engine import (
     view_for,
 )
 from .engine.events import VoteCast, VoteProgressed
-from .fanout import knowledge, prompt_for, publish, say, show_claims, words
+from .fanout import knowledge, prompt_again, prompt_for, publish, say, show_claims, words
 from .grammar import fold as fold_word
 from .grammar import grammar
 from .lobby import show_lobby
@@ -511,9 +511,13 @@ def ask(ctx: Context, table: Table, seat: int | None, query: Query, reply: Reply
             catalog = ctx.catalog(theme, reply.language)
             for message in render.board_messages(public_view(state), table.info(), catalog, caps=caps):
                 out.add(reply.channel, reply.address, message, table=table.id, language=reply.language)
-        case Query.WHOAMI:
+        case Query.WHOAMI | Query.BACK:
+            if query is Query.BACK and (seat is None or state is None):
+                return  # back before the game: nothing was missed (the lobby's messages still come)
             if seat is None or state is None:
                 say(ctx, out, reply, theme, "not-at-table" if seat is None else "game-not-started")
                 return
             knowledge(ctx, table, seat, reply, out)
+            if query is Query.BACK and table.status is TableStatus.PLAYING:
+                prompt_again(ctx, table, out, seat=seat)  # the table may be waiting for this very seat
 

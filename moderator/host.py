@@ -199,6 +199,10 @@ def opted_in(ctx: Context, channel: str, address: str, out: Outgoing) -> None:
         if table.status in (TableStatus.LOBBY, *LIVE) and not table.is_host(channel, address):
             host = Reply(table.row.host_channel, table.row.host_address, table.host_language)
             say(ctx, out, host, table.row.theme, "player-opted-in", name=name)
+        if table.state is not None and table.status is TableStatus.PLAYING:
+            # What the seat missed since STOP: what it knows, and the decision the table may be waiting for.
+            knowledge(ctx, table, seat, Reply(channel, address, table.seats[seat].language), out)
+            prompt_again(ctx, table, out, seat=seat)
 
 
 def unreachable(ctx: Context, channel: str, address: str, out: Outgoing, *, undelivered: bool = False) -> None:

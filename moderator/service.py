@@ -12,6 +12,7 @@ Reading one input top to bottom: ``handle`` -> ``_dispatch`` -> a job module -> 
 from __future__ import annotations
 
 import random
+import sqlite3
 import time
 from collections.abc import Callable, Mapping
 from typing import Any, Final, assert_never
@@ -20,7 +21,7 @@ from . import game, host, lobby
 from . import record as records
 from .bots import ComputerPlayer
 from .catalog import DEFAULT_LANGUAGE, DEFAULT_THEME
-from .channels import Capabilities, Receipt, StatusScale
+from .channels import Capabilities, NotStored, Receipt, StatusScale
 from .commands import (
     AddComputers,
     Ask,
@@ -52,7 +53,7 @@ from .commands import (
 )
 from .context import Context
 from .engine import new_seed
-from .fanout import say
+from .fanout import prompt_again, say
 from .outbox import Outgoing, Reply
 from .pages import BrowserPages
 from .store import Store, TableStatus
@@ -95,6 +96,7 @@ LOBBY_MESSAGES: Final = (
     "reminders-set",
     "reminders-off",
     "reminder",
+    "reminder-restart",
     "seated-elsewhere",
     "seated-elsewhere-lobby",
     "player-opted-out",
@@ -133,6 +135,9 @@ LOBBY_MESSAGES: Final = (
     "try-again",
 )
 """Message ids the service renders itself (everything else comes from ``render``); a test checks the catalogs."""
+
+DOWN_QUIETLY: Final = 60.0
+"""Seconds a clean stop may last without anyone being prompted again at the next start (a deploy stays quiet)."""
 
 _HOST_ONLY = (AddComputers, Seating, MoveSeat, RemoveSeat, Start, LobbyControl, Host, MovePhone, SetTheme,
               SetReminders, SetTableVoting, StandIn)
@@ -201,6 +206,9 @@ class Service:
                     if out.table_id is not None:
                         touched.add(out.table_id)
                     self.store.enqueue(out.stored(), now)
+        except sqlite3.OperationalError as exc:
+            self.tables.forget(sorted(touched))
+            raise NotStored(type(exc).__name__) from exc  # the disk is full or read-only: say so, never more
         except BaseException:
             # The transaction rolled back: forget what the cache learned inside it, reload from the database.
             self.tables.forget(sorted(touched))
@@ -234,6 +242,35 @@ class Service:
             self.tables.get(table_id)
             game.run_computers(self.ctx, table_id)
         return ids
+
+    def returned(self, *, quiet_within: float = DOWN_QUIETLY) -> list[str]:
+        """(At start, after ``resume_all``.) After a crash, or more than ``quiet_within`` seconds down, whoever
+        owes a decision gets its prompt once more, marked as a reminder (an input that hit the dead server may
+        have been lost); a clean restart within that time prompts nobody. Returns the names prompted."""
+        now = self.clock()
+        alive, stopped = self.store.starting(now)
+        if alive is None or (stopped is not None and now - stopped <= quiet_within):
+            return []
+        names: list[str] = []
+        for table_id in self.tables.under_way():
+            table = self.tables.get(table_id)
+            if table is None or table.state is None or table.status is not TableStatus.PLAYING:
+                continue
+            with self.store.transaction():
+                names += self._remind_after_restart(table, now)
+            self._changed({table_id})
+        return names
+
+    def _remind_after_restart(self, table: Table, now: float) -> list[str]:
+        out = Outgoing(table.id, now)
+        names = prompt_again(self.ctx, table, out,
+                             lambda reply: say(self.ctx, out, reply, table.row.theme, "reminder-restart"))
+        self.store.enqueue(out.stored(), now)
+        return names
+
+    def stopping(self) -> None:
+        """(At a clean stop.) Remember that this run stopped cleanly, and when."""
+        self.store.stopped(self.clock())
 
     # --- dispatch ---------------------------------------------------------------------------------------
 
@@ -325,6 +362,8 @@ class Service:
         """Send the reminders that have fallen due (never an action on anyone's behalf); returns how many tables."""
         now = self.clock()
         reminded = 0
+        with self.store.transaction():
+            self.store.alive(now)  # the heartbeat: after a crash, how long the server was down
         for table_id, kind in self.store.deadlines_due(now):
             table = self.tables.get(table_id)
             with self.store.transaction():

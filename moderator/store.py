@@ -7,6 +7,7 @@ by numbered migrations, so a newer version opens an older file. Only this module
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import json
 import logging
@@ -253,6 +254,22 @@ def m006_deliveries_and_typed_outbox(db: Database) -> None:
 
 
 @migrations()
+def m007_lifecycle_and_handed(db: Database) -> None:
+    """When the server was last alive and whether it stopped cleanly (a restart after a crash or a long stop
+    prompts again whoever owes a decision); and when each waiting message was handed to its channel (after a
+    crash it may have gone out: the channel checks or says it is a repeat)."""
+    db.executescript(
+        """
+        CREATE TABLE lifecycle (
+            key TEXT PRIMARY KEY,
+            at REAL NOT NULL
+        ) STRICT;
+        ALTER TABLE outbox ADD COLUMN handed REAL;
+        """
+    )
+
+
+@migrations()
 def m009_claims(db: Database) -> None:
     """What players said at the table (claims: public speech, never actions), in the order said, per game."""
     db.executescript(
@@ -384,6 +401,8 @@ class OutboxRow:
     message_id: str
     body: dict[str, Any]
     attempts: int
+    handed: float | None = None
+    """When it was last handed to its channel without the answer being recorded (it may have gone out)."""
 
 
 class Store:
@@ -426,6 +445,29 @@ class Store:
             (channel, external_id, now),
         )
         return cursor.rowcount == 0
+
+    # --- the server's life ------------------------------------------------------------------------------
+
+    def starting(self, now: float) -> tuple[float | None, float | None]:
+        """(When the last run was last alive, when it stopped cleanly or None) as this run starts; from now on
+        this run is alive and has not stopped."""
+        marks = dict(self.execute("SELECT key, at FROM lifecycle").fetchall())
+        with self.transaction():
+            self.execute("DELETE FROM lifecycle WHERE key = 'stopped'")
+            self.alive(now)
+        return marks.get("alive"), marks.get("stopped")
+
+    def alive(self, now: float) -> None:
+        """This run is alive at ``now`` (a heartbeat: a crash is known by its silence)."""
+        self.execute("INSERT INTO lifecycle (key, at) VALUES ('alive', ?)"
+                     " ON CONFLICT (key) DO UPDATE SET at = excluded.at", (now,))
+
+    def stopped(self, now: float) -> None:
+        """This run stops cleanly at ``now``."""
+        with self.transaction():
+            self.alive(now)
+            self.execute("INSERT INTO lifecycle (key, at) VALUES ('stopped', ?)"
+                         " ON CONFLICT (key) DO UPDATE SET at = excluded.at", (now,))
 
     # --- tables and seats -------------------------------------------------------------------------------
 
@@ -593,7 +635,7 @@ class Store:
 
     def due(self, now: float, limit: int = 100, channels: Sequence[str] | None = None) -> list[OutboxRow]:
         """Pending messages whose time has come, oldest first."""
-        sql = "SELECT id, table_id, channel, address, message_id, body, attempts FROM outbox"
+        sql = "SELECT id, table_id, channel, address, message_id, body, attempts, handed FROM outbox"
         sql += " WHERE status = 'pending' AND not_before <= ?"
         # Nothing overtakes an earlier message to the same address that waits for a retry.
         sql += (
@@ -608,7 +650,23 @@ class Store:
         sql += " ORDER BY id LIMIT ?"
         params.append(limit)
         rows = self.execute(sql, params).fetchall()
-        return [OutboxRow(r[0], r[1], r[2], r[3], r[4], json.loads(r[5]), r[6]) for r in rows]
+        return [OutboxRow(r[0], r[1], r[2], r[3], r[4], json.loads(r[5]), r[6], r[7]) for r in rows]
+
+    def hand(self, ids: Sequence[int], now: float) -> None:
+        """These messages are being handed to their channel now (committed before they are)."""
+        with self.transaction():
+            self.db.conn.executemany("UPDATE outbox SET handed = coalesce(handed, ?) WHERE id = ?",
+                                     [(now, i) for i in ids])
+
+    def unhand(self, ids: Sequence[int]) -> None:
+        """These messages were handed for the first time and the channel did not take them: a retry is no repeat."""
+        self.db.conn.executemany("UPDATE outbox SET handed = NULL WHERE id = ?", [(i,) for i in ids])
+
+    def quick_commits(self) -> None:
+        """Commits on this connection survive a crash of this process but not a power cut (no fsync): for what a
+        sender records, which at worst is sent once more (the outbox is at-least-once) and is written often."""
+        if not self.db.conn.in_transaction:
+            self.execute("PRAGMA synchronous=NORMAL")
 
     def mark_sent(self, outbox_id: int, now: float) -> None:
         """The channel accepted this message."""
@@ -852,14 +910,20 @@ class SerialStore(Store):
     """
 
     CHECKPOINT_EVERY: Final = 50
-    """A sender thread's commits between two checkpoints of the log into the database file."""
+    """Commits of one connection between two checkpoints of the log into the database file."""
+    WAL_LIMIT: Final = 64 * 1024 * 1024
+    """Bytes the write-ahead log is cut back to once it has been copied (it grows past this only in a burst)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         # Checkpoints copy the log into the database file, with fsyncs: never inside a commit (SQLite's default,
-        # every 1,000 pages), which holds the write lock, but by a sender thread after it (``transaction``).
+        # every 1,000 pages), which holds the write lock, but after it: a sender thread itself, the event loop's
+        # group commits on a thread of their own (``commit``), so whatever channels play, the log stays bounded.
         self.execute("PRAGMA wal_autocheckpoint=0")
+        self.execute(f"PRAGMA journal_size_limit={self.WAL_LIMIT}")
         self._commits = 0
+        self._checkpointer: concurrent.futures.ThreadPoolExecutor | None = None
+        self._checkpointing = False
         self._loop: asyncio.AbstractEventLoop | None = None
         self._committed: asyncio.Future[None] | None = None
         """Resolved when the open group of inputs is committed; None while no group is open."""
@@ -881,6 +945,8 @@ class SerialStore(Store):
             finally:
                 if locked:
                     _WRITE.release()
+            if self.db.conn.in_transaction:
+                return  # an inner transaction: the outer one commits
             self._commits += 1
             if self._commits % self.CHECKPOINT_EVERY == 0:
                 self.checkpoint()  # PASSIVE: writers go on meanwhile
@@ -912,8 +978,33 @@ class SerialStore(Store):
             committed.set_exception(exc)
         else:
             committed.set_result(None)
+            self._commits += 1
         finally:
             _WRITE.release()
+        if self._commits % self.CHECKPOINT_EVERY == 0 and not self._checkpointing:
+            self._checkpoint_aside()
+
+    def _checkpoint_aside(self) -> None:
+        """(On the event loop.) A PASSIVE checkpoint on a thread and connection of its own: the loop never waits
+        for its fsyncs, and one runs at a time."""
+        path = self.execute("PRAGMA database_list").fetchone()[2]
+        if not path:
+            return  # in memory: no log
+        if self._checkpointer is None:
+            self._checkpointer = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="checkpoint")
+        self._checkpointing = True
+
+        def run() -> None:
+            try:
+                with contextlib.closing(sqlite3.connect(path, timeout=0.1)) as conn:
+                    conn.execute(f"PRAGMA journal_size_limit={self.WAL_LIMIT}")
+                    conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+            except sqlite3.Error as exc:
+                log.info("a checkpoint was put off: %s", exc)
+            finally:
+                self._checkpointing = False
+
+        self._checkpointer.submit(run)
 
     async def durable(self) -> None:
         """Return once everything written so far is committed (raise if that commit failed)."""
@@ -922,4 +1013,6 @@ class SerialStore(Store):
 
     def close(self) -> None:
         self.commit()
+        if self._checkpointer is not None:
+            self._checkpointer.shutdown(wait=True)
         super().close()

@@ -5,8 +5,11 @@ signs them."""
 from __future__ import annotations
 
 import json
+import time
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from email.utils import formatdate
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -28,6 +31,9 @@ class FakeTwilio(HttpClient):
     sent: list[dict[str, str]] = field(default_factory=list)
     requests: list[dict[str, Any]] = field(default_factory=list)
     fail: dict[str, list[tuple[int, int]]] = field(default_factory=lambda: defaultdict(list))
+    clock: Callable[[], float] = time.time
+    created: list[float] = field(default_factory=list)
+    """When each message of ``sent`` was created."""
 
     def __post_init__(self) -> None:
         super().__init__(logger=None, is_async=False)  # type: ignore[arg-type]
@@ -36,16 +42,33 @@ class FakeTwilio(HttpClient):
                 auth: Any = None, timeout: Any = None, allow_redirects: bool = False) -> Response:
         form = {k: str(v) for k, v in dict(data or {}).items()}
         self.requests.append({"method": method, "uri": uri, "data": form, "auth": auth})
-        assert method == "POST" and urlsplit(uri).path == f"/2010-04-01/Accounts/{ACCOUNT_SID}/Messages.json", uri
+        assert urlsplit(uri).path == f"/2010-04-01/Accounts/{ACCOUNT_SID}/Messages.json", uri
         assert auth == (ACCOUNT_SID, AUTH_TOKEN)
+        if method == "GET":
+            return self._list({k: str(v) for k, v in dict(params or {}).items()})
+        assert method == "POST", method
         to = form["To"]
         if self.fail.get(to):
             status, code = self.fail[to].pop(0)
             return Response(status, json.dumps({"code": code, "message": "fake failure", "status": status}))
         self.sent.append(form)
+        self.created.append(self.clock())
         sid = f"SM{len(self.sent):032x}"
         return Response(201, json.dumps({"sid": sid, "status": "queued", "to": to, "body": form["Body"],
                                          "num_segments": "1", "account_sid": ACCOUNT_SID}))
+
+    def _list(self, query: dict[str, str]) -> Response:
+        """Messages we sent, newest first, filtered by To and From as the REST API does (one page). A message
+        Twilio has only queued has no send date yet, only its creation date."""
+        found = [(i, m) for i, m in enumerate(self.sent, 1)
+                 if m["To"] == query.get("To", m["To"]) and m.get("From") == query.get("From", m.get("From"))]
+        size = int(query.get("PageSize", "50"))
+        messages = [{"sid": f"SM{i:032x}", "status": "queued", "to": m["To"], "from": m.get("From"), "body": m["Body"],
+                     "num_segments": "1", "account_sid": ACCOUNT_SID, "date_sent": None,
+                     "date_created": formatdate(self.created[i - 1], usegmt=True)}
+                    for i, m in reversed(found)][:size]
+        return Response(200, json.dumps({"messages": messages, "next_page_uri": None, "page": 0, "page_size": size,
+                                         "uri": "/2010-04-01/Accounts/x/Messages.json"}))
 
     def sids_to(self, number: str) -> list[str]:
         """The SIDs of every text sent to a number, in order (as the REST API answered them)."""

@@ -1,7 +1,8 @@
 """A database made at any earlier schema opens and migrates, and keeps everything it held.
 
 The reference is a database at today's schema holding a finished game, a game under way, queued and sent
-messages, dedupe ids, a reminder, SMS delivery records and a board message. For every earlier schema a file is
+messages (one handed to its channel), dedupe ids, a reminder, SMS delivery records, a board message and the
+server's last clean stop. For every earlier schema a file is
 built by applying the migrations up to it and given the rows that schema can hold; ``Store`` then opens it.
 """
 
@@ -79,6 +80,8 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str,
     store.record_deliveries("sms", [("SM0001", running, "+15550100", 1, "queued")], now)
     store.set_delivery_status("sms", "SM0001", "delivered", None, now)
     store.set_board_message("telegram", "-100", running, BoardMessage(1, "42", "drawn"), now)
+    store.stopped(now)  # m007: this run stopped cleanly
+    store.execute("UPDATE outbox SET handed = ? WHERE id = (SELECT max(id) FROM outbox)", (now,))
     games = {}
     for table_id in (finished, running):
         state = harness.table(table_id).state
@@ -185,3 +188,20 @@ def test_claims_said_in_a_game_are_kept_and_heard_again_after_a_restart(
     assert table is not None
     assert [(said.step, said.logged, said.shown, said.claim) for said in table.said] == [(12, 40, 40, Accusation(0, 1))]
     store.close()
+
+
+def test_m007_an_upgraded_database_knows_no_earlier_run_and_no_message_handed(tmp_path: Path) -> None:
+    """m007: the first start after the upgrade prompts nobody again (nothing says the last run crashed), and no
+    waiting message counts as handed to its channel (none is marked a repeat)."""
+    path = tmp_path / "old.db"
+    db = Database(sqlite3.connect(path, isolation_level=None))
+    migrations.apply(db, stop_before="m007_lifecycle_and_handed")
+    db.execute("INSERT INTO outbox (channel, address, message_id, body, created) VALUES ('sms', '+1', 'x', '{}', 1)")
+    db.close()
+    store = Store(path)
+    try:
+        assert store.starting(2.0) == (None, None)
+        assert store.execute("SELECT handed FROM outbox").fetchall() == [(None,)]
+        assert store.starting(3.0) == (2.0, None)  # this run is alive; it has not stopped
+    finally:
+        store.close()

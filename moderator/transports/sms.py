@@ -364,6 +364,14 @@ class SmsChannel:
         if self.status_callback:
             origin["status_callback"] = self.status_callback
         body = fit_sms(merged_text(parts))
+        handed = [m.handed for m in parts if m.handed is not None]
+        if handed:  # it may have gone out before a crash: ask Twilio before sending it again
+            try:
+                taken = self._accepted(address, body, min(handed))
+            except (TwilioException, OSError) as exc:
+                return TemporaryFailure(f"twilio lookup: {type(exc).__name__}")
+            if taken is not None:
+                return taken
         try:
             message = self.client.messages.create(to=address, body=body, **origin)
         except TwilioException as exc:
@@ -383,6 +391,23 @@ class SmsChannel:
             else sms_segments(body),
             status=str(getattr(message, "status", None) or "queued"),
         )
+
+
+    def _accepted(self, address: str, body: str, since: float) -> Delivered | None:
+        """The text Twilio accepted for this phone with this body since ``since`` (less a minute of clock skew),
+        if any: found by recipient, sender and recency (a queued text has no send date yet, so not by date)."""
+        sender = {} if self.messaging_service_sid else {"from_": self.sender or ""}
+        for message in self.client.messages.list(to=address, limit=LOOKUP_LIMIT, **sender):
+            created = message.date_created
+            if message.body == body and (created is None or created.timestamp() >= since - 60.0):
+                segments = message.num_segments
+                return Delivered(ref=message.sid, units=int(segments) if segments and segments.isdecimal() else 1,
+                                 status=str(message.status or "queued"))
+        return None
+
+
+LOOKUP_LIMIT: Final = 20
+"""Newest texts to a phone looked at to find one sent before a crash (a burst to one phone is a few texts)."""
 
 
 def _strip_header(text: str) -> str:

@@ -31,7 +31,7 @@ import time
 import warnings
 from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from functools import partial
 from typing import Any, Final
@@ -65,12 +65,14 @@ from telegram.request import BaseRequest
 from ..board import catalog_for, render_png
 from ..catalog import DEFAULT_LANGUAGE, DEFAULT_THEME, Catalog, languages, themes
 from ..channels import (
+    REPEAT_MESSAGE,
     Capabilities,
     Channel,
     Delivered,
     Delivery,
     JoinWay,
     Kind,
+    NotStored,
     Option,
     Outbound,
     PermanentFailure,
@@ -393,6 +395,7 @@ class TelegramChannel:
         while self._back:
             self._reported.discard(self._back.popleft())
         chat = self._moved.get(int(address), int(address))
+        messages = [_as_repeat(m) for m in messages]
         keep = _relevant(messages)
         results: list[Result] = [Delivered()] * len(messages)
         if not keep:
@@ -733,6 +736,10 @@ class TelegramBot:
         self.screen_url = screen_url
         self.channel: TelegramChannel | None = None
         self.delivery: Delivery | None = None
+        self.not_stored: set[int] = set()
+        """Ids of updates whose input could not be stored (the webhook answers them 503 so Telegram retries)."""
+        self.on_not_stored: Callable[[], None] | None = None
+        """Called when an update could not be stored (long polling pauses)."""
 
     # --- set-up -------------------------------------------------------------------------------------------
 
@@ -817,9 +824,9 @@ class TelegramBot:
         if name.lower() == "start":
             if group:
                 return
-            # Without a code: their seat's secrets (a player back after blocking the bot), or, at no table, how
-            # to open or join one.
-            command = Join(args[0], first) if args else Ask(Query.WHOAMI)
+            # Without a code: their seat's secrets and the decision it owes (a player back after blocking the
+            # bot), or, at no table, how to open or join one.
+            command = Join(args[0], first) if args else Ask(Query.BACK)
         elif verb is Verb.OPEN:
             theme = args[0].lower() if args and args[0].lower() in themes() else None
             command = OpenTable(first, theme=theme, public=group)
@@ -907,7 +914,15 @@ class TelegramBot:
         self.port.public_moved(CHANNEL, str(old), str(new))
 
     async def on_error(self, update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
-        """Log first; a player is never shown the error."""
+        """Log first; a player is never shown the error. An update that could not be stored is remembered
+        (``not_stored``): the webhook asks Telegram to send it again, long polling stops confirming updates."""
+        if isinstance(context.error, NotStored):
+            log.error("telegram: an update could not be stored (%s); it is asked for again", context.error)
+            if isinstance(update, Update):
+                self.not_stored.add(update.update_id)
+            if self.on_not_stored is not None:
+                self.on_not_stored()
+            return
         log.error("telegram: an update failed", exc_info=context.error)
 
     async def _picker(self, update: Update, kind: str, options: Iterable[str]) -> None:
@@ -917,6 +932,19 @@ class TelegramBot:
         buttons = [InlineKeyboardButton(o, callback_data=f":{kind}:{o}") for o in options]
         await message.reply_text("\U0001f310" if kind == "lang" else "\U0001f3a8",
                                  reply_markup=InlineKeyboardMarkup([buttons]))
+
+
+_EDITED_IN_PLACE: Final = frozenset({Kind.COUNTER, Kind.BOARD, Kind.LOBBY})
+
+
+def _as_repeat(message: Outbound) -> Outbound:
+    """A message that may have gone out before a crash (``handed``), saying it is a repeat: Telegram cannot tell
+    whether it did, and a second "policy enacted" must not read as a second enactment. An edit repeats nothing."""
+    if (message.handed is None or message.edit is not None or message.press is not None
+            or message.kind in _EDITED_IN_PLACE or not message.text):
+        return message
+    words = Catalog.load(DEFAULT_THEME, message.language).text(REPEAT_MESSAGE)
+    return replace(message, text=f"{words}\n{message.text}")
 
 
 def _number(text: str) -> bool:
@@ -945,20 +973,20 @@ async def _delete(message: Message) -> None:
 # --- the webhook (under ``moderator serve``) ---------------------------------------------------------------
 
 
-REMEMBERED_UPDATES: Final = 10_000
-"""Telegram update ids the webhook remembers, to drop a redelivered update before it reaches the handlers."""
-
-
 @dataclass
 class _Webhook:
-    """What the webhook route needs: the application and the update ids it has seen."""
+    """What the webhook route needs: the application and its handlers."""
 
     app: Application[Any, Any, Any, Any, Any, Any]
-    seen: OrderedDict[int, None] = field(default_factory=OrderedDict)
+    bot: TelegramBot
 
 
 def webhook_route(settings: TelegramSettings) -> Route:
-    """``POST`` at the webhook path: one update, processed before the answer (a crash before it: a redelivery)."""
+    """``POST`` at the webhook path: one update, processed before the answer (a crash before it: a redelivery).
+
+    No update id is remembered here: a redelivered update reaches the service again, which applies its input
+    once (its id is stored with it). An update whose input could not be stored is answered 503, which Telegram
+    retries; an update that fails for any other reason is answered 200 (it would fail again)."""
 
     async def webhook(request: Request) -> Response:
         given = request.headers.get(SECRET_HEADER, "")
@@ -976,15 +1004,13 @@ def webhook_route(settings: TelegramSettings) -> Route:
         except Exception:  # any malformed update: Telegram never sends one, so nobody waits for it
             log.info("ignored a Telegram webhook body that is not an update")
             return Response(status_code=400)
-        if update.update_id in hook.seen:
-            return Response(status_code=200)  # a redelivery: the service has it already
-        hook.seen[update.update_id] = None
-        if len(hook.seen) > REMEMBERED_UPDATES:
-            hook.seen.popitem(last=False)
         try:
             await hook.app.process_update(update)
         except Exception:  # logged; answering 200 stops Telegram from redelivering an update that cannot work
             log.exception("a Telegram update failed")
+        if update.update_id in hook.bot.not_stored:
+            hook.bot.not_stored.discard(update.update_id)
+            return Response(status_code=503)
         return Response(status_code=200)
 
     return Route(settings.path, webhook, methods=["POST"])
@@ -1027,7 +1053,7 @@ class TelegramSpec:
                                       allowed_updates=Update.ALL_TYPES)
             log.info("telegram: webhook at %s%s", settings.public_url, telegram.path)
             username = ptb.bot.username
-            yield Running(_Webhook(ptb), lambda code: [
+            yield Running(_Webhook(ptb, bot), lambda code: [
                 JoinWay("Telegram", create_deep_linked_url(username, code), f"@{username}")])
         finally:
             await ptb.shutdown()
