@@ -40,6 +40,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Route
 
+from . import record as records
 from .board import font_problems
 from .catalog import problems as catalog_problems
 from .channels import Channel, ChannelSpec, Delivery, JoinWay, Pages, Receipt, Running, Status
@@ -463,9 +464,11 @@ def run_telegram(settings: Settings) -> int:
 # --- ``moderator play``: the console, and the local network ----------------------------------------------------
 
 
-def play_console(*, players: int, name: str, theme: str, language: str, seed: int | None, watch: bool,
-                 read: Callable[[str], str] = input, output: TextIO = sys.stdout, store: Store | None = None) -> int:
-    """A game at the console (you and computer players, no network); returns the exit status."""
+def play_console(*, players: int, name: str | None, theme: str, language: str, seed: int | None, watch: bool,
+                 read: Callable[[str], str] = input, output: TextIO = sys.stdout, store: Store | None = None,
+                 record: Path | None = None) -> int:
+    """A game at the console (you and computer players, no network); returns the exit status. With ``record``,
+    the game's record (``moderator replay`` reads it) is written there when it ends."""
     store = store or Store(memory=True)
     options: dict[str, Any] = {} if seed is None else {"seed": lambda: seed}
     service = Service(store, capabilities={console.CHANNEL: console.CAPABILITIES}, **options)
@@ -476,8 +479,12 @@ def play_console(*, players: int, name: str, theme: str, language: str, seed: in
         while sender.deliver_due():
             pass
 
-    return console.play(service, channel, deliver, players=players, name=name, theme=theme, language=language,
-                        watch=watch, read=read)
+    status = console.play(service, channel, deliver, players=players, name=name, theme=theme, language=language,
+                          watch=watch, read=read)
+    exported = service.export(channel.table_id) if record is not None and channel.table_id else None
+    if record is not None and exported is not None:
+        record.write_text(records.dumps(exported), encoding="utf-8")
+    return status
 
 
 def lan_address() -> str:

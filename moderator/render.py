@@ -328,6 +328,8 @@ def _vote_cast(e: Event, w: _Words, board: PublicView | None) -> list[Message]:
     if w.caps.paid_per_message:
         return []  # every message costs: a reply that is not understood gets an answer, silence means it worked
     mid = "vote-changed" if e.changed else "vote-recorded"
+    if board is not None and board.phase is not Phase.ELECTION:
+        mid = "vote-recorded-last"  # the last vote was in: nothing can be changed any more
     # A vote is secret until the last one is in: keep it off the lock screen.
     return [w.message(mid, [w.t(mid, vote=w.vote(e.ja))], secret=True, kind=Kind.ECHO)]
 
@@ -929,7 +931,7 @@ def help_messages(catalog: Catalog, *, caps: Capabilities = PLAIN, host: bool = 
         word = g.shown(verb, catalog.lang, caps.reserved_words)
         if word is not None:
             shown.append((verb, caps.word_style.write(word)))
-    lines = [w.t("help")]
+    lines = [w.t("help-typed" if caps.typed and not w.compact else "help")]
     if not w.compact:
         lines += [w.t("help-line", word=word, what=w.t(f"word-{verb.value}")) for verb, word in shown]
         return [w.message("help", lines)]

@@ -33,6 +33,7 @@ from moderator.engine import Event, Phase, Power, RuleViolation, errors
 from moderator.engine import events as ev
 from moderator.render import InputProblem, TableInfo, covered_events
 from moderator.service import LOBBY_MESSAGES
+from moderator.transports.console import CONSOLE_MESSAGES
 from moderator.transports.web import WEB_MESSAGES
 from tests.test_render import CATALOGS, corpus, recording, worst_names
 
@@ -241,7 +242,7 @@ def test_every_message_id_is_used_and_every_used_id_exists() -> None:
             table = TableInfo(worst_names(), theme)
             corpus(table, catalog, sms=sms)  # a missing id or param raises KeyError here
             used |= {mid for mid, _ in catalog.log}  # type: ignore[attr-defined]
-    used |= SERVICE_IDS | set(WEB_MESSAGES)  # the browser pages' words
+    used |= SERVICE_IDS | set(WEB_MESSAGES) | set(CONSOLE_MESSAGES)  # the browser pages' and the console's words
     assert used == set(REFERENCE.messages), (
         f"unused: {sorted(set(REFERENCE.messages) - used)}; unknown: {sorted(used - set(REFERENCE.messages))}"
     )

@@ -385,6 +385,9 @@ def corpus(table: TableInfo, catalog: Catalog, *, sms: bool) -> list[Message]:
     handing_over = dataclasses.replace(board_goes_on, phase=Phase.LEGISLATIVE_CHANCELLOR)  # the President's discard
     out += event_messages(ev.PolicyDiscarded(0, Policy.LIBERAL), 0, table, catalog, caps=caps_of(sms),
                           board=handing_over)
+    voting = dataclasses.replace(board_goes_on, phase=Phase.ELECTION)  # votes still open: a vote can change
+    for changed in (False, True):
+        out += event_messages(ev.VoteCast(0, True, changed), 0, table, catalog, caps=caps_of(sms), board=voting)
     for view in corpus_views():
 
         message = prompt(view, table, catalog, caps=caps_of(sms))
@@ -399,6 +402,7 @@ def corpus(table: TableInfo, catalog: Catalog, *, sms: bool) -> list[Message]:
     options = [table.name(s, short=sms) for s in range(3)]
     out += [input_message(p, table, catalog, caps=caps_of(sms), text="x" * 300, options=options) for p in InputProblem]
     out += help_messages(catalog, caps=caps_of(sms), host=True)
+    out += help_messages(catalog, caps=dataclasses.replace(caps_of(sms), typed=True))
     return out
 
 
@@ -479,6 +483,7 @@ SECRET_IDS = frozenset(
     {
         "private-header",
         "vote-recorded",
+        "vote-recorded-last",
         "vote-changed",
         "policy-discarded",
         "party-membership-seen",
@@ -768,3 +773,15 @@ def test_short_names_are_short_distinct_and_gsm7() -> None:
     assert len(set(short)) == len(short)
     assert all(0 < len(n) <= 10 and is_gsm7(n) for n in short)
     assert short[-1].startswith("Zoe")
+
+
+def test_the_last_vote_is_not_told_it_can_change() -> None:
+    """Only while the vote is open may a vote change; the one that closes it is confirmed without that offer."""
+    catalog = Catalog.load("classic", "en")
+    table = TableInfo(tuple(f"P{i}" for i in range(5)))
+    open_vote = dataclasses.replace(_base_view().public, phase=Phase.ELECTION)
+    closed = dataclasses.replace(_base_view().public, phase=Phase.LEGISLATIVE_PRESIDENT)
+    still_open = event_messages(ev.VoteCast(0, True, False), 0, table, catalog, board=open_vote)
+    last = event_messages(ev.VoteCast(0, True, False), 0, table, catalog, board=closed)
+    assert "can change" in still_open[0].text
+    assert "can change" not in last[0].text and "last" in last[0].text
