@@ -26,6 +26,7 @@ import html
 import json
 import logging
 import re
+import signal
 import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
@@ -240,7 +241,8 @@ def create_app(
                 wiring.running[spec.name] = await stack.enter_async_context(spec.start(settings, wiring))
             service.resume_all()
             stack.push_async_callback(_cancel, asyncio.get_running_loop().create_task(_ticks(service, tick_every)))
-            log.info("moderator %s serving on %s; channels on: %s", version(), settings.public_url or "-",
+            where = settings.public_url or f"http://{settings.host}:{settings.port} (MODERATOR_PUBLIC_URL not set)"
+            log.info("moderator %s serving on %s; channels on: %s", version(), where,
                      ", ".join(s.name for s in on) or "none")
             for spec in channels:
                 reason = spec.off(settings)
@@ -418,6 +420,11 @@ def stop_streams_on_exit(server: Any, app: Starlette) -> None:
         if running is not None:
             running.state.close()
         handle_exit(*args)
+        # uvicorn raises the signal again once it has stopped, so a clean SIGTERM would exit 143; a stop asked
+        # for by the service manager is a clean one (exit 0). Ctrl-C still ends as an interrupt.
+        captured = getattr(server, "_captured_signals", None)
+        if isinstance(captured, list) and signal.SIGTERM in captured:
+            captured.remove(signal.SIGTERM)
 
     server.handle_exit = handle
 
