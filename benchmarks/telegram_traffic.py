@@ -1,6 +1,6 @@
-"""Bot API calls per 7-player game through the Telegram channel, with a group, by kind.
+"""Bot API calls per 7-player game through the Telegram channel, with a group, by kind; and a quick table.
 
-Usage: python benchmarks/telegram_traffic.py [--games N]
+Usage: python benchmarks/telegram_traffic.py [--games N] [--quick-only]
 
 Two tables, each played to the end against the in-process fake Bot API (tests/fake_telegram.py) on a fake clock,
 with a few seconds between presses:
@@ -8,6 +8,12 @@ with a few seconds between presses:
 * computer players: the host opens the table in a group with /newgame, adds six computer players with the
   lobby's button and plays the seventh seat by pressing buttons (the issue's benchmark);
 * seven people: seven Telegram users join by the QR code's deep link and play every seat by pressing buttons.
+
+* a quick table: seven people, each pressing 0.4-1.2 s after their prompt reaches their phone (everyone at once
+  in an election). It prints Bot API calls per press (answers to presses apart), the group's busiest minute, and
+  the delay from the press that decides an election or a policy to the group's next message (median and max).
+  Targets (issue 15): at most 2.0 calls per press, at most 20 group calls in any minute, the group's result
+  within 3 s (median) and 10 s (max).
 
 Targets (issue 4): at most 150 sends (sendMessage, sendPhoto, editMessageText, and editMessageMedia for the board
 image; callback answers not counted) per game on average, and never more than 20 sends or edits a minute into the
@@ -19,6 +25,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import random
+import statistics
 import sys
 import tempfile
 from collections import Counter
@@ -26,8 +33,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from moderator.engine.events import ElectionDecided, PolicyEnacted
 from tests.fake_telegram import buttons, group_chat
-from tests.telegram_table import TelegramTable
+from tests.telegram_table import TelegramTable, _is_game
 
 GROUP = group_chat(-100777)
 NAMES = ["Ann", "Bob", "Cy", "Dee", "Eve", "Fay", "Gus"]
@@ -73,6 +81,90 @@ async def one_game(folder: Path, seed: int, *, computers: bool) -> tuple[Counter
     return kinds, busiest, t.presses
 
 
+TARGET_CALLS_PER_PRESS = 2.0
+TARGET_DELAY_MEDIAN = 3.0
+TARGET_DELAY_MAX = 10.0
+
+
+async def quick_game(folder: Path, seed: int) -> tuple[int, int, int, list[float]]:
+    """Seven people who press 0.4-1.2 s after each prompt; returns (calls but answers, presses, busiest group
+    minute, delays from each deciding press to the group's next message)."""
+    t = TelegramTable(folder / f"quick-{seed}.db", seed=seed)
+    t.typing = 0.0
+    await t.boot()
+    rng = random.Random(seed)
+    await t.open_and_join(NAMES, group=GROUP)
+    t.clock.advance(4.0)
+    await t.say(NAMES[0], "/startgame", chat=GROUP)
+    before = len(t.api.calls)
+    presses_before = t.presses
+    due: dict[tuple[str, int], float] = {}  # (name, message id) -> when that person presses
+    deciding: list[float] = []
+    for _ in range(20_000):
+        if t.table().status == "over":
+            break
+        for name in NAMES:
+            message = t.prompt(name)
+            if message is not None:
+                due.setdefault((name, message["message_id"]), t.clock() + rng.uniform(0.4, 1.2))
+        live = {(n, m): at for (n, m), at in due.items()
+                if (p := t.prompt(n)) is not None and p["message_id"] == m}
+        if not live:
+            t.clock.advance(0.5)
+            await t.bot.deliver()
+            continue
+        (name, message_id), at = min(live.items(), key=lambda item: item[1])
+        del due[(name, message_id)]
+        if at > t.clock():
+            t.clock.advance(at - t.clock())
+        chat = t.chat_of(name)
+        message = t.api.chats[chat][message_id]
+        button = rng.choice([b for b in buttons(message) if _is_game(b["callback_data"])])
+        t.pressed.add((chat, message_id))
+        results = _results(t)
+        pressed_at = t.clock()
+        await t.press(name, chat, message_id, button["callback_data"])
+        if _results(t) > results:
+            deciding.append(pressed_at)
+    await t.settle(600.0)
+    calls = [c for c in t.api.calls[before:] if c.method in _COUNTED]
+    group = sorted(c.at for c in t.api.calls[before:] if c.chat_id == GROUP["id"] and c.method in _COUNTED)
+    delays = [next((at - pressed for at in group if at >= pressed), 600.0) for pressed in deciding]
+    busiest = t.api.max_per_minute(GROUP["id"])
+    presses = t.presses - presses_before
+    await t.stop()
+    return len(calls), presses, busiest, delays
+
+
+_COUNTED = frozenset({"sendMessage", "sendPhoto", "editMessageText", "editMessageMedia", "editMessageReplyMarkup",
+                      "deleteMessage"})
+
+
+def _results(t: TelegramTable) -> int:
+    """Elections decided and policies enacted so far: what the group must be told."""
+    return sum(1 for e in t.table().log if isinstance(e, ElectionDecided | PolicyEnacted))
+
+
+def quick(games: int) -> int:
+    """Print the quick table's figures; 1 if a target is missed."""
+    calls = presses = busiest = 0
+    delays: list[float] = []
+    with tempfile.TemporaryDirectory() as folder:
+        for seed in range(games):
+            c, p, b, d = asyncio.run(quick_game(Path(folder), seed))
+            calls, presses, busiest, delays = calls + c, presses + p, max(busiest, b), delays + d
+    per_press = calls / max(presses, 1)
+    median, worst = statistics.median(delays), max(delays)
+    ok = (per_press <= TARGET_CALLS_PER_PRESS and busiest <= TARGET_GROUP_PER_MINUTE
+          and median <= TARGET_DELAY_MEDIAN and worst <= TARGET_DELAY_MAX)
+    print(f"quick table, 7 people pressing 0.4-1.2 s after each prompt: {games} games, {presses} presses")
+    print(f"  {'calls per press':22} {per_press:7.2f}  (target <= {TARGET_CALLS_PER_PRESS})")
+    print(f"  {'group, max/minute':22} {busiest:7d}  (limit {TARGET_GROUP_PER_MINUTE})")
+    print(f"  {'group result, median':22} {median:7.1f} s (target <= {TARGET_DELAY_MEDIAN} s)")
+    print(f"  {'group result, max':22} {worst:7.1f} s (target <= {TARGET_DELAY_MAX} s)")
+    return 0 if ok else 1
+
+
 async def scenario(games: int, *, computers: bool) -> tuple[dict[str, float], int]:
     totals: Counter[str] = Counter()
     busiest = 0
@@ -87,8 +179,11 @@ async def scenario(games: int, *, computers: bool) -> tuple[dict[str, float], in
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=10, help="games per table (default 10)")
+    parser.add_argument("--quick-only", action="store_true", help="only the quick table")
     args = parser.parse_args(argv)
-    status = 0
+    status = quick(args.games)
+    if args.quick_only:
+        return status
     for label, computers in (("host + 6 computer players", True), ("7 people", False)):
         average, busiest = asyncio.run(scenario(args.games, computers=computers))
         sends = sum(v for k, v in average.items() if k != "callback answers")

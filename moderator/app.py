@@ -453,7 +453,8 @@ def run_telegram(settings: Settings) -> int:
         await bot.start(application, lambda channel, after: wiring.delivery(telegram.CHANNEL, channel,
                                                                             after_round=after))
         resumed = service.resume_all()
-        log.info("telegram: resumed %d tables", len(resumed))
+        log.info("telegram: ready as @%s (long polling); %d tables under way; Ctrl-C stops",
+                 application.bot.username, len(resumed))
         ticker = asyncio.get_running_loop().create_task(_ticks(service, 5.0))
 
     async def post_shutdown(application: Any) -> None:

@@ -49,6 +49,10 @@ WIDTH: Final = 1200
 MARGIN: Final = 36
 GAP: Final = 14
 SEATS_PER_ROW: Final = 5
+NARROW_WIDTH: Final = 640
+"""The phone's board: the same type on about half the width (three seats a row, the status row in two), so a
+phone that shrinks it to its width shows its words at twice the size of the wide board's."""
+NARROW_SEATS_PER_ROW: Final = 3
 ELLIPSIS: Final = "\u2026"
 PNG_COLOURS: Final = 64
 
@@ -234,6 +238,7 @@ class Layout:
 
     players: int
     height: int
+    width: int
     header: Box
     liberal_track: Box
     fascist_track: Box
@@ -245,33 +250,44 @@ class Layout:
     legend: Box
 
 
-@lru_cache(maxsize=16)
-def layout(players: int) -> Layout:
-    """The boxes of a board with this many players."""
-    inner = WIDTH - 2 * MARGIN
-    slot_w = (inner - 2 * _PAD - (FASCIST_POLICIES_TO_WIN - 1) * GAP) // FASCIST_POLICIES_TO_WIN
+@lru_cache(maxsize=32)
+def layout(players: int, narrow: bool = False) -> Layout:
+    """The boxes of a board with this many players (``narrow``: the phone's, ``NARROW_WIDTH`` across)."""
+    width, seats_per_row = (NARROW_WIDTH, NARROW_SEATS_PER_ROW) if narrow else (WIDTH, SEATS_PER_ROW)
+    inner = width - 2 * MARGIN
+    # The phone's tracks take two rows of three slots: a power's name then keeps the size it has on the TV.
+    per_track_row = 3 if narrow else FASCIST_POLICIES_TO_WIN
+    track_rows = math.ceil(FASCIST_POLICIES_TO_WIN / per_track_row)
+    slot_w = (inner - 2 * _PAD - (per_track_row - 1) * GAP) // per_track_row
     y = MARGIN // 2
-    header = (MARGIN, y, WIDTH - MARGIN, y + _HEADER_H)
+    header = (MARGIN, y, width - MARGIN, y + _HEADER_H)
     y = header[3] + GAP
-    track_h = _PAD + _TRACK_TITLE_H + _SLOT_H + _PAD
+    track_h = _PAD + _TRACK_TITLE_H + track_rows * _SLOT_H + (track_rows - 1) * GAP + _PAD
 
     def slots(top: int, count: int) -> tuple[Box, ...]:
-        row_w = count * slot_w + (count - 1) * GAP
-        left = MARGIN + (inner - row_w) // 2  # centred: the liberal track has one slot fewer
-        sy = top + _PAD + _TRACK_TITLE_H
-        return tuple((left + i * (slot_w + GAP), sy, left + i * (slot_w + GAP) + slot_w, sy + _SLOT_H)
-                     for i in range(count))
+        out = []
+        for i in range(count):
+            row, col = divmod(i, per_track_row)
+            in_row = min(per_track_row, count - row * per_track_row)
+            row_w = in_row * slot_w + (in_row - 1) * GAP
+            left = MARGIN + (inner - row_w) // 2  # centred: the liberal track has one slot fewer
+            sy = top + _PAD + _TRACK_TITLE_H + row * (_SLOT_H + GAP)
+            out.append((left + col * (slot_w + GAP), sy, left + col * (slot_w + GAP) + slot_w, sy + _SLOT_H))
+        return tuple(out)
 
-    liberal = (MARGIN, y, WIDTH - MARGIN, y + track_h)
+    liberal = (MARGIN, y, width - MARGIN, y + track_h)
     y = liberal[3] + GAP
-    fascist = (MARGIN, y, WIDTH - MARGIN, y + track_h)
+    fascist = (MARGIN, y, width - MARGIN, y + track_h)
     y = fascist[3] + GAP
-    status_w = (inner - 3 * GAP) // 4
-    status = tuple((MARGIN + i * (status_w + GAP), y, MARGIN + i * (status_w + GAP) + status_w, y + _STATUS_H)
+    per_status_row = 2 if narrow else 4
+    status_w = (inner - (per_status_row - 1) * GAP) // per_status_row
+    status = tuple((MARGIN + (i % per_status_row) * (status_w + GAP), y + (i // per_status_row) * (_STATUS_H + GAP),
+                    MARGIN + (i % per_status_row) * (status_w + GAP) + status_w,
+                    y + (i // per_status_row) * (_STATUS_H + GAP) + _STATUS_H)
                    for i in range(4))
-    y += _STATUS_H + GAP
-    per_row = min(players, SEATS_PER_ROW)
-    seat_w = (inner - (SEATS_PER_ROW - 1) * GAP) // SEATS_PER_ROW
+    y += (4 // per_status_row) * (_STATUS_H + GAP)
+    per_row = min(players, seats_per_row)
+    seat_w = (inner - (seats_per_row - 1) * GAP) // seats_per_row
     seats: list[Box] = []
     rows = math.ceil(players / per_row)
     for seat in range(players):
@@ -281,9 +297,9 @@ def layout(players: int) -> Layout:
         top = y + row * (_SEAT_H + GAP)
         seats.append((left + col * (seat_w + GAP), top, left + col * (seat_w + GAP) + seat_w, top + _SEAT_H))
     y += rows * (_SEAT_H + GAP)
-    legend = (MARGIN, y, WIDTH - MARGIN, y + _LEGEND_H)
+    legend = (MARGIN, y, width - MARGIN, y + _LEGEND_H)
     height = legend[3] + MARGIN // 2
-    return Layout(players, height, header, liberal, fascist, slots(liberal[1], LIBERAL_POLICIES_TO_WIN),
+    return Layout(players, height, width, header, liberal, fascist, slots(liberal[1], LIBERAL_POLICIES_TO_WIN),
                   slots(fascist[1], FASCIST_POLICIES_TO_WIN), status, tuple(seats), legend)  # type: ignore[arg-type]
 
 
@@ -351,12 +367,12 @@ def fit_lines(text: str, width: float, size: int, smallest: int, lines: int) -> 
 class _Painter:
     """One image being drawn: the catalog's words and the theme's colours."""
 
-    def __init__(self, board: Board, catalog: Catalog) -> None:
+    def __init__(self, board: Board, catalog: Catalog, narrow: bool = False) -> None:
         self.board = board
         self.catalog = catalog
         self.colours = palette(board.theme)
-        self.layout = layout(board.players)
-        self.image = Image.new("RGB", (WIDTH, self.layout.height), self.colours.background)
+        self.layout = layout(board.players, narrow)
+        self.image = Image.new("RGB", (self.layout.width, self.layout.height), self.colours.background)
         self.draw = ImageDraw.Draw(self.image)
 
     def term(self, key: str) -> str:
@@ -539,9 +555,10 @@ class _Painter:
         self.text((box[0] + 50, (box[1] + box[3]) / 2), shown, size, c.text, "lm")
 
 
-def render_png(board: Board, catalog: Catalog) -> bytes:
-    """The board as a PNG, ``WIDTH`` pixels wide, in the catalog's words and the board's theme's colours."""
-    image = _Painter(board, catalog).paint()
+def render_png(board: Board, catalog: Catalog, *, narrow: bool = False) -> bytes:
+    """The board as a PNG, ``WIDTH`` pixels wide (``narrow``: ``NARROW_WIDTH``, for a phone), in the catalog's
+    words and the board's theme's colours."""
+    image = _Painter(board, catalog, narrow).paint()
     # A few flat colours and their anti-aliased edges: 64 palette entries look the same, and encode in half the
     # time to under half the bytes of RGB (about 25 KB for Telegram to fetch).
     paletted = image.quantize(PNG_COLOURS, method=Image.Quantize.FASTOCTREE)

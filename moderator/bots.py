@@ -1040,11 +1040,11 @@ def speech_rng(seed: int, seat: Seat, step: int) -> random.Random:
     return random.Random(f"{seed}/claims/{seat}/{step}")
 
 
-_SPEECH_EVENTS: frozenset[type[Event]] = frozenset(
+SPEECH_EVENTS: frozenset[type[Event]] = frozenset(
     (PolicyEnacted, VetoAnswered, LoyaltyInvestigated, PolicyPeekUsed, DeckReshuffled)
 )
 """After these a seat may have something new to say; after any other event every ``claims`` is empty."""
-_SPEECH_ROUNDS = 3
+SPEECH_ROUNDS = 3
 """Rounds of speech after an action: claims answer claims (an accusation follows a contradiction)."""
 
 
@@ -1080,7 +1080,7 @@ def play(
                 memories[seat] = memories[seat].observe(event)
 
     def converse(current: GameState) -> None:
-        for _ in range(_SPEECH_ROUNDS):
+        for _ in range(SPEECH_ROUNDS):
             quiet = True
             for seat in speaking_order(public_view(current)):
                 speaker = speakers[seat]
@@ -1107,6 +1107,6 @@ def play(
             action = players[seat](view_for(state, seat), memories[seat], rngs[seat])
             state, events = apply(state, action)
             show(events)
-            if talk and state.phase is not Phase.GAME_OVER and any(type(e) in _SPEECH_EVENTS for e in events):
+            if talk and state.phase is not Phase.GAME_OVER and any(type(e) in SPEECH_EVENTS for e in events):
                 converse(state)
     return state

@@ -59,12 +59,24 @@ def sms_segments(text: str) -> int:
     return 1 if units <= 70 else -(-units // 67)
 
 
+GSM7_LOOKALIKES: Final = MappingProxyType({
+    "Ł": "L", "ł": "l", "Đ": "D", "đ": "d", "Ð": "D", "ð": "d", "Þ": "Th", "þ": "th", "Œ": "OE", "œ": "oe",
+    "\u0131": "i", "Ħ": "H", "ħ": "h", "Ŧ": "T", "ŧ": "t", "ĸ": "k", "ŀ": "l", "Ŀ": "L", "ƒ": "f",
+    "\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u2013": "-", "\u2014": "-", "\u2026": "...",
+})
+"""Letters that Unicode does not decompose into a base letter (``Ł`` is not ``L`` + a mark), and typographic
+punctuation phones put in names: what GSM-7 writes for them."""
+
+
 def to_gsm7(text: str) -> str:
     """``text`` with every character outside GSM-7 replaced by its unaccented letter, or dropped."""
     out: list[str] = []
     for c in text:
         if c in GSM7_BASIC:
             out.append(c)
+            continue
+        if c in GSM7_LOOKALIKES:
+            out.append(GSM7_LOOKALIKES[c])
             continue
         # NFKD splits "ë" into "e" and a combining diaeresis; keep what GSM-7 can carry.
         out.extend(d for d in unicodedata.normalize("NFKD", c) if d in GSM7_BASIC and d not in "\r\n")

@@ -335,6 +335,9 @@ class SeatInfo:
     address: str
     language: str
     computer: bool
+    """A computer player decides for this seat (it may be standing in for its player)."""
+    stand_in: bool = False
+    """A computer player stands in for this seat's player, who is away; the seat can be given back."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -368,6 +371,8 @@ class Line:
     id: int
     text: str
     secret: bool = False
+    cover: str = ""
+    """A secret's topic, for the words on its cover (``web-cover-<cover>``: role, vote, cards, peek, …)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -378,6 +383,12 @@ class PromptView:
     secret: bool
     options: tuple[Option, ...]
     decision: int
+    cover: str = ""
+    """A secret question's topic, for the words on its cover (as ``Line.cover``)."""
+    chosen: str | None = None
+    """The label of the answer this seat gave already and may still change (a vote), else None."""
+    waiting: bool = False
+    """Answered already: the table waits on others, and the answer may still change."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -402,6 +413,41 @@ class SeatView:
     """The latest public results, when they go to a group chat this browser cannot read."""
     seats: tuple[str, ...] = ()
     feed: tuple[Line, ...] = ()
+    record_votes: tuple[str, ...] = ()
+    """Votes are cast at the table and this seat, the President, records them: the names that voted."""
+    language: str = DEFAULT_LANGUAGE
+    """The seat's own language (it may set another)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Ballot:
+    """One name's vote in a decided election (public once every vote is in)."""
+
+    name: str
+    ja: bool
+    word: str
+    """The catalog's word for it (Ja, Nein)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RevealView:
+    """The latest decided election, name by name: its outcome and every ballot."""
+
+    title: str
+    elected: bool
+    ballots: tuple[Ballot, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ScreenSeat:
+    """A seat as the table screen shows it at the end: its name, alive or not, and its role, now public."""
+
+    name: str
+    alive: bool
+    role: str
+    """The role's rulebook key (liberal, fascist, hitler)."""
+    role_name: str
+    """The role in the table's words."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -414,6 +460,13 @@ class ScreenView:
     board: BoardView | None = None
     truth: tuple[str, ...] = ()
     latest: tuple[str, ...] = ()
+    waiting: str = ""
+    """Who the table waits for, by name, and for what (empty once the game is over or paused)."""
+    reveal: RevealView | None = None
+    ended: str = ""
+    """Who won and why, once the game is decided."""
+    roles: tuple[ScreenSeat, ...] = ()
+    """Every seat with its role, once the game is over."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -433,6 +486,22 @@ class HostView:
     local: tuple[PassName, ...] = ()
     board: BoardView | None = None
     replies: tuple[str, ...] = field(default=())
+    table_votes: bool = False
+    """Votes are cast at the table and the President records them."""
+    reminder_minutes: int = 0
+    """Whoever owes a decision is reminded after this many minutes (0: never)."""
+    moves: tuple[MoveCode, ...] = ()
+    """One-time codes the host asked for, to move a seat to a new device."""
+    free_seats: int = 0
+    """Seats still free in the lobby (for computer players)."""
+
+
+@dataclass(frozen=True, slots=True)
+class MoveCode:
+    """A seat's one-time code for taking it over from a new device."""
+
+    name: str
+    code: str
 
 
 class Pages(Protocol):
@@ -448,6 +517,10 @@ class Pages(Protocol):
 
     def table_by_code(self, code: str) -> TableView | None:
         """A table by its join code."""
+        ...
+
+    def table_by_move_code(self, code: str) -> TableView | None:
+        """The table that gave out this one-time code for moving a seat to a new device."""
         ...
 
     def join_attempt(self, client: str, known: bool) -> float:

@@ -14,6 +14,8 @@ class Query(StrEnum):
     WAITING = "waiting"
     HELP = "help"
     RULES = "rules"
+    HOWTO = "howto"
+    """One short text of how to open or join a table, and where the full help is (an SMS ``HELP``)."""
 
 
 class HostCommand(StrEnum):
@@ -85,6 +87,14 @@ class RemoveSeat:
 @dataclass(frozen=True, slots=True)
 class Start:
     """The host starts the game with the seats as they are."""
+
+
+@dataclass(frozen=True, slots=True)
+class Speak:
+    """A player's claim, typed: ``kind`` is ``claim`` (cards, or a name and a party), ``accuse`` or ``trust``."""
+
+    kind: str
+    argument: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,6 +170,12 @@ class OptOut:
 
 
 @dataclass(frozen=True, slots=True)
+class OptIn:
+    """The sender opted back in to this channel (an SMS ``START``): texts reach them again, and the host of every
+    table they sit at is told."""
+
+
+@dataclass(frozen=True, slots=True)
 class SetReminders:
     """The host turns reminders on (after ``minutes`` without a decision) or off (None or 0)."""
 
@@ -212,6 +228,7 @@ Command = (
     | RemoveSeat
     | Start
     | Decide
+    | Speak
     | Choose
     | LobbyControl
     | RecordVotes
@@ -222,6 +239,7 @@ Command = (
     | SetTheme
     | SetReminders
     | OptOut
+    | OptIn
     | Leave
     | Rename
     | SetTableVoting

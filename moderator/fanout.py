@@ -16,6 +16,7 @@ from typing import Any, Final
 from . import render
 from .board import Board
 from .channels import Kind, Option, Outbound, Seating
+from .claims import Claim
 from .context import Context
 from .engine import Event, Phase, awaiting, public_view, view_for
 from .outbox import Outgoing, Reply
@@ -201,6 +202,35 @@ def publish(ctx: Context, table: Table, events: Sequence[Event], out: Outgoing, 
         finish(ctx, table, out)
 
 
+_CLAIMED_AFTER: Final = frozenset(("policy-enacted", "policy-enacted-chaos", "veto-accepted", "deck-reshuffled",
+                                   "loyalty-investigated", "policy-peek-used"))
+"""The results computer players' claims follow (a session's end, an investigation, a peek)."""
+
+
+def show_claims(ctx: Context, table: Table, out: Outgoing, said: Sequence[Claim]) -> None:
+    """Claims to wherever public results go, riding along with the last result queued there by this input (a
+    message of their own only where there is none, or where they would not fit the channel's text limit)."""
+    assert table.state is not None
+    board, info = public_view(table.state), table.info()
+    for reply in public_recipients(ctx, table):
+        caps = ctx.caps(reply.channel)
+        catalog = ctx.catalog(table.row.theme, reply.language)
+        messages = render.claim_messages(said, board, info, catalog, caps=caps)
+        results = [(i, m) for i, m in out.to(reply.channel, reply.address)
+                   if not m.secret and m.kind in (Kind.NOTE, Kind.RESULT)]
+        # After a session, an investigation or a peek, with its result; a person's claim, with the next result.
+        queued = [(i, m) for i, m in results if m.message_id in _CLAIMED_AFTER] or results
+        if queued and len(messages) == 1:
+            index, last = queued[-1]
+            joined = last.text + "\n" + messages[0].text
+            if caps.text_limit is None or len(joined) <= caps.text_limit:
+                out.change(index, text=joined)
+                continue
+        for message in messages:
+            out.add(reply.channel, reply.address, message, decision=table.row.decision_step, table=table.id,
+                    language=reply.language)
+
+
 def finish(ctx: Context, table: Table, out: Outgoing) -> None:
     """At the end: the truth timeline to the table (roles were revealed by the last event)."""
     info = table.info()
@@ -234,8 +264,8 @@ def prompt_again(ctx: Context, table: Table, out: Outgoing, note: Callable[[Repl
     else:
         owing = [table.seats[seat] for seat in awaiting(state)]
     for row in owing:
-        if row.computer:
-            continue
+        if row.computer or table.opted_out(row.channel, row.address):
+            continue  # an opted-out phone: the carrier refuses every text until it opts in
         reply = Reply(row.channel, row.address, row.language)
         if note is not None:
             note(reply)

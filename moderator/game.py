@@ -7,21 +7,41 @@ import random
 import re
 import unicodedata
 from collections.abc import Sequence
+from dataclasses import replace
 
-from . import moves, render
+from . import claims, moves, render
 from . import record as records
+from .bots import SPEECH_EVENTS, SPEECH_ROUNDS, speaking_order, speech_rng
 from .catalog import to_gsm7
 from .channels import Kind, Option, Outbound
-from .commands import Choose, Decide, Inbound, Press, Query, RecordVotes
+from .claims import Accusation, Claim, ClaimError, Clearance, InvestigationClaim, Office, SessionClaim
+from .commands import Choose, Decide, Inbound, Press, Query, RecordVotes, Speak
 from .context import Context
-from .engine import Action, CastVote, Event, GameState, Phase, RuleViolation, apply, awaiting, public_view, view_for
-from .fanout import knowledge, prompt_for, publish, say, words
+from .engine import (
+    Action,
+    CastVote,
+    Event,
+    GameState,
+    Party,
+    Phase,
+    Policy,
+    PublicView,
+    RuleViolation,
+    apply,
+    awaiting,
+    public_view,
+    view_for,
+)
+from .engine.events import VoteCast, VoteProgressed
+from .fanout import knowledge, prompt_for, publish, say, show_claims, words
+from .grammar import fold as fold_word
+from .grammar import grammar
 from .lobby import show_lobby
 from .names import match_name, name_candidates
 from .outbox import Outgoing, Reply
 from .render import InputProblem
 from .store import TableStatus
-from .tables import DECISIONS_PER_GAME, Table
+from .tables import DECISIONS_PER_GAME, Said, Table
 
 _TYPED_VOTES = {"ja": "ja", "yes": "ja", "j": "ja", "nein": "nein", "no": "nein", "n": "nein"}
 
@@ -222,11 +242,23 @@ def problem(ctx: Context, table: Table, reply: Reply, out: Outgoing, found: Inpu
     """A private reply to input that could not be used; shown at once instead (``toast``) where the channel can."""
     catalog = ctx.catalog(table.row.theme, reply.language)
     caps = ctx.caps(reply.channel)
+    seat = table.seat_of(reply.channel, reply.address)
+    state = table.state
+    owes = (seat is not None and state is not None and table.status is TableStatus.PLAYING
+            and seat in awaiting(state) and not table.seats[seat].computer)
+    if found is InputProblem.UNPARSEABLE and not owes and state is not None and _is_number(raw.strip(" .#()")):
+        found = InputProblem.NOTHING_OWED  # a number out of turn: the true reason, not "I did not understand"
     message = render.input_message(found, table.info(), catalog, caps=caps, text=raw, options=options)
     if toast and caps.toasts:
         out.notice = message.text.split("\n", 1)[0]
         return
     out.add(reply.channel, reply.address, message, table=table.id, language=reply.language)
+    if owes and not caps.buttons and seat is not None and found is not InputProblem.NOTHING_OWED:
+        # Without buttons the options are only in the text: a refusal repeats them (the prompt again).
+        prompt = prompt_for(ctx, table, table.seats[seat])
+        if prompt is not None:
+            out.add(reply.channel, reply.address, prompt, decision=table.row.decision_step, table=table.id,
+                    language=reply.language)
 
 
 def play(ctx: Context, table: Table, actions: Sequence[Action], out: Outgoing) -> None:
@@ -248,6 +280,149 @@ def play(ctx: Context, table: Table, actions: Sequence[Action], out: Outgoing) -
     # Only a vote keeps the phase; every other action starts a new decision, and old buttons go stale.
     new_decision = state.phase is not before or any(not isinstance(a, CastVote) for a in actions)
     publish(ctx, table, events, out, now, new_decision=new_decision)
+    if state.phase is Phase.GAME_OVER:
+        return
+    talk = any(type(e) in SPEECH_EVENTS for e in events)
+    results = any(e.audience.everyone and type(e) not in _NO_RESULT for e in events)
+    if talk or (results and any(said.shown is None for said in table.said)):
+        speak(ctx, table, out, [seat for seat, row in enumerate(table.seats) if row.computer] if talk else [])
+
+
+_NO_RESULT: frozenset[type[Event]] = frozenset((VoteCast, VoteProgressed))
+"""Public events that are no result a held claim could ride along with (a vote's progress)."""
+
+
+def speak(ctx: Context, table: Table, out: Outgoing, seats: Sequence[int]) -> None:
+    """Claims shown now, with the results just published: those a person made since the last result, then what
+    the computer players in ``seats`` have to say, in speaking order and answering each other; stored, heard by
+    every computer player (claims are public speech: nothing in them is taken as true)."""
+    state = table.state
+    assert state is not None
+    logged = len(table.log)
+    held = [n for n, said in enumerate(table.said) if said.shown is None]
+    heard: list[Claim] = []
+    computers = set(seats)
+    for _ in range(SPEECH_ROUNDS):
+        quiet = True
+        for seat in speaking_order(public_view(state)):
+            if seat not in computers or seat not in table.memories:
+                continue
+            rng = speech_rng(state.setup.seed, seat, state.step)
+            for claim in ctx.computer.claims(view_for(state, seat), table.memories[seat], rng):
+                quiet = False
+                heard.append(claim)
+                for position, memory in table.memories.items():
+                    table.memories[position] = memory.hear(claim)
+        if quiet:
+            break
+    if held:
+        ctx.store.show_claims(table.id, table.row.game, held, logged)
+        for n in held:
+            table.said[n] = replace(table.said[n], shown=logged)
+    if heard:
+        ctx.store.append_claims(table.id, table.row.game, len(table.said),
+                                [(state.step, logged, logged, claims.to_json(claim)) for claim in heard])
+        table.said.extend(Said(state.step, logged, logged, claim) for claim in heard)
+    shown = [table.said[n].claim for n in held] + heard
+    if shown:
+        show_claims(ctx, table, out, shown)
+
+
+def speak_up(ctx: Context, table: Table, seat: int | None, command: Speak, reply: Reply, out: Outgoing) -> None:
+    """A person's claim: stored and heard by the computer players at once, shown to the table with the next
+    result (it rides along with it); the speaker is told so. Only its form is checked, never its truth."""
+    theme = table.row.theme
+    state = table.state
+    if seat is None:
+        say(ctx, out, reply, theme, "not-at-table")
+        return
+    if state is None or table.status is TableStatus.LOBBY:
+        say(ctx, out, reply, theme, "game-not-started")
+        return
+    if table.seats[seat].computer:
+        say(ctx, out, reply, theme, "seat-stood-in")
+        return
+    if table.status is not TableStatus.PLAYING and table.status is not TableStatus.PAUSED:
+        problem(ctx, table, reply, out, InputProblem.NOTHING_OWED, command.argument)
+        return
+    public = public_view(state)
+    if not public.alive[seat]:
+        say(ctx, out, reply, theme, "claim-refused")
+        return
+    claim = _claim(table, seat, command, public)
+    if claim is None:
+        say(ctx, out, reply, theme, "claim-refused")
+        return
+    logged = len(table.log)
+    ctx.store.append_claims(table.id, table.row.game, len(table.said),
+                            [(state.step, logged, None, claims.to_json(claim))])
+    table.said.append(Said(state.step, logged, None, claim))
+    for position, memory in table.memories.items():
+        table.memories[position] = memory.hear(claim)
+    catalog = ctx.catalog(theme, reply.language)
+    line = render.claim_messages([claim], public, table.info(), catalog, caps=ctx.caps(reply.channel))[0]
+    say(ctx, out, reply, theme, "claim-noted", claim=line.text.split("\n", 1)[1])
+
+
+def _claim(table: Table, seat: int, command: Speak, public: PublicView) -> Claim | None:
+    """The claim a person typed, if its form fits what the seat did: cards about its latest session, a party
+    about a player it investigated, or a player it accuses or trusts."""
+    words = command.argument.split()
+    if command.kind in ("accuse", "trust"):
+        target = table.seat_named(command.argument)
+        if target is None or target == seat:
+            return None
+        return Accusation(seat, target) if command.kind == "accuse" else Clearance(seat, target)
+    cards = [_cards(word) for word in words]
+    if words and all(c is not None for c in cards):
+        return _session_claim(seat, [c for c in cards if c is not None], public)
+    if len(words) >= 2:
+        party = grammar().cards.get(fold_word(words[-1]))
+        target = table.seat_named(" ".join(words[:-1]))
+        if party is not None and target is not None and (seat, target) in public.investigations:
+            return InvestigationClaim(seat, target, Party.LIBERAL if party == "L" else Party.FASCIST)
+    return None
+
+
+def _cards(word: str) -> tuple[Policy, ...] | None:
+    # "FFL", "ffl", or a card word of any theme and language ("fascist"): one or more policies.
+    known = grammar().cards.get(fold_word(word))
+    if known is not None:
+        return (Policy(known),)
+    letters = word.upper()
+    return tuple(Policy(c) for c in letters) if letters and set(letters) <= {"L", "F"} else None
+
+
+def _session_claim(seat: int, groups: list[tuple[Policy, ...]], public: PublicView) -> SessionClaim | None:
+    index = next((i for i in reversed(range(len(public.sessions)))
+                  if seat in (public.sessions[i].president, public.sessions[i].chancellor)), None)
+    if index is None:
+        return None
+    session = public.sessions[index]
+    held = [p for group in groups[:1] for p in group]
+    if len(groups) == 1 and len(held) > 3:
+        return None
+    if seat == session.president:
+        if len(groups) == 2:
+            passed = list(groups[1])
+        else:
+            # "claim FFL": what a President drawing these hands over, keeping what was enacted.
+            # "claim FFL": the President hands over what a liberal would, keeping the enacted policy if it can.
+            passed = list(held)
+            for drop in (Policy.FASCIST, Policy.LIBERAL):
+                if len(held) == 3 and drop in held:
+                    passed = list(held)
+                    passed.remove(drop)
+                    if session.enacted is None or session.enacted in passed:
+                        break
+        office = Office.PRESIDENT
+    else:
+        passed = [] if session.enacted is None else [session.enacted]
+        office = Office.CHANCELLOR
+    try:
+        return SessionClaim(seat, office, index, tuple(held), tuple(passed))
+    except ClaimError:
+        return None
 
 
 def _answer_press(ctx: Context, table: Table, seat: int, actions: Sequence[Action], press: Press, reply: Reply,
@@ -331,6 +506,8 @@ def ask(ctx: Context, table: Table, seat: int | None, query: Query, reply: Reply
                                           caps=caps)
             for message in rules:
                 out.add(reply.channel, reply.address, message, table=table.id, language=reply.language)
+        case Query.HOWTO:
+            say(ctx, out, reply, theme, "how-to")
         case Query.BOARD | Query.WAITING:
             if state is None:
                 show_lobby(ctx, table, reply, out)

@@ -43,6 +43,7 @@ from .commands import (
     SetReminders,
     SetTableVoting,
     SetTheme,
+    Speak,
     StandIn,
     Start,
 )
@@ -81,6 +82,9 @@ class Verb(StrEnum):
     STANDIN = "standin"
     RETURN = "return"
     VOTES = "votes"
+    CLAIM = "claim"
+    ACCUSE = "accuse"
+    TRUST = "trust"
     JA = "ja"
     NEIN = "nein"
     NOMINATE = "nominate"
@@ -155,6 +159,9 @@ RULES: Final[Mapping[Verb, Rule]] = {
     Verb.STANDIN: Rule(Who.HOST, Args.REQUIRED),
     Verb.RETURN: Rule(Who.HOST, Args.REQUIRED),
     Verb.VOTES: Rule(Who.PLAYER, Args.OPTIONAL),
+    Verb.CLAIM: Rule(Who.PLAYER, Args.REQUIRED),
+    Verb.ACCUSE: Rule(Who.PLAYER, Args.REQUIRED),
+    Verb.TRUST: Rule(Who.PLAYER, Args.REQUIRED),
     Verb.JA: Rule(Who.PLAYER, Args.NONE, help=False),
     Verb.NEIN: Rule(Who.PLAYER, Args.NONE, help=False),
     Verb.NOMINATE: Rule(Who.PLAYER, Args.REQUIRED, help=False),
@@ -312,6 +319,8 @@ class Grammar:
                 return SetReminders(None) if self._switch(rest) is False else None
             case Verb.STANDIN | Verb.RETURN:
                 return StandIn(rest, back=verb is Verb.RETURN)
+            case Verb.CLAIM | Verb.ACCUSE | Verb.TRUST:
+                return Speak(verb.value, rest)
             case Verb.VOTES:
                 names = [n for n in re.split(r"\s*,\s*|\s+", rest) if n] if rest else []
                 return RecordVotes(tuple(names))

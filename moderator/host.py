@@ -6,17 +6,16 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from .bots import Memory
 from .catalog import DEFAULT_LANGUAGE, Catalog, UnknownCatalog, sms_segments
 from .commands import HostCommand
 from .context import Context
 from .engine import awaiting
 from .fanout import PUBLIC_RESULTS, PUBLIC_TO_HOST, knowledge, prompt_again, prompt_for, reveal_roles, say, tell
-from .lobby import CODE_ALPHABET, CODE_LENGTH, MOVE_CODES, rematch
+from .lobby import CODE_ALPHABET, CODE_LENGTH, MOVE_CODES, pass_host, rematch
 from .names import match_name
 from .outbox import COMPUTER_CHANNEL, Outgoing, Reply
 from .store import TableStatus
-from .tables import LIVE, PUBLIC_LANGUAGE, Table, remember
+from .tables import LIVE, OPTED_OUT, PUBLIC_LANGUAGE, STOPPED_HOST, Table, recall
 
 
 def host_command(ctx: Context, table: Table, command: HostCommand, reply: Reply, out: Outgoing) -> None:
@@ -161,15 +160,45 @@ def set_theme(ctx: Context, table: Table, theme: str, reply: Reply, out: Outgoin
 
 
 def opted_out(ctx: Context, channel: str, address: str, out: Outgoing) -> None:
-    """The sender's channel will not deliver to them any more: drop what waits, tell their tables' hosts."""
+    """The sender's channel will not deliver to them any more (until they opt in): drop what waits, never prompt
+    them again, and tell each table's host what they can do while the game waits. A host who opted out can no
+    longer hear the table: the host role passes to the next person at it, and the table is told."""
     ctx.store.drop_pending(channel, address)
+    key = f"{channel} {address}"
     for table in ctx.tables.of(channel, address):
         seat = table.seat_of(channel, address)
-        if seat is None or table.is_host(channel, address):
+        if seat is None or table.status not in (TableStatus.LOBBY, *LIVE) or table.opted_out(channel, address):
             continue
         out.table_id = table.id
+        name = table.seats[seat].name
+        table.set_option(ctx.store, out.now, **{OPTED_OUT: [*table.row.options.get(OPTED_OUT, []), key]})
+        if table.is_host(channel, address):
+            if pass_host(ctx, table, out, "host-opted-out", old=name):
+                table.set_option(ctx.store, out.now, **{STOPPED_HOST: key})
+            continue
         host = Reply(table.row.host_channel, table.row.host_address, table.host_language)
-        say(ctx, out, host, table.row.theme, "player-opted-out", name=table.seats[seat].name)
+        say(ctx, out, host, table.row.theme, "player-opted-out", name=name)
+
+
+def opted_in(ctx: Context, channel: str, address: str, out: Outgoing) -> None:
+    """The sender opted back in to their channel: texts reach them again; each table's host is told, and a host
+    who had opted out hears who hosts now."""
+    key = f"{channel} {address}"
+    for table in ctx.tables.of(channel, address):
+        seat = table.seat_of(channel, address)
+        if seat is None or not table.opted_out(channel, address):
+            continue
+        out.table_id = table.id
+        name = table.seats[seat].name
+        table.set_option(ctx.store, out.now, **{OPTED_OUT: [a for a in table.row.options[OPTED_OUT] if a != key]})
+        if table.row.options.get(STOPPED_HOST) == key:
+            table.set_option(ctx.store, out.now, **{STOPPED_HOST: None})
+            host_name = next((s.name for s in table.seats if table.is_host(s.channel, s.address)), "")
+            say(ctx, out, Reply(channel, address, table.seats[seat].language), table.row.theme, "host-opted-in",
+                host=host_name)
+        if table.status in (TableStatus.LOBBY, *LIVE) and not table.is_host(channel, address):
+            host = Reply(table.row.host_channel, table.row.host_address, table.host_language)
+            say(ctx, out, host, table.row.theme, "player-opted-in", name=name)
 
 
 def unreachable(ctx: Context, channel: str, address: str, out: Outgoing, *, undelivered: bool = False) -> None:
@@ -235,5 +264,5 @@ def stand_in(ctx: Context, table: Table, name: str, back: bool, reply: Reply, ou
             out.add(row.channel, row.address, prompt, decision=table.row.decision_step, table=table.id,
                     language=row.language)
     else:
-        table.memories[seat] = remember(Memory(seat), table.log)
+        table.memories[seat] = recall(seat, table)
         tell(ctx, table, out, "stand-in", name=row.name)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Final
+from typing import Any, Final
 
 from . import record as records
 from .bots import Memory
@@ -31,7 +31,7 @@ from .fanout import (
 from .names import clean_name, has_letters, match_name, unique_name
 from .outbox import COMPUTER_CHANNEL, Outgoing, Reply
 from .store import SeatRow, TableRow, TableStatus
-from .tables import PUBLIC_LANGUAGE, Table, decision_id
+from .tables import HOST_LANGUAGE, PUBLIC_LANGUAGE, Table, decision_id
 
 CODE_ALPHABET: Final = "ACDEFHJKMNPRTUVWXY3479"
 """Join-code characters: no look-alikes (0/O, 1/I/L, 2/Z, 5/S, 6/G, 8/B) and no vowels that spell words."""
@@ -66,7 +66,8 @@ def open_table(ctx: Context, inbound: Inbound, command: OpenTable, out: Outgoing
         host_address=inbound.address,
         public_channel=inbound.channel if public else None,
         public_address=inbound.chat if public else None,
-        options={"physical_voting": command.physical_voting, **({PUBLIC_LANGUAGE: language} if public else {})},
+        options={"physical_voting": command.physical_voting, HOST_LANGUAGE: language,
+                 **({PUBLIC_LANGUAGE: language} if public else {})},
         game=0,
         setup=None,
         decision_step=0,
@@ -74,7 +75,10 @@ def open_table(ctx: Context, inbound: Inbound, command: OpenTable, out: Outgoing
     ctx.store.insert_table(row, now)
     seats = []
     if command.seat:
-        name = clean_name(command.name) or "1"
+        name = clean_name(command.name)
+        if not has_letters(name, gsm7=ctx.caps(inbound.channel).gsm7):
+            # Never a number: "1" would read as an option's number in every list of names.
+            name = ctx.catalog(theme, language).text("host-name")
         seats.append(SeatRow(0, name, inbound.channel, inbound.address, language, False))
     ctx.store.replace_seats(table_id, seats)
     table = Table(row, seats)
@@ -124,12 +128,21 @@ def join(ctx: Context, inbound: Inbound, command: Join, out: Outgoing) -> Table 
         say(ctx, out, reply, theme, "lobby-closed")
     elif table.seat_of(inbound.channel, inbound.address) is not None:
         say(ctx, out, reply, theme, "already-seated")
-    elif ctx.tables.seated_elsewhere(inbound.channel, inbound.address, table.id):
-        say(ctx, out, reply, theme, "seated-elsewhere")
+    elif (other := ctx.tables.seated_elsewhere(inbound.channel, inbound.address, table.id)) is not None:
+        # One person, one table: a second seat's prompts and the answers to them would be mixed up.
+        if other.status is TableStatus.LOBBY:
+            say(ctx, out, reply, theme, "seated-elsewhere-lobby", code=other.row.code or "")
+        else:
+            say(ctx, out, reply, theme, "seated-elsewhere")
     elif len(table.seats) >= MAX_PLAYERS:
         say(ctx, out, reply, theme, "table-full", most=MAX_PLAYERS)
+    elif not (name := clean_name(command.name)):
+        # The QR code's text carries no name: ask for one before the seat is taken.
+        say(ctx, out, reply, theme, "name-asked", code=code)
+    elif not has_letters(name, gsm7=ctx.caps(inbound.channel).gsm7):
+        say(ctx, out, reply, theme, "name-refused-join", code=code)
     else:
-        name = unique_name(clean_name(command.name) or str(len(table.seats) + 1), table.names)
+        name = unique_name(name, table.names)
         table.reseat(ctx.store, [*table.seats, SeatRow(0, name, inbound.channel, inbound.address, language, False)])
         say(ctx, out, reply, theme, "table-joined", name=name, players=len(table.seats))
         announce_seats(ctx, table, out, "seat-taken", name=name)
@@ -287,7 +300,7 @@ def start(ctx: Context, table: Table, reply: Reply, out: Outgoing) -> None:
     options = {**table.row.options, "started": now}  # the cost of this game counts from here
     table.update(ctx.store, now, status=TableStatus.PLAYING, code=None, setup=setup, game=game,
                  decision_step=decision_id(game, 0), options=options)
-    table.state, table.actions, table.log = state, [], []
+    table.state, table.actions, table.log, table.said = state, [], [], []
     table.memories = {s.position: Memory(s.position) for s in table.seats if s.computer}
     announce_seats(ctx, table, out, "game-starting", closed=True)
     publish(ctx, table, opening_events(state), out, now, new_decision=True)
@@ -317,13 +330,15 @@ def leave(ctx: Context, table: Table, seat: int | None, reply: Reply, out: Outgo
     announce_seats(ctx, table, out, "seat-left", name=gone.name)
 
 
-def pass_host(ctx: Context, table: Table, out: Outgoing) -> bool:
-    """The host role to the next person at the table (in seating order); False if nobody is left to take it."""
-    nxt = next((s for s in table.seats if not s.computer and not table.is_host(s.channel, s.address)), None)
+def pass_host(ctx: Context, table: Table, out: Outgoing, message_id: str = "host-passed", **params: Any) -> bool:
+    """The host role to the next person at the table (in seating order) the table can reach; False if nobody is
+    left to take it. The table is told (``message_id``)."""
+    nxt = next((s for s in table.seats if not s.computer and not table.is_host(s.channel, s.address)
+                and not table.opted_out(s.channel, s.address)), None)
     if nxt is None:
         return False
     table.update(ctx.store, out.now, host_channel=nxt.channel, host_address=nxt.address)
-    tell(ctx, table, out, "host-passed", name=nxt.name)
+    tell(ctx, table, out, message_id, name=nxt.name, **params)
     return True
 
 
@@ -333,7 +348,7 @@ def rename(ctx: Context, table: Table, seat: int | None, name: str, reply: Reply
         say(ctx, out, reply, table.row.theme, "not-at-table")
         return
     cleaned = clean_name(name)
-    if not has_letters(cleaned):
+    if not has_letters(cleaned, gsm7=ctx.caps(reply.channel).gsm7):
         say(ctx, out, reply, table.row.theme, "name-refused")
         return
     old = table.seats[seat]

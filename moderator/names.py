@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
+from .catalog import to_gsm7
 from .grammar import fold
 
 NAME_LIMIT: Final = 20
@@ -48,10 +49,10 @@ def name_candidates(text: str, names: Sequence[str]) -> list[str]:
     return []
 
 
-def has_letters(name: str) -> bool:
-    """True if a name has a letter or a digit (an emoji-only name reads as nothing where emoji cannot go)."""
-    return any(c.isalnum() for c in name)
-
+def has_letters(name: str, *, gsm7: bool = False) -> bool:
+    """True if a name has a letter (as a text writes it, for ``gsm7``): an emoji-only name reads as nothing where
+    emoji cannot go, and a name of digits would read as an option's number."""
+    return any(c.isalpha() for c in (to_gsm7(name) if gsm7 else name))
 
 
 def match_name(text: str, names: Sequence[str]) -> str | None:

@@ -9,16 +9,21 @@ from collections.abc import Callable, Sequence
 
 from . import render
 from .board import Board
+from .catalog import Catalog
 from .channels import (
+    Ballot,
     BoardView,
     HostView,
     Kind,
     Line,
+    MoveCode,
     Option,
     Outbound,
     PassName,
     PromptView,
     Receipt,
+    RevealView,
+    ScreenSeat,
     ScreenView,
     SeatInfo,
     SeatView,
@@ -27,9 +32,13 @@ from .channels import (
 )
 from .commands import Inbound
 from .context import Context
-from .engine import awaiting, public_view, view_for
-from .engine.events import GameEnded, VoteProgressed
+from .engine import Phase, awaiting, public_view, view_for
+from .engine.events import ElectionDecided, GameEnded, GameStarted, VoteProgressed
+from .engine.types import MAX_PLAYERS
+from .lobby import MOVE_CODES
 from .moves import token
+from .outbox import COMPUTER_CHANNEL
+from .render import TableInfo
 from .store import TableStatus
 from .tables import LIVE, Table
 
@@ -64,6 +73,10 @@ class BrowserPages:
         table = self.ctx.tables.by_code(code)
         return None if table is None or table.status is TableStatus.CLOSED else _view(table)
 
+    def table_by_move_code(self, code: str) -> TableView | None:
+        found = [t for t in self.ctx.tables.with_move_code(code) if code in t.row.options.get(MOVE_CODES, {})]
+        return _view(found[0]) if found and found[0].status is not TableStatus.CLOSED else None
+
     def join_attempt(self, client: str, known: bool) -> float:
         # The same buckets as every other way in (``lobby.join``), keyed apart: "ip:" is never a channel's name.
         return self.ctx.guesses.attempt(f"ip:{client}", known, self.ctx.clock())
@@ -85,19 +98,30 @@ class BrowserPages:
         state = table.state
         feed = tuple(self.feed(seat.channel, seat.address, 40, this_game=True, table_id=table_id))
         if state is None or not table.row.game or table.status not in (*LIVE, TableStatus.OVER):
-            return SeatView(seat.name, False, seats=table.names, feed=feed)
+            return SeatView(seat.name, False, seats=table.names, feed=feed, language=seat.language)
         view = view_for(state, position)
-        owed = (table.status is TableStatus.PLAYING and position in awaiting(state)
-                and not table.row.options.get("physical_voting"))
+        at_table = bool(table.row.options.get("physical_voting")) and state.phase is Phase.ELECTION
+        # Not ``awaiting``: a voter who has voted may still change the vote until the last one is in.
+        owed = table.status is TableStatus.PLAYING and not at_table
         message = render.prompt(view, info, catalog) if owed else None
         prompt = None
         if message is not None:
             options = tuple(Option(c.label, token(c.action)) for c in message.choices)
-            prompt = PromptView(message.text, message.secret, options, table.row.decision_step)
-        knowledge = tuple(m.text for m in render.knowledge_messages(view, info, catalog))
+            chosen = None if view.vote is None else catalog.term("ja" if view.vote else "nein")
+            prompt = PromptView(_private(message.text, message.secret), message.secret, options,
+                                table.row.decision_step, cover=cover_of(message.message_id), chosen=chosen,
+                                waiting=position not in awaiting(state))
+        knowledge = tuple(_private(m.text, m.secret) for m in render.knowledge_messages(view, info, catalog))
+        status = _status(self.ctx, table, language)
+        if not view.public.alive[position]:  # executed: told so, and the game goes on before their eyes
+            status = (catalog.text("web-executed"), *status)
+        records = table.status is TableStatus.PLAYING and at_table and state.president == position
+        voters = tuple(table.names[s] for s in range(state.players) if state.alive[s]) if records else ()
         return SeatView(
-            seat.name, True, prompt=prompt, owes_nothing=prompt is None and table.status is TableStatus.PLAYING,
-            knowledge=knowledge, status=_status(self.ctx, table, language),
+            seat.name, True, prompt=prompt,
+            owes_nothing=prompt is None and not records and table.status is TableStatus.PLAYING,
+            record_votes=voters, language=seat.language,
+            knowledge=knowledge, status=status,
             board=self._board_view(table, language), latest=self._latest(table, language) if table.group else None,
             feed=feed,
         )
@@ -107,12 +131,21 @@ class BrowserPages:
         since = 0.0
         if this_game and table is not None and table.status is not TableStatus.LOBBY:
             since = float(table.row.options.get("started", 0.0))
-        lines = []
+        lines: list[Line] = []
+        counter: int | None = None  # where the election's running count is, so a new count replaces it
         for outbox_id, message_id, body in self.ctx.store.messages_to(channel, address, limit, since):
             message = Outbound.from_json(body, message_id)
             if message.kind is Kind.PROMPT:
                 continue  # old prompts: the live prompt above has the buttons
-            lines.append(Line(outbox_id, message.text, message.secret))
+            line = Line(outbox_id, _private(message.text, message.secret), message.secret,
+                        cover_of(message_id) if message.secret else "")
+            if message.kind is Kind.COUNTER:
+                if counter is not None:  # "3 of 5 have voted" replaces "2 of 5": one line that updates
+                    del lines[counter]
+                counter = len(lines)
+            elif message_id.startswith("election-"):
+                counter = None  # the election is decided: the next count is the next election's
+            lines.append(line)
         return lines
 
     # --- the table screen -----------------------------------------------------------------------------------
@@ -122,13 +155,26 @@ class BrowserPages:
         assert table is not None
         if table.status is TableStatus.LOBBY or table.state is None:
             return ScreenView(True, seats=table.names)
+        catalog = self.ctx.catalog(table.row.theme, language)
+        info, state = table.info(), table.state
         truth: tuple[str, ...] = ()
-        if table.status is TableStatus.OVER and any(isinstance(e, GameEnded) for e in table.log):
-            catalog = self.ctx.catalog(table.row.theme, language)
-            truth = tuple(m.text for m in render.truth_timeline(table.log, table.info(), catalog))
+        ended = ""
+        ending = next((e for e in reversed(table.log) if isinstance(e, GameEnded)), None)
+        if table.status is TableStatus.OVER and ending is not None:
+            truth = tuple(m.text for m in render.truth_timeline(table.log, info, catalog))
+            ended = render.ended_line(ending, info, catalog)
+        roles: tuple[ScreenSeat, ...] = ()
+        if table.status is TableStatus.OVER:  # decided or ended by the host: the roles are no secret now
+            roles = tuple(ScreenSeat(table.seats[s].name, state.alive[s], role.value, catalog.term(role.value))
+                          for s, role in enumerate(state.roles))
+        waiting = ""
+        if table.status is TableStatus.PLAYING and (owing := awaiting(state)):
+            # Who still owes a vote is no secret (at a real table, whose card is not yet down); how they vote is.
+            waiting = render.waiting_line(owing, state.phase, info, catalog)
         return ScreenView(False, status=_status(self.ctx, table, language),
                           board=self._board_view(table, language), truth=truth,
-                          latest=self._latest(table, language))
+                          latest=self._latest(table, language), waiting=waiting,
+                          reveal=_reveal(table, info, catalog), ended=ended, roles=roles)
 
     # --- the host's device ------------------------------------------------------------------------------------
 
@@ -144,7 +190,12 @@ class BrowserPages:
         )
         board = self._board_view(table, language) if state is not None and table.status is not TableStatus.LOBBY \
             else None
-        return HostView(seats=_view(table).seats, local=names, board=board, replies=replies)
+        codes: dict[str, int] = table.row.options.get(MOVE_CODES, {})
+        return HostView(seats=_view(table).seats, local=names, board=board, replies=replies,
+                        table_votes=bool(table.row.options.get("physical_voting")),
+                        reminder_minutes=int(table.row.options.get("reminder_minutes") or 0),
+                        moves=tuple(MoveCode(table.names[p], c) for c, p in codes.items() if p < len(table.names)),
+                        free_seats=max(MAX_PLAYERS - len(table.seats), 0))
 
     # --- pieces ---------------------------------------------------------------------------------------------
 
@@ -168,6 +219,37 @@ class BrowserPages:
         return tuple(latest[:LATEST])
 
 
+_COVERS = {
+    "deal-role": "role", "knowledge-title": "knowledge", "party-membership-seen": "investigation",
+    "top-policies-seen": "peek", "policy-discarded": "cards", "prompt-discard": "cards", "prompt-enact": "cards",
+    "prompt-enact-veto": "cards", "prompt-vote-change": "vote", "vote-recorded": "vote", "vote-changed": "vote",
+}
+"""What a secret message's cover says it hides (``web-cover-<topic>``), by the message's catalog id."""
+
+
+def cover_of(message_id: str) -> str:
+    """The topic a cover over this secret message names (``web-cover-<topic>`` in the catalogs)."""
+    return _COVERS.get(message_id, "secret")
+
+
+def _private(text: str, secret: bool) -> str:
+    """A secret's text without its neutral header line: on a page the cover says that much already."""
+    return text.split("\n", 1)[1] if secret and "\n" in text else text
+
+
+def _reveal(table: Table, info: TableInfo, catalog: Catalog) -> RevealView | None:
+    """This game's latest decided election, from its public event (the ballots are public once all are in)."""
+    for event in reversed(table.log):
+        if isinstance(event, GameStarted):
+            return None
+        if isinstance(event, ElectionDecided):
+            assert event.audience.everyone
+            ballots = tuple(Ballot(info.name(seat), ja, catalog.term("ja" if ja else "nein"))
+                            for seat, ja in event.votes)
+            return RevealView(render.vote_title(event, info, catalog), event.elected, ballots)
+    return None
+
+
 def _status(ctx: Context, table: Table, language: str) -> tuple[str, ...]:
     """A paused game, or one the host ended before it was decided, says so (the board alone would not)."""
     catalog = ctx.catalog(table.row.theme, language)
@@ -181,7 +263,8 @@ def _status(ctx: Context, table: Table, language: str) -> tuple[str, ...]:
 
 
 def _view(table: Table) -> TableView:
-    seats = tuple(SeatInfo(s.position, s.name, s.channel, s.address, s.language, s.computer) for s in table.seats)
+    seats = tuple(SeatInfo(s.position, s.name, s.channel, s.address, s.language, s.computer,
+                           stand_in=s.computer and s.channel != COMPUTER_CHANNEL) for s in table.seats)
     step = table.state.step if table.state is not None else 0
     language = table.public_language if table.group else table.host_language
     return TableView(

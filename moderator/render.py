@@ -29,10 +29,11 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import cached_property
-from typing import Final
+from typing import Final, assert_never
 
 from .catalog import DEFAULT_THEME, SMS_LIMIT, Catalog, to_gsm7
 from .channels import Capabilities, Kind
+from .claims import Accusation, Claim, Clearance, InvestigationClaim, Office, PeekClaim, SessionClaim
 from .engine import (
     Action,
     Event,
@@ -544,6 +545,24 @@ def _ended(e: Event, w: _Words, board: PublicView | None) -> list[Message]:
     return [w.message(mid, [w.t(mid), _roles_line(w, e.roles)])]
 
 
+def ended_line(event: GameEnded, table: TableInfo, catalog: Catalog) -> str:
+    """Who won and why, in one line (the table screen's headline at the end)."""
+    return _Words(table, catalog, PLAIN).t(_GAME_ENDED_IDS[event.winner, event.reason])
+
+
+def waiting_line(seats: Sequence[Seat], phase: Phase, table: TableInfo, catalog: Catalog) -> str:
+    """Who the table waits for, by name, and for what (the table screen's big line)."""
+    w = _Words(table, catalog, PLAIN)
+    return w.t("board-waiting", names=w.names(seats), phase=w.phase(phase))
+
+
+def vote_title(event: ElectionDecided, table: TableInfo, catalog: Catalog) -> str:
+    """An election's outcome and its government, short (the heading over its ballots)."""
+    w = _Words(table, catalog, PLAIN)
+    return w.t("web-vote-elected" if event.elected else "web-vote-rejected", president=w.name(event.president),
+               chancellor=w.name(event.chancellor))
+
+
 def roles_message(roles: Sequence[Role], table: TableInfo, catalog: Catalog, *, caps: Capabilities = PLAIN) -> Message:
     """Every role, for a game that ended without being decided (the host ended it): no longer a secret."""
     w = _Words(table, catalog, caps)
@@ -957,6 +976,57 @@ def truth_timeline(
                     )
                 )
     return w.packed("truth-title", lines, secret=False)
+
+
+# --- claims: what players say ------------------------------------------------------------------------------
+
+
+def claim_messages(
+    said: Sequence[Claim], board: PublicView, table: TableInfo, catalog: Catalog, *, caps: Capabilities = PLAIN
+) -> list[Message]:
+    """Claims as a person at the table says them, each line naming its speaker, under a line saying they are
+    claims (players may lie): never as facts. With a text limit, as few messages as fit, each with that line."""
+    if not said:
+        return []
+    w = _Words(table, catalog, caps)
+    header = w.t("claims-header")
+    chunks: list[list[str]] = [[header]]
+    limit = caps.text_limit
+    for claim in said:
+        line = _claim_line(claim, board, w)
+        if limit is not None and len(chunks[-1]) > 1 and len(w.join([*chunks[-1], line])) > limit:
+            chunks.append([header])
+        chunks[-1].append(line)
+    return [w.message("claims-header", chunk) for chunk in chunks]
+
+
+def _claim_hand(policies: Sequence[Policy], w: _Words) -> str:
+    # A hand claim tells counts, not order: the catalog has a phrase for each count of each size.
+    key = "".join(p.value for p in policies).lower()
+    return w.t(f"claim-hand-{key}") if key else ""
+
+
+def _claim_line(claim: Claim, board: PublicView, w: _Words) -> str:
+    speaker = w.name(claim.speaker)
+    match claim:
+        case SessionClaim(office=office, session=index, hand=held, passed=passed):
+            session = board.sessions[index] if index < len(board.sessions) else None
+            if office is Office.PRESIDENT:
+                other = w.name(session.chancellor) if session is not None else ""
+                return w.t("claim-president", speaker=speaker, chancellor=other, drawn=_claim_hand(held, w),
+                           passed=_claim_hand(passed, w))
+            other = w.name(session.president) if session is not None else ""
+            return w.t("claim-chancellor", speaker=speaker, president=other, received=_claim_hand(held, w))
+        case InvestigationClaim(target=target, party=party):
+            return w.t("claim-investigation", speaker=speaker, target=w.name(target), party=w.party(party))
+        case PeekClaim(policies=policies):
+            return w.t("claim-peek", speaker=speaker, cards=w.cards(policies))
+        case Accusation(target=target):
+            return w.t("claim-accusation", speaker=speaker, target=w.name(target))
+        case Clearance(target=target):
+            return w.t("claim-clearance", speaker=speaker, target=w.name(target))
+        case _:
+            assert_never(claim)
 
 
 # --- help: written from the grammar ------------------------------------------------------------------------

@@ -35,6 +35,7 @@ from .commands import (
     MovePhone,
     MoveSeat,
     OpenTable,
+    OptIn,
     OptOut,
     Query,
     RecordVotes,
@@ -45,6 +46,7 @@ from .commands import (
     SetReminders,
     SetTableVoting,
     SetTheme,
+    Speak,
     StandIn,
     Start,
 )
@@ -66,6 +68,7 @@ LOBBY_MESSAGES: Final = (
     "game-starting",
     "not-host",
     "not-at-table",
+    "how-to",
     "no-such-table",
     "lobby-closed",
     "table-full",
@@ -93,10 +96,16 @@ LOBBY_MESSAGES: Final = (
     "reminders-off",
     "reminder",
     "seated-elsewhere",
+    "seated-elsewhere-lobby",
     "player-opted-out",
+    "player-opted-in",
+    "host-opted-out",
+    "host-opted-in",
     "public-results-host",
     "public-results-all",
     "sms-cost",
+    "claim-noted",
+    "claim-refused",
     "player-unreachable",
     "player-undelivered",
     "sms-cost-delivery",
@@ -106,6 +115,9 @@ LOBBY_MESSAGES: Final = (
     "seat-left",
     "host-passed",
     "name-refused",
+    "name-refused-join",
+    "name-asked",
+    "host-name",
     "renamed",
     "renamed-in-game",
     "table-votes-on",
@@ -246,11 +258,16 @@ class Service:
             case OptOut():
                 host.opted_out(ctx, inbound.channel, inbound.address, out)
                 return None
+            case OptIn():
+                host.opted_in(ctx, inbound.channel, inbound.address, out)
+                return None
             case _:
                 pass
         table = self.tables.about(inbound.channel, inbound.address, inbound.chat, inbound.table)
         if table is None:
-            if isinstance(command, Ask) and command.query is not Query.RULES:
+            if isinstance(command, Ask) and command.query is Query.HOWTO:
+                say(ctx, out, reply, DEFAULT_THEME, "how-to")
+            elif isinstance(command, Ask) and command.query is not Query.RULES:
                 # At no table, any question gets how to open or join one (anyone may open a table).
                 game.help_for(ctx, DEFAULT_THEME, reply, out, host=True)
             elif isinstance(command, Ask) and command.query is Query.RULES:
@@ -284,6 +301,8 @@ class Service:
                 say(ctx, out, reply, table.row.theme, "decide-in-private")
             case Decide() | Choose() | RecordVotes():
                 game.decide(ctx, table, seat, inbound, command, reply, out)
+            case Speak():
+                game.speak_up(ctx, table, seat, command, reply, out)
             case Ask(query=query):
                 game.ask(ctx, table, seat, query, reply, out)
             case Host(command=host_command):
@@ -305,7 +324,7 @@ class Service:
             case Rename(name=name):
                 lobby.rename(ctx, table, seat, name, reply, out)
             case _:
-                assert_never(command)  # OpenTable, Join and OptOut were handled above
+                assert_never(command)  # OpenTable, Join, OptOut and OptIn were handled above
         return table
 
     # --- what channels and the clock report ---------------------------------------------------------------

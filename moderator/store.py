@@ -252,6 +252,25 @@ def m006_deliveries_and_typed_outbox(db: Database) -> None:
 
 
 
+@migrations()
+def m009_claims(db: Database) -> None:
+    """What players said at the table (claims: public speech, never actions), in the order said, per game."""
+    db.executescript(
+        """
+        CREATE TABLE claims (
+            table_id TEXT NOT NULL,
+            game INTEGER NOT NULL,
+            n INTEGER NOT NULL,
+            step INTEGER NOT NULL,
+            logged INTEGER NOT NULL,
+            shown INTEGER,
+            claim TEXT NOT NULL,
+            PRIMARY KEY (table_id, game, n)
+        ) STRICT;
+        """
+    )
+
+
 _TABLES_OF = (
     # Three index searches (every input asks this): a join with OR would scan every table.
     " FROM game_tables t WHERE t.status != 'closed' AND t.id IN ("
@@ -546,6 +565,32 @@ class Store:
             "SELECT count(*) FROM events WHERE table_id = ? AND game = ?", (table_id, game)
         ).fetchone()
         return int(row[0])
+
+    def append_claims(self, table_id: str, game: int, first: int,
+                      rows: Sequence[tuple[int, int, int | None, dict[str, Any]]]) -> None:
+        """Append (step, events logged when said, events logged when shown or None, claim JSON) claims numbered
+        from ``first``."""
+        self.db.conn.executemany(
+            "INSERT INTO claims (table_id, game, n, step, logged, shown, claim) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [(table_id, game, first + i, step, logged, shown, _ACTION_JSON(claim))
+             for i, (step, logged, shown, claim) in enumerate(rows)],
+        )
+
+    def show_claims(self, table_id: str, game: int, numbers: Sequence[int], shown: int) -> None:
+        """Claims held back until a result (a person's, said between results) are shown with it now."""
+        self.db.conn.executemany(
+            "UPDATE claims SET shown = ? WHERE table_id = ? AND game = ? AND n = ?",
+            [(shown, table_id, game, n) for n in numbers],
+        )
+
+    def claims(self, table_id: str, game: int) -> list[tuple[int, int, int | None, dict[str, Any]]]:
+        """Every claim of a game, in the order said: (step, events logged when said, when shown, claim JSON)."""
+        rows = self.execute(
+            "SELECT step, logged, shown, claim FROM claims WHERE table_id = ? AND game = ? ORDER BY n",
+            (table_id, game),
+        ).fetchall()
+        return [(int(step), int(logged), None if shown is None else int(shown), json.loads(claim))
+                for step, logged, shown, claim in rows]
 
     # --- the outbox -------------------------------------------------------------------------------------
 

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
+from . import claims as claimed
 from . import record as records
 from .bots import Memory
 from .catalog import DEFAULT_LANGUAGE
@@ -25,8 +26,26 @@ REMINDER: Final = "reminder"
 """The deadline kind of reminders."""
 PUBLIC_LANGUAGE: Final = "public_language"
 """Table option: the language of the public channel (a group)."""
+HOST_LANGUAGE: Final = "host_language"
+"""Table option: the language the table was opened in (its host's, for a host without a seat)."""
 LIVE: Final = (TableStatus.PLAYING, TableStatus.PAUSED)
 """A game under way (paused or not)."""
+OPTED_OUT: Final = "opted_out"
+"""Table option: the seats' addresses (``channel address``) whose channel will not deliver to them (an SMS STOP)
+until they opt in again."""
+STOPPED_HOST: Final = "stopped_host"
+"""Table option: the address of a host who opted out (the host role passed on); told who hosts when back."""
+
+
+@dataclass(frozen=True, slots=True)
+class Said:
+    """A claim and when it was said: after ``step`` actions, when ``logged`` events had been logged; ``shown``:
+    how many events had been logged when the table was shown it (None: not yet, it waits for the next result)."""
+
+    step: int
+    logged: int
+    shown: int | None
+    claim: claimed.Claim
 
 
 @dataclass
@@ -40,6 +59,8 @@ class Table:
     log: list[Event] = field(default_factory=list)
     """Every event of the game so far, secrets included (for computer players' memories and the truth timeline)."""
     memories: dict[int, Memory] = field(default_factory=dict)
+    said: list[Said] = field(default_factory=list)
+    """Every claim of the game so far, in the order said (public speech; the service takes none as true)."""
 
     @property
     def id(self) -> str:
@@ -48,6 +69,10 @@ class Table:
     @property
     def status(self) -> TableStatus:
         return self.row.status
+
+    def opted_out(self, channel: str, address: str) -> bool:
+        """True if this address opted out of its channel (nothing sent there reaches them)."""
+        return f"{channel} {address}" in self.row.options.get(OPTED_OUT, [])
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -102,7 +127,8 @@ class Table:
     @property
     def host_language(self) -> str:
         """The language the host reads (their seat's, if they have one)."""
-        return next((s.language for s in self.seats if self.is_host(s.channel, s.address)), DEFAULT_LANGUAGE)
+        opened = str(self.row.options.get(HOST_LANGUAGE, DEFAULT_LANGUAGE))
+        return next((s.language for s in self.seats if self.is_host(s.channel, s.address)), opened)
 
     def update(self, store: Store, now: float, **fields: Any) -> None:
         """Change the table's row, in the store and here."""
@@ -152,7 +178,9 @@ class Tables:
             if result.error is not None:
                 raise RuntimeError(f"table {table_id}: stored action {result.error.index} no longer applies")
             table.state, table.actions, table.log = result.state, actions, list(result.events)
-            table.memories = {s.position: remember(Memory(s.position), table.log) for s in table.seats if s.computer}
+            table.said = [Said(step, logged, shown, claimed.from_json(data))
+                          for step, logged, shown, data in self.store.claims(table_id, row.game)]
+            table.memories = {s.position: recall(s.position, table) for s in table.seats if s.computer}
         self._cache[table_id] = table
         return table
 
@@ -199,13 +227,14 @@ class Tables:
         """Tables that gave out this seat move code."""
         return [t for t in map(self.get, self.store.tables_with_move_code(code)) if t is not None]
 
-    def seated_elsewhere(self, channel: str, address: str, table_id: str) -> bool:
-        """True if this address has a seat in a game under way at another table (its inputs would go astray)."""
+    def seated_elsewhere(self, channel: str, address: str, table_id: str) -> Table | None:
+        """The other table this address has a seat at, in its lobby or its game (one person, one table: inputs
+        to a second would go astray), or None."""
         for row in self.store.tables_of(channel, address):
-            other = self.get(row.id) if row.id != table_id and row.status in LIVE else None
+            other = self.get(row.id) if row.id != table_id and row.status in (TableStatus.LOBBY, *LIVE) else None
             if other is not None and other.seat_of(channel, address) is not None:
-                return True
-        return False
+                return other
+        return None
 
     def under_way(self) -> list[str]:
         """Every table with a game under way."""
@@ -224,4 +253,12 @@ def remember(memory: Memory, events: Sequence[Event]) -> Memory:
     for event in events:
         if event.audience.includes(memory.seat):
             memory = memory.observe(event)
+    return memory
+
+
+def recall(seat: int, table: Table) -> Memory:
+    """A computer player's memory rebuilt from what its seat was shown and every claim it heard."""
+    memory = remember(Memory(seat), table.log)
+    for said in table.said:
+        memory = memory.hear(said.claim)
     return memory

@@ -49,6 +49,8 @@ class TelegramTable:
         self.people: dict[str, dict[str, Any]] = {}
         self.presses = 0
         self.pressed: set[tuple[int, int]] = set()
+        self.typing = 1.5
+        """Seconds each update adds to the clock: people do not type or press within the same millisecond."""
 
     # --- the bot's life ---------------------------------------------------------------------------------
 
@@ -94,7 +96,7 @@ class TelegramTable:
 
     async def feed(self, update: dict[str, Any]) -> None:
         """One update through the Application's handlers, then delivery of whatever is due."""
-        self.clock.advance(1.5)  # people do not type or press within the same millisecond
+        self.clock.advance(self.typing)
         await self.app.process_update(Update.de_json(update, self.app.bot))
         assert not self.errors, self.errors
         await self.bot.deliver()

@@ -15,10 +15,13 @@ from PIL import Image, ImageChops
 
 from moderator.board import (
     BOARD_MESSAGE,
+    FASCIST_TRACK,
+    NARROW_WIDTH,
     WIDTH,
     Board,
     _width,
     fit,
+    fit_lines,
     layout,
     palette,
     render_png,
@@ -114,6 +117,32 @@ def test_the_election_tracker_dead_and_term_limited_seats_are_drawn() -> None:
     assert not _same(plain, dead, places.seats[2]) and _same(plain, dead, places.seats[3])
     limited = _image(_board(president=0, term_limited=(4,)))
     assert not _same(plain, limited, places.seats[4]) and not _same(plain, limited, places.legend)
+
+
+@pytest.mark.parametrize("theme", ["classic", "corporate"])
+@pytest.mark.parametrize("players", range(5, 11))
+def test_the_phones_board_is_half_as_wide_with_the_same_type(players: int, theme: str) -> None:
+    board = _board(players, theme, liberal_policies=2, fascist_policies=3, chancellor=1, term_limited=(1,))
+    png = render_png(board, Catalog.load(theme, "en"), narrow=True)
+    image = Image.open(io.BytesIO(png))
+    assert (image.width, image.height) == (NARROW_WIDTH, layout(players, True).height)
+    # Shrunk to a phone's 360 px, its 20 px labels are 11 px, where the wide board's are 6 px.
+    assert 360 / NARROW_WIDTH * 20 >= 11 > 360 / WIDTH * 20
+    boxes = layout(players, True)
+    everything = [*boxes.liberal_slots, *boxes.fascist_slots, *boxes.status, *boxes.seats]
+    assert all(0 <= b[0] < b[2] <= NARROW_WIDTH and 0 <= b[1] < b[3] <= boxes.height for b in everything)
+
+
+@pytest.mark.parametrize("lang", ["en", "de"])
+@pytest.mark.parametrize("theme", ["classic", "corporate"])
+def test_the_phones_board_prints_every_power_whole(theme: str, lang: str) -> None:
+    catalog = Catalog.load(theme, lang)
+    slot = layout(10, True).fascist_slots[0]
+    powers = {power for track in FASCIST_TRACK.values() for power in track if power is not None}
+    for power in powers:
+        word = catalog.term(power.value)
+        lines, _ = fit_lines(word, slot[2] - slot[0] - 16, 20, 13, 3)
+        assert " ".join(lines) == word, f"{word!r} is cut on the phone's board"
 
 
 def test_each_fascist_slot_prints_the_power_of_its_player_count() -> None:

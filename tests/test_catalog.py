@@ -257,14 +257,18 @@ def _service_calls() -> list[tuple[str, frozenset[str], int]]:
                 continue
             func = node.func
             name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-            if name not in ("say", "tell", "tell_host", "words", "announce_seats", "show_seats", "text"):
+            if name not in ("say", "tell", "tell_host", "words", "announce_seats", "show_seats", "text", "pass_host"):
                 continue
             ids = [a.value for a in node.args if isinstance(a, ast.Constant) and a.value in SERVICE_IDS]
+            if name == "pass_host" and not ids:
+                ids = ["host-passed"]  # its default message
             if not ids or any(k.arg is None for k in node.keywords):
                 continue
             passed = {k.arg for k in node.keywords if k.arg} - {"sms", "kind", "closed"}
             if name in ("announce_seats", "show_seats"):
                 passed |= {"players", "seating"}  # the seat list adds these
+            if name == "pass_host":
+                passed |= {"name"}  # the new host's
             calls.append((ids[0], frozenset(passed), node.lineno))
     return calls
 
@@ -309,6 +313,8 @@ def test_service_messages_fit_one_sms(theme: str, lang: str) -> None:
         "ja": 10,
         "nein": 10,
         "seconds": 3600,
+        "claim": "c" * 100,
+        "host": "H" * 20,
     }
     # The host's own replies go to the host's channel (Telegram or the console in practice); a seating order
     # of ten names cannot fit one SMS with instructions around it.

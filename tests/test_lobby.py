@@ -105,7 +105,6 @@ def test_names_are_trimmed_limited_and_made_unique() -> None:
         "Tab\tand\nnewline",
         "A" * 40,
         "A" * 40,
-        "",
         "Bell\x07",
     ]
     for i, name in enumerate(joins, 1):
@@ -118,12 +117,14 @@ def test_names_are_trimmed_limited_and_made_unique() -> None:
     assert names[4] == "Tab and newline"
     assert names[5] == "A" * NAME_LIMIT
     assert names[6] != names[5] and len(names[6]) <= NAME_LIMIT and names[6].startswith("A")
-    assert names[7]  # an empty name becomes something to call them by
-    assert names[8] == "Bell"
+    assert names[7] == "Bell"
     assert all(0 < len(n) <= NAME_LIMIT for n in names)
     assert len({n.casefold() for n in names}) == len(names)
     # Each player is told the name they got.
     assert names[2] in h.channel.inbox("p2")[0]["text"]
+    # Without a name (a QR code's text carries none) the joiner is asked for one and takes no seat yet.
+    h.send("p9", Join(code, ""))
+    assert h.channel.ids("p9") == ["name-asked"] and len(seat_names(h, table_id)) == len(names)
 
 
 def test_joining_twice_and_a_full_table() -> None:

@@ -16,6 +16,7 @@ import pytest
 from sqlite_utils import Database
 
 from moderator.channels import Kind, Option, Outbound
+from moderator.claims import Accusation
 from moderator.commands import SetReminders
 from moderator.engine import awaiting
 from moderator.service import Service
@@ -63,6 +64,8 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str,
     finished, _, _ = harness.seat_table(NAMES, prefix="a")
     harness.start(finished, "a0")
     harness.play_out(finished, random.Random(1))
+    game = harness.table(finished).row.game
+    store.append_claims(finished, game, 0, [(12, 40, 40, {"claim": "accusation", "player": 0, "target": 1})])
     running, _, _ = harness.seat_table(NAMES, prefix="b")
     harness.start(running, "b0")
     harness.send("b0", SetReminders(5))
@@ -167,3 +170,18 @@ def test_messages_waiting_in_an_old_outbox_are_typed_by_the_migration(tmp_path: 
     assert (messages[2].join_code, messages[2].shown_in) == ("ACDEF", "-100")
     assert messages[3].seating is not None and messages[3].seating.names == ("Ann",)
     assert messages[4].secret and messages[4].text == "Private\nYou are a Liberal."
+
+
+def test_claims_said_in_a_game_are_kept_and_heard_again_after_a_restart(
+    reference: tuple[Path, dict[str, tuple[int, str]]], tmp_path: Path
+) -> None:
+    """m009: the claims of a game come back with its table, in the order said, after the events they followed."""
+    copy = tmp_path / "claims.db"
+    with sqlite3.connect(reference[0]) as ref, sqlite3.connect(copy) as target:
+        ref.backup(target)
+    store = Store(copy)
+    finished = next(table_id for table_id, (_, phase) in reference[1].items() if phase == "game_over")
+    table = Service(store).table(finished)
+    assert table is not None
+    assert [(said.step, said.logged, said.shown, said.claim) for said in table.said] == [(12, 40, 40, Accusation(0, 1))]
+    store.close()

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from moderator.catalog import SMS_LIMIT, Catalog, is_gsm7
 from moderator.channels import Capabilities
+from moderator.claims import Accusation, Claim, Clearance, InvestigationClaim, Office, PeekClaim, SessionClaim
 from moderator.engine import (
     AnswerVeto,
     CallSpecialElection,
@@ -33,6 +34,7 @@ from moderator.engine import (
     Policy,
     Power,
     ProposeVeto,
+    PublicSession,
     PublicView,
     Role,
     RuleViolation,
@@ -57,6 +59,7 @@ from moderator.render import (
     TableInfo,
     batch_messages,
     board_messages,
+    claim_messages,
     deal_length,
     event_messages,
     help_messages,
@@ -406,6 +409,19 @@ def corpus(table: TableInfo, catalog: Catalog, *, sms: bool) -> list[Message]:
     out += help_messages(catalog, caps=dataclasses.replace(caps_of(sms), typed=True))
     for players in (None, 5, 10):
         out += rules_messages(players, catalog, caps=caps_of(sms))
+    claims_board = dataclasses.replace(board_goes_on, sessions=(PublicSession(8, 9, F, False),))
+    out += claim_messages(corpus_claims(), claims_board, table, catalog, caps=caps_of(sms))
+    return out
+
+
+def corpus_claims() -> list[Claim]:
+    """Every kind of claim, with every hand a claim can name, by the longest names."""
+    hands = [(F, F, F), (F, F, L), (F, L, L), (L, L, L)]
+    out: list[Claim] = [SessionClaim(8, Office.PRESIDENT, 0, drawn, drawn[1:]) for drawn in hands]
+    out += [SessionClaim(9, Office.CHANCELLOR, 0, held, held[:1]) for held in ((F, F), (F, L), (L, L))]
+    out += [SessionClaim(9, Office.CHANCELLOR, 0, (L, L), (L,)), SessionClaim(9, Office.CHANCELLOR, 0, (F, F), ())]
+    out += [InvestigationClaim(8, 9, party) for party in Party]
+    out += [PeekClaim(8, 1, (F, L, F)), Accusation(9, 8), Clearance(8, 7)]
     return out
 
 

@@ -447,11 +447,19 @@ def test_yes_which_twilio_passes_on_is_a_vote() -> None:
         assert parse(text) == Decide("vote", "ja")
 
 
-def test_start_help_and_info_are_left_to_twilio(phones: Phones) -> None:
+def test_start_of_a_phone_that_never_stopped_changes_nothing_and_help_gets_the_games_how_to(phones: Phones) -> None:
     phones.text(number(0), "NEWGAME Ann")
-    for word in ("START", "HELP", "info", "unstop"):
+    for word in ("START", "unstop"):
         phones.text(number(0), word)
     assert len(phones.inbox(number(0))) == 1
+    for word in ("HELP", "info"):
+        phones.text(number(0), word)
+        assert phones.inbox(number(0))[-1] == Catalog.load().text("how-to", sms=True)
+    # A stranger's first text, whatever it says, gets how to open or join a table, in one text.
+    for text in ("hello", "HELP", "9"):
+        phones.text(number(7), text)
+        assert "NEWGAME" in phones.inbox(number(7))[-1] and "JOIN" in phones.inbox(number(7))[-1]
+    assert len(phones.inbox(number(7))) == 3
 
 
 
@@ -900,3 +908,111 @@ def test_opt_out_of_someone_at_no_table_changes_nothing() -> None:
     service = Service(store)
     service.handle(Inbound(CHANNEL, number(5), OptOut(), external_id="x"))
     assert store.backlog() == 0
+
+
+# --- a real table of phones (issue 16) ----------------------------------------------------------------------
+
+
+def test_one_phone_sits_at_one_table_and_is_told_how_to_leave_the_first(phones: Phones) -> None:
+    p = phones
+    p.text(number(0), "NEWGAME Zoe")
+    first = p.code(number(0))
+    p.text(number(5), "NEWGAME Ann")
+    second = p.code(number(5))
+    p.text(number(1), f"JOIN {first} Vic")
+    p.text(number(1), f"JOIN {second} Vic")
+    refusal = p.inbox(number(1))[-1]
+    assert refusal == Catalog.load().text("seated-elsewhere-lobby", sms=True, code=first)
+    assert "LEAVE" in refusal
+    assert p.call(lambda: [t.id for t in p.service.tables.of(CHANNEL, number(1))]) == [p.table_of(number(0)).id]
+    # Leaving the first table lets them join the second.
+    p.text(number(1), "LEAVE")
+    p.text(number(1), f"JOIN {second} Vic")
+    assert p.inbox(number(1))[-1].startswith("Welcome, Vic!")
+    assert p.table_of(number(5)).seat_of(CHANNEL, number(1)) is not None
+
+
+def test_names_are_written_in_gsm7_and_a_name_without_letters_is_refused(phones: Phones) -> None:
+    p = phones
+    p.text(number(0), "NEWGAME Zoe")
+    code = p.code(number(0))
+    p.text(number(1), f"JOIN {code} Łukasz")
+    assert p.inbox(number(1))[-1].startswith("Welcome, Lukasz!")
+    p.text(number(2), f"JOIN {code} José")
+    assert p.inbox(number(2))[-1].startswith("Welcome, José!")  # GSM-7 has é
+    for name in ("\U0001f600\U0001f389", "#4", "5", "\u0418"):  # emoji, a number, and a letter GSM-7 cannot write
+        p.text(number(3), f"JOIN {code} {name}")
+        assert p.inbox(number(3))[-1] == Catalog.load().text("name-refused-join", sms=True, code=code)
+    assert len(p.table_of(number(0)).seats) == 3
+    p.text(number(1), "RENAME 7")
+    assert p.inbox(number(1))[-1] == Catalog.load().text("name-refused", sms=True)
+
+
+def test_a_qr_joiner_is_asked_for_a_name_before_taking_a_seat(phones: Phones) -> None:
+    p = phones
+    p.text(number(0), "NEWGAME Zoe")
+    code = p.code(number(0))
+    p.text(number(1), f"JOIN {code}")  # what the QR code's text says, sent as it is
+    assert p.inbox(number(1))[-1] == Catalog.load().text("name-asked", sms=True, code=code)
+    assert len(p.table_of(number(0)).seats) == 1
+    p.text(number(1), f"JOIN {code} Sam")
+    assert p.table_of(number(0)).names == ("Zoe", "Sam")
+
+
+def test_a_host_without_a_name_is_never_called_by_a_number(phones: Phones) -> None:
+    phones.text(number(0), "NEWGAME")
+    assert phones.table_of(number(0)).names == (Catalog.load().text("host-name"),)
+
+
+def test_an_opted_out_seat_is_never_prompted_again_and_the_host_hears_what_to_do(phones: Phones) -> None:
+    p = phones
+    seats = open_table(p, NAMES[:5])
+    p.text(number(0), "HOSTONLY")
+    p.text(number(0), "GO")
+    stopped = next(phone for phone in seats if phone != number(0))
+    name = p.table_of(number(0)).seats[[s.address for s in p.table_of(number(0)).seats].index(stopped)].name
+    p.text(stopped, "STOP")
+    notice = Catalog.load().text("player-opted-out", sms=True, name=name)
+    assert notice in p.inbox(number(0))[-1].split("\n")
+    assert all(word in notice for word in ("START", "STANDIN", "NEWPHONE"))
+    before = len(p.inbox(stopped))
+    p.text(number(0), "NUDGE")
+    p.call(lambda: p.service.tick())
+    assert p.inbox(stopped)[before:] == []
+    # START: texts reach them again, and the host is told.
+    p.text(stopped, "START")
+    assert p.inbox(number(0))[-1] == Catalog.load().text("player-opted-in", sms=True, name=name)
+    assert not p.table_of(number(0)).opted_out(CHANNEL, stopped)
+
+
+def test_a_host_who_texts_a_carrier_stop_word_hands_the_table_to_the_next_person(phones: Phones) -> None:
+    p = phones
+    open_table(p, NAMES[:5], seating=False)
+    p.text(number(0), "END")  # Twilio's opt-out word, not ENDGAME: nothing reaches the host any more
+    table = p.table_of(number(1))
+    assert table.is_host(CHANNEL, number(1))
+    told = Catalog.load().text("host-opted-out", sms=True, old=NAMES[0], name=NAMES[1])
+    assert all(told in p.inbox(number(i))[-1].split("\n") for i in range(1, 5))
+    p.text(number(1), "GO")
+    assert p.table_of(number(1)).state is not None
+    p.text(number(0), "START")
+    assert p.inbox(number(0))[-1] == Catalog.load().text("host-opted-in", sms=True, host=NAMES[1])
+    assert p.inbox(number(1))[-1] == Catalog.load().text("player-opted-in", sms=True, name=NAMES[0])
+
+
+def test_a_refusal_at_a_prompt_repeats_its_options_and_a_number_out_of_turn_says_so(phones: Phones) -> None:
+    p = phones
+    open_table(p, NAMES[:5])
+    p.text(number(0), "GO")
+    table = p.table_of(number(0))
+    assert table.state is not None and table.state.president is not None
+    president = table.seats[table.state.president].address
+    prompt = last_prompt(p, president)
+    for typo in ("9", "zzz"):
+        p.text(president, typo)
+        answer = p.inbox(president)[-1]
+        assert answer.startswith(f'I did not understand "{typo}".') and answer.endswith(prompt), answer
+        assert len(answer) <= SMS_LIMIT
+    other = next(s.address for s in table.seats if s.address != president)
+    p.text(other, "1")
+    assert p.inbox(other)[-1].startswith(Catalog.load().text("input-nothing-owed", sms=True))

@@ -51,6 +51,7 @@ def assert_private(wt: WebTable, table_id: str, pages: dict[str | None, str]) ->
     """No page shows a line of another seat's secrets that it does not hold itself (None: the table screen)."""
     held = secret_lines(wt, table_id)
     public = set().union(*(_lines(text) for _, text in wt.bodies(secret=False)))  # rules quoted in a deal, say
+    public.add(Catalog.load("classic", "en").text("deal-goal"))  # the rules: every page offers them
     everything = set().union(*held.values()) - public
     for viewer, page in pages.items():
         visible = text_of(page)
@@ -324,7 +325,10 @@ def test_a_table_opened_on_telegram_links_its_table_screen(tmp_path: Path) -> No
         for link in (f"{PUBLIC_URL}/join/{code}", f"https://t.me/ModeratorTestBot?start={code}",
                      f"sms:{OUR_NUMBER}?body=JOIN%20{code}"):
             assert f'href="{link}"' in screen
-        assert screen.count("<svg") == 3
+        join = screen.split('<section class="join">', 1)[1].split("</section>", 1)[0]
+        assert join.count("<svg") == 3
+        # And its own short address, with a QR code of its own, to open the screen on a TV.
+        assert f'href="{PUBLIC_URL}/tv/{code}"' in screen and screen.count("<svg") == 4
 
 
 def test_numbers_too_long_to_be_a_decision_or_a_seat_are_refused_quietly(game: tuple[WebTable, str, object]) -> None:
@@ -400,3 +404,64 @@ def test_a_browser_seat_at_a_table_whose_results_go_to_a_telegram_group_sees_the
         assert catalog.text("web-latest") in page  # the public results the group gets, on Cy's page too
         t = app.state.service.table(table_id)
         assert f"{t.seats[t.state.president].name} is the Presidential Candidate" in page
+
+
+def test_the_screens_short_address_opens_it_and_costs_a_guess_like_a_join_code(table: WebTable) -> None:
+    table_id, code = table.open("Ann")
+    tv = table.device()
+    page = tv.get(f"/table/{table_id}").text
+    assert f"/tv/{code}" in page  # shown on the lobby screen, with its QR code
+    opened = tv.get(f"/tv/{code.lower()}", follow_redirects=False)
+    assert opened.status_code == 303 and opened.headers["location"] == f"/table/{table_id}"
+    guesser = table.device()
+    answers = [guesser.get("/tv/ZZZZZ", follow_redirects=False).status_code for _ in range(15)]
+    assert answers[0] == 404 and 429 in answers  # guessing codes here is as slow as joining
+
+
+def test_the_board_address_stays_the_same_through_a_vote_and_changes_with_the_picture(table: WebTable) -> None:
+    table_id, code = table.open("Host", play=False)
+    phones = {name: table.join(code, name) for name in NAMES}
+    table.host_do(table_id, "start")
+    screen = table.device()
+
+    def address() -> str:
+        found = re.search(r'<img alt="[^"]*" width="1200" height="886" src="([^"]+)"', screen.get(
+            f"/table/{table_id}/live").text)
+        assert found is not None  # its size reserved: nothing moves while it loads
+        return found.group(1).replace("&amp;", "&")
+
+    def press(name: str, label: str | None = None) -> bool:
+        options = choices(phones[name].get(f"/play/{table_id}/live").text)
+        chosen = [o for o in options if label is None or o.label == label]
+        if chosen:
+            phones[name].post(f"/play/{table_id}", data=chosen[0].fields)
+        return bool(chosen)
+
+    before = address()
+    [candidate] = [name for name in NAMES if choices(phones[name].get(f"/play/{table_id}/live").text)]
+    assert press(candidate)  # the nomination: the board shows the nominee
+    nominated = address()
+    assert nominated != before
+    image = screen.get(nominated)
+    assert image.headers["cache-control"] == "private, max-age=86400"  # this picture may be kept
+    assert screen.get(before).headers["cache-control"] == "no-store"  # an old address is today's picture
+    ja = Catalog.load("classic", "en").term("ja")
+    for name in NAMES[:3]:
+        assert press(name, ja)
+        assert address() == nominated  # a vote changes nothing drawn
+    narrow = screen.get(nominated + "&narrow=1")
+    assert narrow.status_code == 200 and narrow.content != image.content
+
+
+def test_the_card_art_favicon_and_manifest_are_served(table: WebTable) -> None:
+    device = table.device()
+    page = device.get("/").text
+    assert 'rel="manifest" href="/static/art/manifest.webmanifest"' in page and "/static/art/favicon.svg" in page
+    manifest = device.get("/static/art/manifest.webmanifest")
+    assert manifest.headers["content-type"].startswith("application/manifest+json")
+    for icon in manifest.json()["icons"]:
+        assert device.get(f"/static/art/{icon['src']}").status_code == 200
+    card = device.get("/static/art/corporate/role-hitler.svg")
+    assert card.status_code == 200 and card.headers["content-type"].startswith("image/svg+xml")
+    assert device.get("/favicon.ico", follow_redirects=False).headers["location"] == "/static/art/favicon.svg"
+    assert device.get("/static/art/../../web.py").status_code == 404

@@ -26,7 +26,7 @@ SAME_ORIGIN = {"Origin": "http://testserver"}
 """What a browser sends with a page's POST (the server refuses a POST from another origin, or from none)."""
 _FORM = re.compile(r'<form method="post"[^>]*>(.*?)</form>', re.S)
 _HIDDEN = re.compile(r'<input type="hidden" name="([^"]+)" value="([^"]*)">')
-_CHOICE = re.compile(r'<button class="choice">([^<]*)</button>')
+_CHOICE = re.compile(r'<button class="choice"[^>]*>([^<]*)')
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,8 @@ through the outbox: ``SmsChannel`` folds what is due for one phone into as few t
 and sends each with the twilio ``Client``; ``POST /sms/status`` hands Twilio's delivery reports to the service.
 
 Twilio's own keywords (``STOP``, ``START``, ``HELP`` ...) are never game commands. Twilio answers them itself; an
-opt-out also becomes ``OptOut`` (nothing more is queued for that phone, and the host is told).
+opt-out also becomes ``OptOut`` (that phone is never prompted again, and the host is told what to do), an opt-in
+``OptIn`` (the host is told), and ``HELP`` the game's own how-to, after Twilio's.
 """
 
 from __future__ import annotations
@@ -48,10 +49,13 @@ from ..channels import (
     WordStyle,
 )
 from ..commands import (
+    Ask,
     Command,
     Decide,
     Inbound,
+    OptIn,
     OptOut,
+    Query,
 )
 from ..grammar import fold as fold_words
 from ..grammar import grammar
@@ -219,9 +223,13 @@ class SmsGateway:
         body = params.get("Body", "")
         meaning = parse(body)
         if isinstance(meaning, Keyword):
-            if not meaning.opt_out:
-                return True  # Twilio answers START and HELP itself; they mean nothing at the table
-            meaning = OptOut()
+            # Twilio acts on these words itself (and answers them); the table hears what they change.
+            if meaning.opt_out:
+                meaning = OptOut()
+            elif meaning.word in OPT_IN_WORDS:
+                meaning = OptIn()
+            else:
+                meaning = Ask(Query.HOWTO)  # Twilio's own answer says nothing of the game: ours follows it
         self.port.handle(Inbound(CHANNEL, address, meaning, external_id=sid, language=language_of(address), raw=body))
         self.kick()
         return True

@@ -13,6 +13,8 @@ Routes (``routes``):
   board, who the table waits for and the latest results, then the roles and the truth timeline. Public only.
 - ``GET /host/<table>``: the host's device: lobby controls, and pass-and-play: every seat taken on this device is
   a name to tap; ``/host/<table>/seat/<n>`` shows that seat behind a cover and decides for it.
+- ``GET /move/<code>`` and ``POST``: a seat's one-time code (the host page shows it as a QR code) opened on a new
+  device, which then takes that seat over.
 - ``GET /table/<table>/events``: server-sent events, one ``data:`` line per committed change of the table and
   nothing else (no content, so no secret); every page listens and fetches its own part again
   (``.../live``), so nothing needs a reload. ``GET /table/<table>/board.png``: the board image.
@@ -28,34 +30,49 @@ import contextlib
 import hashlib
 import hmac
 import html
+import json
 import logging
 import math
+import mimetypes
 import re
 import secrets
 import string
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from functools import cache
+from functools import cache, partial
 from importlib import resources
 from typing import Any, Final
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response, StreamingResponse
-from starlette.routing import BaseRoute, Route
+from starlette.responses import (
+    HTMLResponse,
+    JSONResponse,
+    PlainTextResponse,
+    RedirectResponse,
+    Response,
+    StreamingResponse,
+)
+from starlette.routing import BaseRoute, Mount, Route
+from starlette.staticfiles import StaticFiles
 from starlette.types import Receive, Scope, Send
 
-from ..board import catalog_for, render_png
+from ..board import Board, catalog_for, layout, render_png
 from ..catalog import DEFAULT_LANGUAGE, DEFAULT_THEME, Catalog, UnknownCatalog, languages, themes
 from ..channels import (
     Capabilities,
     Delivered,
     Delivery,
+    HostView,
     JoinWay,
     Outbound,
     Pages,
+    PromptView,
+    Receipt,
     Result,
+    RevealView,
     Running,
     Runtime,
+    SeatView,
     Status,
     TableView,
 )
@@ -67,11 +84,22 @@ from ..commands import (
     HostCommand,
     Inbound,
     Join,
+    Leave,
+    MovePhone,
     MoveSeat,
     OpenTable,
+    RecordVotes,
     RemoveSeat,
+    Rename,
+    SetLanguage,
+    SetReminders,
+    SetTableVoting,
+    SetTheme,
+    Speak,
+    StandIn,
     Start,
 )
+from ..grammar import Verb, grammar
 from ..guard import (
     DEFAULT_TRUSTED_PROXIES,
     OpenGate,
@@ -103,6 +131,10 @@ STREAM_RETRY: Final = 15.0
 """The ``Retry-After`` of a stream refused for want of a slot (503). An ``EventSource`` cannot read it: live.js
 opens the stream again after 2.5-5 s, then after longer each time, up to a minute."""
 
+COVER_SECONDS: Final = 60
+"""A cover opened on a seat's page closes by itself after this long (time for a President to read three cards
+and choose), and at once when the page is hidden or the network goes."""
+
 WEB_MESSAGES: Final = (
     "web-open-title",
     "web-your-name",
@@ -126,6 +158,7 @@ WEB_MESSAGES: Final = (
     "web-done-pass",
     "web-pause",
     "web-resume",
+    "web-nudge",
     "web-end",
     "web-rematch",
     "web-not-your-seat",
@@ -137,6 +170,57 @@ WEB_MESSAGES: Final = (
     "web-open-try-again",
     "web-open-password",
     "web-open-refused",
+    "web-computers-count",
+    "web-reminders",
+    "web-reminders-off",
+    "web-reminders-after",
+    "web-set",
+    "web-phone-votes",
+    "web-hand-votes",
+    "web-players",
+    "web-stand-in",
+    "web-give-back",
+    "web-new-device",
+    "web-move-to",
+    "web-move-title",
+    "web-move-take",
+    "web-record-votes",
+    "web-record",
+    "web-you",
+    "web-rename",
+    "web-language",
+    "web-leave",
+    "web-leave-confirm",
+    "web-rules",
+    "web-speak",
+    "web-speak-example",
+    "web-say",
+    "web-executed",
+    "web-cover-role",
+    "web-cover-knowledge",
+    "web-cover-investigation",
+    "web-cover-peek",
+    "web-cover-cards",
+    "web-cover-vote",
+    "web-cover-secret",
+    "web-sending",
+    "web-sent",
+    "web-offline",
+    "web-moved-on",
+    "web-your-turn",
+    "web-chosen",
+    "web-pass-to",
+    "web-pass-ready",
+    "web-pin-offer",
+    "web-pin",
+    "web-pin-save",
+    "web-pin-ask",
+    "web-pin-open",
+    "web-pin-wrong",
+    "web-this-screen",
+    "web-vote-elected",
+    "web-vote-rejected",
+    "web-narrate",
 )
 """Message ids the browser pages use (a test checks the catalogs have them)."""
 
@@ -145,6 +229,7 @@ _ID: Final = re.compile(r"[A-Za-z0-9]{3,40}")
 _HOST_ACTIONS: Final[dict[str, Command]] = {
     "computers": AddComputers(),
     "start": Start(),
+    "nudge": Host(HostCommand.NUDGE),
     "pause": Host(HostCommand.PAUSE),
     "resume": Host(HostCommand.RESUME),
     "end": Host(HostCommand.END),
@@ -179,9 +264,11 @@ def _e(text: object) -> str:
     return html.escape(str(text))
 
 
-def _page(title: str, body: str, *, lang: str = DEFAULT_LANGUAGE, status: int = 200, kind: str = "") -> HTMLResponse:
+def _page(title: str, body: str, *, lang: str = DEFAULT_LANGUAGE, status: int = 200, kind: str = "",
+          style: str = "") -> HTMLResponse:
     page = string.Template(_asset("page.html")).substitute(
-        title=_e(title), body=body, lang=_e(lang), style=_asset("style.css"), script=_asset("live.js"), kind=_e(kind)
+        title=_e(title), body=body, lang=_e(lang), style=_asset("style.css") + style, script=_asset("live.js"),
+        kind=_e(kind)
     )
     return HTMLResponse(page, status_code=status, headers=_NO_STORE)
 
@@ -205,6 +292,16 @@ def _button(label: str, fields: dict[str, object], *, action: str = "", cls: str
     target = f' action="{_e(action)}"' if action else ""
     ask = f' data-confirm="{_e(confirm)}"' if confirm else ""  # live.js asks before posting
     return f'<form method="post"{target} class="inline"{ask}>{hidden}<button class="{cls}">{_e(label)}</button></form>'
+
+
+def _seat_script(catalog: Catalog) -> str:
+    """What a seat's page adds to the live part: seat.js, its words, and the line that says "sending… / sent"."""
+    said = {"sending": "web-sending", "sent": "web-sent", "offline": "web-offline", "moved-on": "web-moved-on",
+            "turn": "web-your-turn"}
+    data = "".join(f' data-{k}="{_e(catalog.text(v))}"' for k, v in said.items())
+    return (f'<div id="words" hidden data-cover-seconds="{COVER_SECONDS}"{data}></div>'
+            f'<p id="sending" class="sending" role="status" aria-live="polite" hidden></p>'
+            f"<script>{_asset('seat.js')}</script>")
 
 
 def _live(src: str, table_id: str, inner: str) -> str:
@@ -250,7 +347,7 @@ class WebTables:
         """The proxies whose ``X-Forwarded-For`` names the client (``MODERATOR_TRUSTED_PROXIES``)."""
         self.slots = StreamSlots()
         """Event streams open at once, per table and in all."""
-        self._boards: dict[str, tuple[str, bytes]] = {}
+        self._boards: dict[tuple[str, bool], tuple[str, bytes]] = {}
         self._listeners: dict[str, set[asyncio.Queue[None]]] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._closing = False
@@ -284,10 +381,10 @@ class WebTables:
     # input
 
     def handle(self, address: str, command: Command, *, nonce: str | None = None, lang: str | None = None,
-               table: str | None = None) -> None:
-        """One input from a page (a repeated ``nonce``, a double tap, is dropped)."""
+               table: str | None = None) -> Receipt:
+        """One input from a page (a repeated ``nonce``, a double tap or a retry, is dropped)."""
         external = f"web:{nonce}" if nonce else None
-        self.pages.handle(Inbound(CHANNEL, address, command, external_id=external, language=lang, table=table))
+        return self.pages.handle(Inbound(CHANNEL, address, command, external_id=external, language=lang, table=table))
 
     # change notification
 
@@ -346,19 +443,14 @@ class WebTables:
         catalog = _catalog(table.theme, lang)
         parts = [f'<h1>{_e(view.name)}</h1>']
         if view.in_game:
-            prompt = view.prompt
-            if prompt is not None:
-                nonce = secrets.token_hex(8)
-                buttons = "".join(
-                    _button(o.label, {"token": o.token, "decision": prompt.decision, "nonce": nonce}, cls="choice")
-                    for o in prompt.options
-                )
-                inner = _text(prompt.text) + f'<div class="choices">{buttons}</div>'
-                reveal = catalog.text("web-reveal")
-                block = _covered(f"prompt-{prompt.decision}", reveal, inner) if prompt.secret else inner
-                parts.append(f'<section class="prompt" data-decision="{prompt.decision}">{block}</section>')
+            if view.prompt is not None:
+                parts.append(_prompt(catalog, view.prompt))
+            elif view.record_votes:
+                parts.append(_record_votes(catalog, view))
             elif view.owes_nothing:
                 parts.append(_text(catalog.text("web-nothing-owed"), "quiet"))
+            if table.status is Status.PLAYING:
+                parts.append(_speak(catalog))
             knowledge = "".join(_text(line) for line in view.knowledge)
             parts.append(_covered("know", catalog.text("knowledge-title"), knowledge, catalog.text("web-reveal")))
             parts.append("".join(_text(line, "status") for line in view.status))
@@ -370,24 +462,42 @@ class WebTables:
         items = []
         for line in reversed(view.feed):
             text = _text(line.text)
-            items.append(_covered(f"m{line.id}", catalog.text("web-reveal"), text) if line.secret else text)
+            title = catalog.text(f"web-cover-{line.cover or 'secret'}")
+            items.append(_covered(f"m{line.id}", title, text, catalog.text("web-reveal")) if line.secret else text)
         parts.append(f'<section class="feed"><h2>{_e(catalog.text("web-messages"))}</h2>{"".join(items)}</section>')
+        parts.append(_yourself(catalog, view, table))
+        parts.append(_rules(catalog))
         body = "".join(parts)
         return _covered(f"cover-{position}", cover, body) if cover is not None else body
 
     def screen_part(self, table: TableView, base_url: str, lang: str) -> str:
-        """The table screen's live part: public information only."""
+        """The table screen's live part, laid out for a TV across the room: public information only."""
         catalog = _catalog(table.theme, lang)
         view = self.pages.screen_view(table.id, lang)
         if view.lobby:
-            join = self._join_qr(table, catalog, base_url) if table.code else ""
-            return join + _seats(catalog, view.seats)
-        parts = ["".join(_text(line, "status") for line in view.status),
-                 self._board(table, catalog, view.board.lines if view.board else ())]
-        if view.truth:
-            parts.append('<section class="truth">' + "".join(_text(t) for t in view.truth) + "</section>")
-        parts.append(_latest(catalog, view.latest))
-        return "".join(parts)
+            join = self._join_qr(table, catalog, base_url, big=True) if table.code else ""
+            own = self._own_address(table, catalog, base_url) if table.code else ""
+            return f'<div class="tv lobby">{join}<aside class="side">{_seats(catalog, view.seats)}{own}</aside></div>'
+        board = self._board(table, catalog, view.board.lines if view.board else ())
+        # Each public result once, newest first; the page reads the newest aloud if narration is on.
+        latest = "".join(f'<p class="msg" data-say="{_e(t)}">{_e(t)}</p>' for t in view.latest)
+        status = "".join(f'<p class="status">{_e(line)}</p>' for line in view.status)
+        if view.roles:
+            cards = "".join(
+                f'<li class="role-{_e(s.role)}{"" if s.alive else " dead"}">'
+                f'{_art(table.theme, "role-" + s.role, s.role_name)}'
+                f'<span class="name">{_e(s.name)}</span><span class="role">{_e(s.role_name)}</span></li>'
+                for s in view.roles)
+            ended = (f'<h1 class="ended" data-say="{_e(view.ended)}">{_e(view.ended)}</h1>' if view.ended else "")
+            truth = ('<section class="truth" id="truth">' + "".join(_text(t) for t in view.truth) + "</section>"
+                     if view.truth else "")
+            return (f'<div class="tv over">{ended}{status}<ul class="roles">{cards}</ul>'
+                    f'<div class="end-row">{board}{truth}</div></div>')
+        waiting = f'<p class="waiting">{_e(view.waiting)}</p>' if view.waiting else ""
+        reveal = _reveal(table.theme, view.reveal) if view.reveal is not None else ""
+        return (f'<div class="tv game"><div class="main">{board}<section class="latest">'
+                f'<h2>{_e(catalog.text("web-latest"))}</h2>{latest}</section></div>'
+                f'<aside class="side">{status}{waiting}{reveal}</aside></div>')
 
     def host_part(self, table: TableView, base_url: str, lang: str) -> str:
         """The host's device: lobby controls, the pass-and-play names, and host controls."""
@@ -412,7 +522,12 @@ class WebTables:
                 f'<button>{_e(catalog.text("web-add"))}</button></form>'
             )
             parts.append(_button(catalog.text("web-add-computers"), {"do": "computers", "nonce": nonce}))
+            if view.free_seats:
+                count = (f'<label>{_e(catalog.text("web-computers-count"))} <input type="number" name="count" '
+                         f'min="1" max="{view.free_seats}" value="1" required></label>')
+                parts.append(_control("computers-n", nonce, count, catalog.text("web-add")))
             parts.append(_button(catalog.text("web-start"), {"do": "start", "nonce": nonce}, cls="primary"))
+            parts.append(_lobby_settings(catalog, view, table, nonce))
         else:
             if view.local:
                 names = []
@@ -421,38 +536,58 @@ class WebTables:
                     names.append(f'<li><a class="name" href="/host/{table.id}/seat/{local.position}">'
                                  f"{_e(local.name)}</a>{mark}</li>")
                 parts.append(f'<h2>{_e(catalog.text("web-pass-title"))}</h2><ul class="pass">{"".join(names)}</ul>')
-            controls = {Status.PLAYING: ("pause", "end"), Status.PAUSED: ("resume", "end"), Status.OVER: ("rematch",)}
+            controls = {Status.PLAYING: ("pause", "nudge", "end"), Status.PAUSED: ("resume", "end"),
+                        Status.OVER: ("rematch",)}
             parts.append("".join(
                 _button(catalog.text(f"web-{do}"), {"do": do, "nonce": nonce},
                         confirm=catalog.text("web-end-confirm") if do == "end" else "")
                 for do in controls.get(table.status, ())))
+            if table.status in (Status.PLAYING, Status.PAUSED):
+                parts.append(_game_seats(catalog, view, table, nonce, base_url=self.public_url or base_url))
+                parts.append(_reminders(catalog, view, nonce))
             if view.board is not None:
                 parts.append(self._board(table, catalog, view.board.lines))
         # The replies to the host's own commands (a refused start, say).
         parts.append('<section class="feed">' + "".join(_text(r) for r in reversed(view.replies)) + "</section>")
+        parts.append(_rules(catalog))
         return "".join(parts)
 
     # pieces
 
-    async def board_image(self, table: TableView, lang: str) -> bytes:
-        """The board as a PNG, drawn once per version of the table (every page shows the same image), off the
-        event loop's thread (a drawing takes tens of milliseconds; inputs go on meanwhile)."""
-        version = f"{table.board_version}.{lang}"
-        cached = self._boards.get(table.id)
+    async def board_image(self, table: TableView, lang: str, *, narrow: bool = False) -> bytes:
+        """The board as a PNG (``narrow``: the phone's), drawn once per picture (every page shows the same
+        image), off the event loop's thread (a drawing takes tens of milliseconds; inputs go on meanwhile)."""
+        board = self.pages.board(table.id)  # here, on the loop: the table may change meanwhile
+        assert board is not None
+        version = _picture(board, lang)
+        cached = self._boards.get((table.id, narrow))
         if cached is None or cached[0] != version:
-            board = self.pages.board(table.id)  # here, on the loop: the table may change meanwhile
-            assert board is not None
-            cached = version, await run_in_threadpool(render_png, board, catalog_for(board, lang))
-            self._boards[table.id] = cached
+            image = await run_in_threadpool(partial(render_png, board, catalog_for(board, lang), narrow=narrow))
+            cached = version, image
+            self._boards[(table.id, narrow)] = cached
         return cached[1]
 
-    @staticmethod
-    def _board(table: TableView, catalog: Catalog, lines: Sequence[str]) -> str:
-        return (f'<section class="board"><img alt="" src="/table/{table.id}/board.png?v={table.board_version}'
-                f'&amp;lang={_e(catalog.lang)}">'
-                + "".join(_text(line) for line in lines) + "</section>")
+    def board_address(self, table: TableView, lang: str) -> str:
+        """The board image's address: the same while the picture is the same (a vote leaves it alone), so a page
+        fetches it again only when it changed."""
+        board = self.pages.board(table.id)
+        return f"/table/{table.id}/board.png?v={_picture(board, lang) if board else ''}&lang={lang}"
 
-    def _join_qr(self, table: TableView, catalog: Catalog, base_url: str) -> str:
+    def _board(self, table: TableView, catalog: Catalog, lines: Sequence[str]) -> str:
+        # Its size is reserved (width and height) so nothing moves while a new picture loads; the words are the
+        # image's text for whoever cannot see it.
+        # A phone gets the narrow board, whose words are twice as large on its screen.
+        players = len(table.seats)
+        wide, narrow = (layout(players), layout(players, True)) if 5 <= players <= 10 else (None, None)
+        address = self.board_address(table, catalog.lang)
+        words = "\n".join(lines)
+        phone = (f'<source media="(max-width: 44rem)" srcset="{_e(address)}&amp;narrow=1" width="{narrow.width}" '
+                 f'height="{narrow.height}">' if narrow else "")
+        size = f' width="{wide.width}" height="{wide.height}"' if wide else ""
+        return (f'<section class="board"><picture>{phone}<img alt="{_e(words)}"{size} src="{_e(address)}">'
+                "</picture>" + "".join(_text(line) for line in lines) + "</section>")
+
+    def _join_qr(self, table: TableView, catalog: Catalog, base_url: str, *, big: bool = False) -> str:
         code = table.code
         assert code is not None
         url = f"{(self.public_url or base_url).rstrip('/')}/join/{code}"
@@ -462,8 +597,160 @@ class WebTables:
             f'<figcaption>{_e(way.title)} <a href="{_e(way.link)}">{_e(way.label)}</a></figcaption></figure>'
             for way in codes
         )
-        return (f'<section class="join"><h2>{_e(catalog.text("web-scan-to-join"))}</h2>'
+        heading = "h1" if big else "h2"
+        return (f'<section class="join"><{heading}>{_e(catalog.text("web-scan-to-join"))}</{heading}>'
                 f'<div class="codes">{figures}</div><p class="code">{_e(code)}</p></section>')
+
+    def _own_address(self, table: TableView, catalog: Catalog, base_url: str) -> str:
+        """The table screen's own short address (``/tv/<join code>``) and its QR, to open it on another screen."""
+        url = f"{(self.public_url or base_url).rstrip('/')}/tv/{table.code}"
+        shown = url.split("://", 1)[-1]
+        return (f'<section class="own"><h2>{_e(catalog.text("web-this-screen"))}</h2>'
+                f'<figure>{qr_element(url)}<figcaption><a href="{_e(url)}">{_e(shown)}</a></figcaption></figure>'
+                "</section>")
+
+
+def _art(theme: str, card: str, alt: str) -> str:
+    """One of the project's cards (``web_assets/art``), named in the table's words."""
+    return f'<img class="card" src="/static/art/{_e(theme)}/{_e(card)}.svg" alt="{_e(alt)}">'
+
+
+def _reveal(theme: str, reveal: RevealView) -> str:
+    """Every name's ballot in the latest decided election, Ja first."""
+    ballots = sorted(reveal.ballots, key=lambda b: not b.ja)
+    items = "".join(
+        f'<li class="{"ja" if b.ja else "nein"}">{_art(theme, "vote-ja" if b.ja else "vote-nein", b.word)}'
+        f'<span class="name">{_e(b.name)}</span> <span class="vote">{_e(b.word)}</span></li>'
+        for b in ballots)
+    result = "elected" if reveal.elected else "rejected"
+    return f'<section class="reveal {result}"><h2>{_e(reveal.title)}</h2><ul class="ballots">{items}</ul></section>'
+
+
+def _picture(board: Board, lang: str) -> str:
+    """A name for what the board image shows in ``lang``: the same exactly when the picture is."""
+    drawn = json.dumps(board.drawn(), sort_keys=True)
+    return hashlib.sha256(f"{drawn}|{lang}".encode()).hexdigest()[:16]
+
+
+_REMINDER_MINUTES: Final = (0, 1, 2, 3, 5, 10)
+"""The reminder delays the host page offers (0: off); typed, any number of minutes works."""
+
+
+def _control(do: str, nonce: str, inner: str, label: str) -> str:
+    """A host form: its fields (``inner``) and one button."""
+    return (f'<form method="post" class="control"><input type="hidden" name="do" value="{_e(do)}">'
+            f'<input type="hidden" name="nonce" value="{_e(nonce)}">{inner} <button>{_e(label)}</button></form>')
+
+
+def _select(name: str, choices: Sequence[tuple[str, str]], selected: str) -> str:
+    items = "".join(f'<option value="{_e(v)}"{" selected" if v == selected else ""}>{_e(label)}</option>'
+                    for v, label in choices)
+    return f'<select name="{_e(name)}">{items}</select>'
+
+
+def _reminders(catalog: Catalog, view: HostView, nonce: str) -> str:
+    """Reminders: off, or after N minutes without a decision."""
+    choices = [(str(m), catalog.text("web-reminders-after", minutes=m) if m else catalog.text("web-reminders-off"))
+               for m in sorted({*_REMINDER_MINUTES, view.reminder_minutes})]
+    minutes = _select("minutes", choices, str(view.reminder_minutes))
+    field = f'<label>{_e(catalog.text("web-reminders"))} {minutes}</label>'
+    return _control("reminders", nonce, field, catalog.text("web-set"))
+
+
+def _lobby_settings(catalog: Catalog, view: HostView, table: TableView, nonce: str) -> str:
+    """How the table plays: votes on the phones or at the table, reminders, the theme."""
+    votes = catalog.text("table-votes-on" if view.table_votes else "table-votes-off")
+    switch = _button(catalog.text("web-phone-votes" if view.table_votes else "web-hand-votes"),
+                     {"do": "tablevotes", "on": "0" if view.table_votes else "1", "nonce": nonce})
+    theme = _select("theme", [(t, t) for t in themes()], table.theme)
+    return (f'<section class="settings"><p class="quiet">{_e(votes)}</p>{switch}'
+            + _reminders(catalog, view, nonce)
+            + _control("theme", nonce, f'<label>{_e(catalog.text("web-theme"))} {theme}</label>',
+                       catalog.text("web-set"))
+            + "</section>")
+
+
+def _game_seats(catalog: Catalog, view: HostView, table: TableView, nonce: str, *, base_url: str) -> str:
+    """Every player's seat during a game: a computer stands in or gives it back; a new device takes it over."""
+    rows = []
+    for seat in view.seats:
+        if seat.computer and not seat.stand_in:
+            continue
+        stood_in = seat.stand_in
+        stand = _button(catalog.text("web-give-back" if stood_in else "web-stand-in"),
+                        {"do": "return" if stood_in else "standin", "name": seat.name, "nonce": nonce})
+        device = _button(catalog.text("web-new-device"), {"do": "newdevice", "name": seat.name, "nonce": nonce})
+        rows.append(f"<li>{_e(seat.name)} {stand}{device}</li>")
+    moves = "".join(
+        f'<figure class="move">{qr_element(url)}<figcaption>{_e(catalog.text("web-move-to", name=m.name))} '
+        f'<a href="{_e(url)}">{_e(url)}</a> <span class="code">{_e(m.code)}</span></figcaption></figure>'
+        for m in view.moves for url in [f"{base_url.rstrip('/')}/move/{m.code}"]
+    )
+    return f'<h2>{_e(catalog.text("web-players"))}</h2><ol class="seats">{"".join(rows)}</ol>{moves}'
+
+
+def _record_votes(catalog: Catalog, view: SeatView) -> str:
+    """The President records the table's vote: a box for every player who voted Ja."""
+    boxes = "".join(f'<label class="voter"><input type="checkbox" name="ja-{i}" value="{_e(name)}"> {_e(name)}</label>'
+                    for i, name in enumerate(view.record_votes))
+    return (f'<section class="prompt record"><p class="msg">{_e(catalog.text("web-record-votes"))}</p>'
+            f'<form method="post"><input type="hidden" name="do" value="votes">'
+            f'<input type="hidden" name="nonce" value="{secrets.token_hex(8)}">{boxes}'
+            f'<button class="primary">{_e(catalog.text("web-record"))}</button></form></section>')
+
+
+_SPEAK: Final = (Verb.CLAIM, Verb.ACCUSE, Verb.TRUST)
+
+
+def _speak(catalog: Catalog) -> str:
+    """Say something to the table that the game records with the next result: a claim, an accusation, trust."""
+    kinds = _select("kind", [(v.value, grammar().shown(v, catalog.lang) or v.value) for v in _SPEAK], Verb.CLAIM.value)
+    field = (f"{kinds} <input name=\"text\" maxlength=\"60\" required "
+             f'placeholder="{_e(catalog.text("web-speak-example"))}">')
+    return (f'<details class="speak"><summary>{_e(catalog.text("web-speak"))}</summary>'
+            f'{_control("speak", secrets.token_hex(8), field, catalog.text("web-say"))}</details>')
+
+
+def _yourself(catalog: Catalog, view: SeatView, table: TableView) -> str:
+    """The seat's own settings: its name, its language, and leaving a lobby."""
+    nonce = secrets.token_hex(8)
+    name = (f'<label>{_e(catalog.text("web-your-name"))} <input name="name" maxlength="20" required '
+            f'value="{_e(view.name)}"></label>')
+    langs = _select("language", [(lang, lang) for lang in languages(table.theme)], view.language)
+    parts = [_control("rename", nonce, name, catalog.text("web-rename")),
+             _control("language", nonce, f'<label>{_e(catalog.text("web-language"))} {langs}</label>',
+                      catalog.text("web-set"))]
+    if table.status is Status.LOBBY:
+        parts.append(_button(catalog.text("web-leave"), {"do": "leave", "nonce": nonce},
+                             confirm=catalog.text("web-leave-confirm")))
+    return f'<details class="yourself"><summary>{_e(catalog.text("web-you"))}</summary>{"".join(parts)}</details>'
+
+
+def _rules(catalog: Catalog) -> str:
+    """The rules in short, folded away until asked for."""
+    return (f'<details class="rules"><summary>{_e(catalog.text("web-rules"))}</summary>'
+            f'{_text(catalog.text("rules-summary"))}</details>')
+
+
+def _prompt(catalog: Catalog, prompt: PromptView) -> str:
+    """The decision a seat owes, its buttons sent in the background by seat.js (a plain post without it); the
+    answer already given (a vote, which may change until the last one is in) is marked."""
+    nonce = secrets.token_hex(8)
+    buttons = []
+    for o in prompt.options:
+        chosen = o.label == prompt.chosen
+        mark = f' <span class="mark">({_e(catalog.text("web-chosen"))})</span>' if chosen else ""
+        hidden = "".join(f'<input type="hidden" name="{k}" value="{_e(v)}">'
+                         for k, v in (("token", o.token), ("decision", prompt.decision), ("nonce", nonce)))
+        pressed = ' aria-pressed="true"' if chosen else ""
+        buttons.append(f'<form method="post" class="inline">{hidden}'
+                       f'<button class="choice"{pressed}>{_e(o.label)}{mark}</button></form>')
+    inner = _text(prompt.text) + f'<div class="choices">{"".join(buttons)}</div>'
+    if prompt.secret:
+        title = catalog.text(f"web-cover-{prompt.cover or 'secret'}")
+        inner = _covered(f"prompt-{prompt.decision}", title, inner, catalog.text("web-reveal"))
+    waiting = ' data-waiting="1"' if prompt.waiting else ""
+    return (f'<section class="prompt" id="owed" data-decision="{prompt.decision}"{waiting}>{inner}</section>')
 
 
 def _seats(catalog: Catalog, names: Sequence[str]) -> str:
@@ -655,26 +942,90 @@ async def seat_page(request: Request) -> Response:
     if request.url.path.endswith("/live"):
         return HTMLResponse(web.seat_part(table, seat, lang), headers=_NO_STORE)
     inner = _live(f"/play/{table.id}/live", table.id, web.seat_part(table, seat, lang))
-    return _page(table.seats[seat].name, inner, lang=lang)
+    return _page(table.seats[seat].name, inner + _seat_script(_catalog(table.theme, lang)), lang=lang, kind="seat")
 
 
 async def decide(request: Request) -> Response:
-    """``POST /play/<table>``: a button of the seat's prompt."""
+    """``POST /play/<table>``: a button of the seat's prompt (sent in the background: the answer is JSON)."""
     found = _seat_for(request, local=False)
     if isinstance(found, Response):
         return found
     table, seat = found
-    await _choose(request, table, seat)
+    answer = await _choose(request, table, seat)
+    if answer is not None:
+        return answer
+    after = _web(request).pages.table_info(table.id)
+    if table.code and (after is None or after.seat_of(CHANNEL, table.seats[seat].address) is None):
+        return RedirectResponse(f"/join/{table.code}", status_code=303)  # left the lobby: back to its join page
     return RedirectResponse(f"/play/{table.id}", status_code=303)
 
 
-async def _choose(request: Request, table: TableView, seat: int) -> None:
+async def move_page(request: Request) -> Response:
+    """``GET /move/<code>``: a seat's one-time code, opened on its new device: one button takes the seat over."""
+    theme = DEFAULT_THEME
+    catalog = _catalog(theme, _language(request, theme))
+    form = (f'<form method="post"><input type="hidden" name="nonce" value="{secrets.token_hex(8)}">'
+            f'<button class="primary">{_e(catalog.text("web-move-take"))}</button></form>')
+    return _page(catalog.text("web-move-title"), f'<h1>{_e(catalog.text("web-move-title"))}</h1>{form}',
+                 lang=catalog.lang)
+
+
+async def move_seat(request: Request) -> Response:
+    """``POST /move/<code>``: this browser takes over the seat the code was given for; its page follows."""
+    web = _web(request)
+    code = str(request.path_params.get("code", "")).strip().upper()
+    table = web.pages.table_by_move_code(code) if _ID.fullmatch(code) else None
+    wait = web.pages.join_attempt(web.client(request), table is not None)
+    if wait > 0:
+        return try_again(request, wait)
+    if table is None:
+        return _not_found()
     form = await _form(request)
+    token = secrets.token_urlsafe(24)
+    address = address_of(token)
+    web.handle(address, Join(code, ""), nonce=form.get("nonce"), lang=_language(request, table.theme))
+    after = web.pages.table_info(table.id)
+    if after is None or after.seat_of(CHANNEL, address) is None:
+        return _not_found()
+    response = RedirectResponse(f"/play/{table.id}", status_code=303)
+    _cookie(response, SEAT_COOKIE + table.id, token, request)
+    return response
+
+
+async def _choose(request: Request, table: TableView, seat: int) -> Response | None:
+    """Hand a button's choice (or a seat's own control) to the service. Sent by seat.js (``X-Send: 1``), the
+    answer is JSON for the page to show: ``counted`` (this time or, a retry, before) or not, and the service's reply
+    if not; else None."""
+    form = await _form(request)
+    web, address, nonce = _web(request), table.seats[seat].address, form.get("nonce")
     decision = _number(form.get("decision", ""))
     token = form.get("token", "")
+    do = form.get("do", "")
+    name = form.get("name", "").strip()
+    receipt = None
     if token and decision is not None:
-        _web(request).handle(table.seats[seat].address, Choose(token[:64], decision), nonce=form.get("nonce"),
-                             table=table.id)
+        receipt = web.handle(address, Choose(token[:64], decision), nonce=nonce, table=table.id)
+    elif do == "votes":
+        ja = tuple(v for k, v in form.items() if k.startswith("ja-"))
+        receipt = web.handle(address, RecordVotes(ja), nonce=nonce, table=table.id)
+    elif do == "rename" and name:
+        receipt = web.handle(address, Rename(name), nonce=nonce, table=table.id)
+    elif do == "language" and form.get("language") in languages(table.theme):
+        receipt = web.handle(address, SetLanguage(form["language"]), nonce=nonce, table=table.id)
+    elif do == "leave":
+        receipt = web.handle(address, Leave(), nonce=nonce, table=table.id)
+    elif do == "speak" and form.get("kind") in {v.value for v in _SPEAK} and form.get("text", "").strip():
+        receipt = web.handle(address, Speak(form["kind"], form["text"].strip()[:60]), nonce=nonce, table=table.id)
+    if request.headers.get("x-send") != "1":
+        return None
+    counted = receipt is not None and (receipt.applied or receipt.duplicate)
+    reply = ""
+    if not counted:  # the service said why (too late, say): its newest reply to this seat
+        lines = web.pages.feed(CHANNEL, address, 1, this_game=False, table_id=table.id)
+        reply = receipt.notice if receipt is not None and receipt.notice else \
+            "".join(line.text for line in lines if not line.secret)
+    return JSONResponse({"counted": counted, "repeat": bool(receipt and receipt.duplicate), "reply": reply},
+                        headers=_NO_STORE)
 
 
 async def screen(request: Request) -> Response:
@@ -683,12 +1034,31 @@ async def screen(request: Request) -> Response:
     if table is None:
         return _not_found()
     web = _web(request)
-    lang = _language(request, table.theme)
+    lang = table.language if table.language in languages(table.theme) else DEFAULT_LANGUAGE  # the table's, not the TV's
     part = web.screen_part(table, str(request.base_url), lang)
     if request.url.path.endswith("/live"):
         return HTMLResponse(part, headers=_NO_STORE)
-    title = _catalog(table.theme, lang).text("web-table-screen")
-    return _page(title, _live(f"/table/{table.id}/live", table.id, part), lang=lang, kind="screen")
+    catalog = _catalog(table.theme, lang)
+    # Narration stays off until someone turns it on at this screen (screen.js keeps the choice in the browser).
+    narrate = (f'<label class="narrate"><input type="checkbox" id="narrate"> {_e(catalog.text("web-narrate"))}'
+               "</label>")
+    body = _live(f"/table/{table.id}/live", table.id, part) + narrate + f"<script>{_asset('screen.js')}</script>"
+    return _page(catalog.text("web-table-screen"), body, lang=lang, kind=f"screen {table.theme}",
+                 style=_asset("screen.css"))
+
+
+async def short_screen(request: Request) -> Response:
+    """``GET /tv/<join code>``: the table screen's short address, easy to type on a TV's remote."""
+    web = _web(request)
+    code = str(request.path_params.get("code", "")).strip().upper()
+    table = web.pages.table_by_code(code) if _ID.fullmatch(code) else None
+    # A guess costs as a wrong join code does: the short address is no way to try codes faster.
+    wait = web.pages.join_attempt(web.client(request), table is not None)
+    if wait > 0:
+        return try_again(request, wait)
+    if table is None:
+        return _not_found()
+    return RedirectResponse(f"/table/{table.id}", status_code=303)
 
 
 async def board_png(request: Request) -> Response:
@@ -696,10 +1066,15 @@ async def board_png(request: Request) -> Response:
     table = _table(request)
     if table is None or table.status is Status.LOBBY or not table.game:
         return _not_found()
+    web = _web(request)
     lang = request.query_params.get("lang", DEFAULT_LANGUAGE)
-    image = await _web(request).board_image(table, lang if lang in languages(table.theme) else DEFAULT_LANGUAGE)
-    # The URL carries the version, so a changed board is a new URL; the same one may be cached briefly.
-    return Response(image, media_type="image/png", headers={"Cache-Control": "private, max-age=60"})
+    lang = lang if lang in languages(table.theme) else DEFAULT_LANGUAGE
+    image = await web.board_image(table, lang, narrow=request.query_params.get("narrow") == "1")
+    # The address names the picture, so a changed board is a new address and the same one may be kept; an old
+    # address answers with today's picture, not to be kept.
+    current = request.query_params.get("v") == web.board_address(table, lang).split("v=", 1)[1].split("&", 1)[0]
+    cache = "private, max-age=86400" if current else "no-store"
+    return Response(image, media_type="image/png", headers={"Cache-Control": cache})
 
 
 async def events(request: Request) -> Response:
@@ -777,6 +1152,18 @@ async def host_action(request: Request) -> Response:
         web.handle(host, MoveSeat(name, position), nonce=nonce, table=table.id)  # 1-based: one place up
     elif do == "remove" and name:
         web.handle(host, RemoveSeat(name), nonce=nonce, table=table.id)
+    elif do == "computers-n" and (count := _number(form.get("count", ""), 2)) is not None:
+        web.handle(host, AddComputers(count), nonce=nonce, table=table.id)
+    elif do == "tablevotes" and form.get("on") in ("0", "1"):
+        web.handle(host, SetTableVoting(form.get("on") == "1"), nonce=nonce, table=table.id)
+    elif do == "reminders" and (minutes := _number(form.get("minutes", ""), 3)) is not None:
+        web.handle(host, SetReminders(minutes or None), nonce=nonce, table=table.id)
+    elif do == "theme" and form.get("theme") in themes():
+        web.handle(host, SetTheme(form["theme"]), nonce=nonce, table=table.id)
+    elif do in ("standin", "return") and name:
+        web.handle(host, StandIn(name, back=do == "return"), nonce=nonce, table=table.id)
+    elif do == "newdevice" and name:
+        web.handle(host, MovePhone(name), nonce=nonce, table=table.id)
     return RedirectResponse(f"/host/{table.id}", status_code=303)
 
 
@@ -812,8 +1199,19 @@ async def local_decide(request: Request) -> Response:
     if isinstance(found, Response):
         return found
     table, seat = found
-    await _choose(request, table, seat)
-    return RedirectResponse(f"/host/{table.id}", status_code=303)
+    answer = await _choose(request, table, seat)
+    return answer or RedirectResponse(f"/host/{table.id}", status_code=303)
+
+
+_ART: Final = resources.files(__package__).joinpath("web_assets", "art")
+"""The project's card art and icons, served at ``/static/art`` (``web_assets/art/README.md``)."""
+mimetypes.add_type("application/manifest+json", ".webmanifest")
+mimetypes.add_type("image/svg+xml", ".svg")
+
+
+async def favicon(request: Request) -> Response:
+    """``/favicon.ico``, which browsers ask for on their own: the SVG icon."""
+    return RedirectResponse("/static/art/favicon.svg", status_code=301)
 
 
 def routes(*, open_tables: bool = True) -> list[BaseRoute]:
@@ -828,9 +1226,14 @@ def routes(*, open_tables: bool = True) -> list[BaseRoute]:
         Route("/table/{table}/live", screen, methods=["GET"]),
         Route("/table/{table}/events", events, methods=["GET"]),
         Route("/table/{table}/board.png", board_png, methods=["GET"]),
+        Route("/tv/{code}", short_screen, methods=["GET"]),
+        Route("/favicon.ico", favicon, methods=["GET"]),
+        Mount("/static/art", app=StaticFiles(directory=str(_ART), html=False), name="art"),
         Route("/host/{table}", host_page, methods=["GET"]),
         Route("/host/{table}/live", host_page, methods=["GET"]),
         Route("/host/{table}", host_action, methods=["POST"]),
+        Route("/move/{code}", move_page, methods=["GET"]),
+        Route("/move/{code}", move_seat, methods=["POST"]),
         Route("/host/{table}/seat/{seat}", local_seat, methods=["GET"]),
         Route("/host/{table}/seat/{seat}/live", local_seat, methods=["GET"]),
         Route("/host/{table}/seat/{seat}", local_decide, methods=["POST"]),

@@ -22,15 +22,17 @@ document.addEventListener("submit", (event) => {
       // No longer this browser's page (the seat was removed): show why, as a reload would.
       if (response.status === 403 || response.status === 404) { location.reload(); return; }
       if (response.ok) {
-        live.innerHTML = await response.text();
+        await swap(live, await response.text());
         for (const id of open) {
           const d = document.getElementById(id);
           if (d) d.open = true;
         }
         live.dataset.refreshes = String(Number(live.dataset.refreshes || 0) + 1);
+        live.dispatchEvent(new Event("swapped", { bubbles: true }));  // seat.js: a new prompt, covers' clocks
       }
     } catch (e) {
       // offline for a moment: the next event (or the stream's reconnection) tries again
+      live.dispatchEvent(new Event("lost", { bubbles: true }));  // seat.js closes the covers
     } finally {
       busy = false;
       if (again) { again = false; refresh(); }
@@ -40,6 +42,32 @@ document.addEventListener("submit", (event) => {
   live.addEventListener("focusout", () => { if (typing) { typing = false; setTimeout(refresh, 1000); } });
   followEvents(live.dataset.events, refresh);
 })();
+
+// --- Swapping the live part in without a flash ---------------------------------------------------------------
+// A picture whose address did not change keeps its element (no new fetch, no blank); a new one is loaded before
+// the swap (for at most 3 s), and its reserved size keeps everything else in place meanwhile.
+async function swap(live, markup) {
+  const next = document.createElement("div");
+  next.innerHTML = markup;
+  const old = new Map();
+  for (const img of live.querySelectorAll("img[src]")) {
+    if (!old.has(img.getAttribute("src"))) old.set(img.getAttribute("src"), img);
+  }
+  const loading = [];
+  for (const img of next.querySelectorAll("img[src]")) {
+    const same = old.get(img.getAttribute("src"));
+    if (same) {
+      old.delete(img.getAttribute("src"));
+      same.alt = img.alt;
+      img.replaceWith(same);
+    } else if (img.decode) {
+      loading.push(img.decode().catch(() => {}));
+    }
+  }
+  if (loading.length) await Promise.race([Promise.all(loading), new Promise((done) => setTimeout(done, 3000))]);
+  live.replaceChildren(...next.childNodes);
+  live.dispatchEvent(new Event("live:swapped"));
+}
 
 // --- The event stream, opened again after the server refused it -------------------------------------------------
 // The browser reconnects by itself when a stream ends or the network drops, but not after an answer that is no
@@ -55,6 +83,7 @@ function followEvents(url, changed) {
     events.onopen = () => { delay = 5000; if (missed) changed(); };
     events.onerror = () => {
       missed = true;
+      document.dispatchEvent(new Event("lost"));  // the network or the server is gone for now
       if (events.readyState !== EventSource.CLOSED) return;
       setTimeout(open, delay * (0.5 + Math.random() / 2));
       delay = Math.min(delay * 2, 60000);

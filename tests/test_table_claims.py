@@ -1,0 +1,154 @@
+"""Claims at a table run by the service: computer players speak after results, people claim by typing; claims
+are stored, heard by the computer players, and shown to the table with the results they follow, as claims."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+from moderator.claims import Accusation, InvestigationClaim, Office, PeekClaim, SessionClaim
+from moderator.commands import AddComputers, Join, Speak, Start
+from moderator.engine import Phase, Role, awaiting
+from moderator.engine.events import LoyaltyInvestigated, PolicyEnacted, PolicyPeekUsed, VetoAnswered
+from moderator.grammar import grammar
+from moderator.store import Store
+from moderator.tables import Table
+from tests.fakes import Harness
+
+HEADER = "What the players claim (they may lie):"
+
+
+def watched(seed: int, players: int = 7) -> tuple[Harness, str]:
+    """A game of computer players watched from a group, played to its end."""
+    h = Harness(seed=seed)
+    table_id, _ = h.open("host", "Watcher", public=True, seat=False, chat="group")
+    h.send("host", AddComputers(players))
+    h.send("host", Start())
+    return h, table_id
+
+
+def sessions_ended(table: Table, logged: int) -> int:
+    return sum(
+        1 for e in table.log[:logged]
+        if (isinstance(e, PolicyEnacted) and not e.by_chaos) or (isinstance(e, VetoAnswered) and e.accepted)
+    )
+
+
+def test_computer_players_claim_after_their_sessions_and_the_group_sees_it_with_the_result() -> None:
+    h, table_id = watched(seed=5)
+    table = h.table(table_id)
+    assert table.state is not None and table.state.phase is Phase.GAME_OVER
+    assert any(isinstance(s.claim, SessionClaim) for s in table.said)
+    texts = [(body["message_id"], body["text"]) for body in h.channel.inbox("group")]
+    with_claims = [(mid, text) for mid, text in texts if HEADER in text]
+    assert with_claims
+    # Claims ride along with a result: never a message of their own, never before the result's own words.
+    assert all(mid != "claims-header" and not text.startswith(HEADER) for mid, text in with_claims)
+    line = next(text for _, text in with_claims if "I drew" in text)
+    assert "handed" in line
+
+
+def test_no_claim_is_shown_before_the_action_it_is_about() -> None:
+    for seed in (3, 5, 8):
+        h, table_id = watched(seed)
+        table = h.table(table_id)
+        for said in table.said:
+            assert said.shown is not None and said.shown >= said.logged
+            before = table.log[: said.logged]
+            match said.claim:
+                case SessionClaim(session=index):
+                    assert index < sessions_ended(table, said.logged)
+                case InvestigationClaim(speaker=speaker, target=target):
+                    assert any(isinstance(e, LoyaltyInvestigated) and (e.president, e.target) == (speaker, target)
+                               for e in before)
+                case PeekClaim(speaker=speaker):
+                    assert any(isinstance(e, PolicyPeekUsed) and e.president == speaker for e in before)
+                case _:
+                    pass
+
+
+def test_a_liberal_computer_players_session_claims_are_the_truth() -> None:
+    checked = 0
+    for seed in (3, 5, 8, 13):
+        h, table_id = watched(seed)
+        state = h.table(table_id).state
+        assert state is not None
+        for said in h.table(table_id).said:
+            claim = said.claim
+            if not isinstance(claim, SessionClaim) or state.roles[claim.speaker] is not Role.LIBERAL:
+                continue
+            truth = state.sessions[claim.session]
+            if claim.office is Office.PRESIDENT:
+                assert claim.hand == tuple(sorted(truth.drawn)) and claim.passed == tuple(sorted(truth.received))
+            else:
+                assert claim.hand == tuple(sorted(truth.received))
+            checked += 1
+    assert checked > 0
+
+
+def test_seeded_tables_with_claims_repeat_exactly() -> None:
+    first, second = watched(seed=8), watched(seed=8)
+    a, b = first[0].table(first[1]), second[0].table(second[1])
+    assert [(s.step, s.claim) for s in a.said] == [(s.step, s.claim) for s in b.said]
+    assert a.state == b.state
+
+
+def test_claims_and_what_computer_players_heard_survive_a_restart(tmp_path: Path) -> None:
+    store = Store(tmp_path / "claims.db")
+    h = Harness(store, seed=5)
+    table_id, code = h.open("p0", "Ann")
+    h.send("p1", Join(code, "Bob"))
+    h.send("p0", AddComputers(5))
+    h.start(table_id)
+    rng = random.Random(2)
+    table = h.table(table_id)
+    while not table.said and table.state is not None and table.state.phase is not Phase.GAME_OVER:
+        h.press(table.seats[min(_owing(table))].address, rng)
+        table = h.table(table_id)
+    assert table.said
+    said, memories = list(table.said), dict(table.memories)
+    h.service.tables.forget()
+    again = h.table(table_id)
+    assert again.said == said and again.memories == memories
+    store.close()
+
+
+def _owing(table: Table) -> set[int]:
+    assert table.state is not None
+    return {s for s in awaiting(table.state) if not table.seats[s].computer}
+
+
+def test_a_person_claims_by_typing_and_the_table_hears_it_with_the_next_result() -> None:
+    h = Harness(seed=5)
+    table_id, code = h.open("p0", "Ann")
+    h.send("p1", Join(code, "Bob"))
+    h.send("p0", AddComputers(5))
+    h.start(table_id)
+    command = grammar().parse("accuse Bob")
+    assert command == Speak("accuse", "Bob")
+    before = len(h.channel.inbox("p1"))
+    h.send("p0", command, raw="accuse Bob")
+    assert h.channel.ids("p0")[-1] == "claim-noted"
+    table = h.table(table_id)
+    assert table.said[-1].claim == Accusation(0, 1) and table.said[-1].shown is None
+    assert all(Accusation(0, 1) in memory.claims for memory in table.memories.values())
+    assert not any("Ann: Bob" in body["text"] for body in h.channel.inbox("p1")[before:])  # held for a result
+    rng = random.Random(1)
+    while h.table(table_id).said[-1].shown is None and h.table(table_id).said[0].shown is None:
+        table = h.table(table_id)
+        h.press(table.seats[min(_owing(table))].address, rng)
+    texts = [body["text"] for body in h.channel.inbox("p1")[before:]]
+    shown = [text for text in texts if "Ann: Bob is one of the Fascists." in text]
+    assert shown and all(not text.startswith(HEADER) for text in shown)
+
+
+def test_a_claim_that_does_not_fit_what_the_seat_did_is_refused() -> None:
+    h = Harness(seed=5)
+    table_id, code = h.open("p0", "Ann")
+    h.send("p1", Join(code, "Bob"))
+    h.send("p0", AddComputers(5))
+    h.start(table_id)
+    for typed in ("claim FFL FL", "claim Bob fascist", "accuse Ann", "accuse Nobody", "claim ZZZ"):
+        h.send("p0", grammar().parse(typed) or Speak("claim", typed), raw=typed)
+        assert h.channel.ids("p0")[-1] == "claim-refused", typed
+    assert h.table(table_id).said == []
