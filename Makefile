@@ -5,13 +5,21 @@ BIN := $(VENV)/bin
 
 .PHONY: run test bench clean browser
 
-$(BIN)/.installed: pyproject.toml
+# `make run` installs what playing needs; `make test` adds the test tools. PYTHONWARNINGS quiets setuptools'
+# notice about editable installs, which tells a player nothing.
+PIP := PYTHONWARNINGS=ignore $(BIN)/python -m pip install --quiet
+
+$(BIN)/.runtime: pyproject.toml
 	$(PYTHON) -m venv $(VENV) || { echo "python3 -m venv failed: on Debian run 'apt-get install python3-venv'"; exit 1; }
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(PIP) --upgrade pip
+	$(PIP) -e .
 	touch $@
 
-run: $(BIN)/.installed
+$(BIN)/.installed: $(BIN)/.runtime
+	$(PIP) -e '.[test]'
+	touch $@
+
+run: $(BIN)/.runtime
 	$(BIN)/moderator play
 
 test: $(BIN)/.installed browser

@@ -26,6 +26,7 @@ import html
 import json
 import logging
 import re
+import signal
 import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
@@ -40,6 +41,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Route
 
+from . import record as records
 from .board import font_problems
 from .catalog import problems as catalog_problems
 from .channels import Channel, ChannelSpec, Delivery, JoinWay, Pages, Receipt, Running, Status
@@ -240,7 +242,8 @@ def create_app(
             service.resume_all()
             service.returned()
             stack.push_async_callback(_cancel, asyncio.get_running_loop().create_task(_ticks(service, tick_every)))
-            log.info("moderator %s serving on %s; channels on: %s", version(), settings.public_url or "-",
+            where = settings.public_url or f"http://{settings.host}:{settings.port} (MODERATOR_PUBLIC_URL not set)"
+            log.info("moderator %s serving on %s; channels on: %s", version(), where,
                      ", ".join(s.name for s in on) or "none")
             for spec in channels:
                 reason = spec.off(settings)
@@ -420,6 +423,11 @@ def stop_streams_on_exit(server: Any, app: Starlette) -> None:
         if running is not None:
             running.state.close()
         handle_exit(*args)
+        # uvicorn raises the signal again once it has stopped, so a clean SIGTERM would exit 143; a stop asked
+        # for by the service manager is a clean one (exit 0). Ctrl-C still ends as an interrupt.
+        captured = getattr(server, "_captured_signals", None)
+        if isinstance(captured, list) and signal.SIGTERM in captured:
+            captured.remove(signal.SIGTERM)
 
     server.handle_exit = handle
 
@@ -470,9 +478,11 @@ def run_telegram(settings: Settings) -> int:
 # --- ``moderator play``: the console, and the local network ----------------------------------------------------
 
 
-def play_console(*, players: int, name: str, theme: str, language: str, seed: int | None, watch: bool,
-                 read: Callable[[str], str] = input, output: TextIO = sys.stdout, store: Store | None = None) -> int:
-    """A game at the console (you and computer players, no network); returns the exit status."""
+def play_console(*, players: int, name: str | None, theme: str, language: str, seed: int | None, watch: bool,
+                 read: Callable[[str], str] = input, output: TextIO = sys.stdout, store: Store | None = None,
+                 record: Path | None = None) -> int:
+    """A game at the console (you and computer players, no network); returns the exit status. With ``record``,
+    the game's record (``moderator replay`` reads it) is written there when it ends."""
     store = store or Store(memory=True)
     options: dict[str, Any] = {} if seed is None else {"seed": lambda: seed}
     service = Service(store, capabilities={console.CHANNEL: console.CAPABILITIES}, **options)
@@ -483,8 +493,12 @@ def play_console(*, players: int, name: str, theme: str, language: str, seed: in
         while sender.deliver_due():
             pass
 
-    return console.play(service, channel, deliver, players=players, name=name, theme=theme, language=language,
-                        watch=watch, read=read)
+    status = console.play(service, channel, deliver, players=players, name=name, theme=theme, language=language,
+                          watch=watch, read=read)
+    exported = service.export(channel.table_id) if record is not None and channel.table_id else None
+    if record is not None and exported is not None:
+        record.write_text(records.dumps(exported), encoding="utf-8")
+    return status
 
 
 def lan_address() -> str:

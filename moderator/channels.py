@@ -96,6 +96,8 @@ class Capabilities:
     them."""
     word_style: WordStyle = field(default_factory=lambda: WordStyle.PLAIN)
     """How help writes a word for this channel's people to type."""
+    typed: bool = False
+    """People answer only by typing (an option's number or name): there is nothing to press."""
 
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -23,7 +24,11 @@ def _simulate(args: argparse.Namespace) -> int:
         return 2
     out: Path | None = args.record
     if out is not None:
-        out.mkdir(parents=True, exist_ok=True)
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:  # a file of that name, no permission
+            print(f"moderator simulate: cannot write records into {out}: {exc.strerror or exc}", file=sys.stderr)
+            return 2
     names = [f"P{i + 1}" for i in range(args.players)]
     result = Tally()
     start = time.perf_counter()
@@ -75,9 +80,30 @@ def _settings(command: str) -> Settings | None:
         return None
 
 
+def _words(command: str, args: argparse.Namespace) -> bool:
+    """Resolve ``--theme`` and ``--lang`` to a catalog, whatever their case; False (the choices said on stderr)
+    if there is none."""
+    from . import catalog
+
+    themes = catalog.themes()
+    theme = next((t for t in themes if t.casefold() == args.theme.strip().casefold()), None)
+    if theme is None:
+        print(f"moderator {command}: no theme {args.theme!r}; choose one of: {', '.join(themes)}", file=sys.stderr)
+        return False
+    langs = catalog.languages(theme)
+    lang = next((lg for lg in langs if lg.casefold() == args.lang.strip().casefold()), None)
+    if lang is None:
+        print(f"moderator {command}: no language {args.lang!r}; choose one of: {', '.join(langs)}", file=sys.stderr)
+        return False
+    args.theme, args.lang = theme, lang
+    return True
+
+
 def _play(args: argparse.Namespace) -> int:
     from . import app
 
+    if not _words("play", args):
+        return 2
     if args.web:
         return _play_web(args)
     if not 5 <= args.players <= 10:
@@ -89,11 +115,12 @@ def _play(args: argparse.Namespace) -> int:
     try:
         return app.play_console(
             players=args.players,
-            name=args.name or "You",
+            name=args.name,
             theme=args.theme,
             language=args.lang,
             seed=args.seed,
             watch=args.watch,
+            record=args.record,
         )
     except KeyboardInterrupt:
         print(file=sys.stderr)
@@ -261,11 +288,13 @@ def build_parser() -> argparse.ArgumentParser:
     play = commands.add_parser("play", help="play at the console (you and computer players, no network), or "
                                "with --web in browsers on the local network")
     play.add_argument("--players", type=int, default=7, help="players at the table, 5 to 10 (default 7)")
-    play.add_argument("--name", help="your name at the table (default: You; with --web: the host takes no seat)")
+    play.add_argument("--name", help="your name at the table (default: asked; with --web: the host takes no seat)")
     play.add_argument("--theme", default="classic", help="classic or corporate (default classic)")
     play.add_argument("--lang", default="en", help="language: en or de (default en)")
     play.add_argument("--seed", type=int, help="seed for a repeatable game")
     play.add_argument("--watch", action="store_true", help="computer players take every seat; print the story")
+    play.add_argument("--record", type=Path, metavar="FILE",
+                      help="write the game's record to FILE when it ends (moderator replay FILE)")
     play.add_argument("--web", action="store_true",
                       help="serve the table to browsers on the local network: phones, a table screen, pass-and-play")
     play.add_argument("--host", default="0.0.0.0", help="with --web: the address to listen on (default all)")
@@ -313,7 +342,14 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``moderator`` command; returns the exit status."""
     args = build_parser().parse_args(argv)
-    status: int = args.run(args)
+    try:
+        status: int = args.run(args)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader went away (``| head``): what it wanted it has. Point stdout at nothing so that the
+        # interpreter's own flush at exit does not fail again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     return status
 
 

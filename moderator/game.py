@@ -501,7 +501,11 @@ def ask(ctx: Context, table: Table, seat: int | None, query: Query, reply: Reply
         case Query.HELP:
             help_for(ctx, theme, reply, out, host=table.is_host(reply.channel, reply.address))
         case Query.RULES:
-            say(ctx, out, reply, theme, "rules-summary")
+            players = len(table.seats) if state is None else state.players
+            rules = render.rules_messages(players if players >= 5 else None, ctx.catalog(theme, reply.language),
+                                          caps=caps)
+            for message in rules:
+                out.add(reply.channel, reply.address, message, table=table.id, language=reply.language)
         case Query.HOWTO:
             say(ctx, out, reply, theme, "how-to")
         case Query.BOARD | Query.WAITING:

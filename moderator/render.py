@@ -78,7 +78,7 @@ from .engine.events import (
     VoteCast,
     VoteProgressed,
 )
-from .engine.types import CHAOS_AT, FEW_ALIVE, ROLE_COUNTS
+from .engine.types import CHAOS_AT, FASCIST_TRACK, FEW_ALIVE, ROLE_COUNTS
 from .grammar import RULES, Verb, Who, grammar
 from .moves import MoveKind, move
 
@@ -329,6 +329,8 @@ def _vote_cast(e: Event, w: _Words, board: PublicView | None) -> list[Message]:
     if w.caps.paid_per_message:
         return []  # every message costs: a reply that is not understood gets an answer, silence means it worked
     mid = "vote-changed" if e.changed else "vote-recorded"
+    if board is not None and board.phase is not Phase.ELECTION:
+        mid = "vote-recorded-last"  # the last vote was in: nothing can be changed any more
     # A vote is secret until the last one is in: keep it off the lock screen.
     return [w.message(mid, [w.t(mid, vote=w.vote(e.ja))], secret=True, kind=Kind.ECHO)]
 
@@ -358,7 +360,10 @@ def _election(e: Event, w: _Words, board: PublicView | None) -> list[Message]:
         ja_voters=w.names(ja),
         nein_voters=w.names(nein),
     )
-    return [w.message(mid, [text], kind=Kind.RESULT)]
+    lines = [text]
+    if not e.elected and len(ja) == len(nein) and not w.compact:
+        lines.append(w.t("election-tie"))  # a surprise to many tables: a government needs a majority
+    return [w.message(mid, lines, kind=Kind.RESULT)]
 
 
 @_renders(ElectionTrackerAdvanced)
@@ -481,7 +486,17 @@ def _membership(e: Event, w: _Words, board: PublicView | None) -> list[Message]:
 def _special(e: Event, w: _Words, board: PublicView | None) -> list[Message]:
     assert isinstance(e, SpecialElectionCalled)
     text = w.t("special-election-called", president=w.name(e.president), target=w.name(e.target))
-    return [w.message("special-election-called", [text])]
+    lines = [text]
+    if board is not None and not w.compact and _next_alive(board.alive, e.president) == e.target:
+        # Legal and surprising: the next in line is chosen, presides now and again in the ordinary order.
+        lines.append(w.t("special-election-next", president=w.name(e.president), target=w.name(e.target)))
+    return [w.message("special-election-called", lines)]
+
+
+def _next_alive(alive: Sequence[bool], seat: Seat) -> Seat:
+    """The living seat after ``seat`` in seating order (who the presidency would pass to)."""
+    players = len(alive)
+    return next((seat + i) % players for i in range(1, players + 1) if alive[(seat + i) % players])
 
 
 @_renders(PolicyPeekUsed)
@@ -664,6 +679,9 @@ def prompt(view: PlayerView, table: TableInfo, catalog: Catalog, *, caps: Capabi
     match public.phase:
         case Phase.NOMINATION:
             mid = "prompt-nominate"
+            limited = [s for s in public.term_limited if public.alive[s] and s != public.president]
+            if limited and not w.compact:  # why a name is missing from the list
+                notes.append(w.t("prompt-term-limited", names=w.names(limited)))
             if public.alive.count(True) <= FEW_ALIVE and len(public.term_limited) == 1 and not w.compact:
                 notes.append(w.t("note-five-alive"))
         case Phase.ELECTION:
@@ -800,6 +818,7 @@ def board_messages(
     if public.veto_unlocked and not over:
         lines.append(w.t("board-veto"))
     if not w.compact:
+        lines.append(w.t("board-powers", slots=_slots(w, public.players, public.fascist_policies)))
         lines.append(w.t("board-seating", seating=w.names(range(public.players))))
     president, chancellor = public.president, public.chancellor
     if president is not None:
@@ -838,6 +857,33 @@ def board_messages(
     else:
         lines.append(w.t("board-waiting", names=w.names(public.awaiting), phase=w.phase(public.phase)))
     return w.packed("board-title", lines, secret=False)
+
+
+def _slots(w: _Words, players: int, covered: int) -> str:
+    """Each Fascist slot and the power it grants at this player count; the next slot to cover marked."""
+    track = FASCIST_TRACK.get(players, FASCIST_TRACK[max(FASCIST_TRACK)])
+    slots = []
+    for number, power in enumerate((*track, None), 1):
+        what = w.t("slot-win") if number > len(track) else w.catalog.term(power.value) if power else w.t("slot-none")
+        slot = w.t("slot", number=number, power=what)
+        slots.append(w.t("slot-next", slot=slot) if number == covered + 1 else slot)
+    return _LIST_SEPARATOR.join(slots)
+
+
+def rules_messages(players: int | None, catalog: Catalog, *, caps: Capabilities = PLAIN) -> list[Message]:
+    """How to play; for a table with players, also the powers of its Fascist slots, term limits, the Election
+    Tracker and chaos, and the veto (the long form only)."""
+    w = _Words(TableInfo(()), catalog, caps)
+    lines = [w.t("rules-summary")]
+    if players is not None and not w.compact:
+        lines += [
+            w.t("rules-powers", players=players, slots=_slots(w, players, -1)),
+            w.t(_knowledge_rule_id(players)),
+            w.t("rules-term-limits"),
+            w.t("rules-tracker"),
+            w.t("rules-veto"),
+        ]
+    return w.packed("rules-summary", lines, secret=False)
 
 
 # --- the end --------------------------------------------------------------------------------------------
@@ -999,7 +1045,7 @@ def help_messages(catalog: Catalog, *, caps: Capabilities = PLAIN, host: bool = 
         word = g.shown(verb, catalog.lang, caps.reserved_words)
         if word is not None:
             shown.append((verb, caps.word_style.write(word)))
-    lines = [w.t("help")]
+    lines = [w.t("help-typed" if caps.typed and not w.compact else "help")]
     if not w.compact:
         lines += [w.t("help-line", word=word, what=w.t(f"word-{verb.value}")) for verb, word in shown]
         return [w.message("help", lines)]

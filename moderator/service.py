@@ -143,6 +143,13 @@ _HOST_ONLY = (AddComputers, Seating, MoveSeat, RemoveSeat, Start, LobbyControl, 
               SetReminders, SetTableVoting, StandIn)
 
 
+CLOSE_IDLE_DAYS: Final = 7
+"""A finished game's table, or a lobby nobody started, closes after this many days without an input: it leaves
+every lookup (a table playing or paused never closes by itself; its export stays)."""
+SWEEP_EVERY: Final = 3600.0
+"""Seconds between two sweeps for idle tables."""
+
+
 class Service:
     """Runs every table: takes inputs, applies the rules, and fills the outbox. One input at a time."""
 
@@ -170,6 +177,7 @@ class Service:
             drive_computers=drive_computers,
             capabilities=dict(capabilities or {}),
         )
+        self._swept = float("-inf")
         self.observers: list[Callable[[str], None]] = []
         """Called with a table's id after an input or a reminder changed it (committed): live pages refresh."""
         self.pages = BrowserPages(self.ctx, self.handle, self.observers)
@@ -359,8 +367,16 @@ class Service:
     # --- what channels and the clock report ---------------------------------------------------------------
 
     def tick(self) -> int:
-        """Send the reminders that have fallen due (never an action on anyone's behalf); returns how many tables."""
+        """Send the reminders that have fallen due (never an action on anyone's behalf); returns how many tables.
+        Once an hour, also close the tables idle for ``CLOSE_IDLE_DAYS`` (a finished game, or a lobby nobody
+        started)."""
         now = self.clock()
+        if now - self._swept >= SWEEP_EVERY:
+            self._swept = now
+            with self.store.transaction():
+                closed = self.store.close_idle(now - CLOSE_IDLE_DAYS * 86400)
+            # Closed tables leave every address's lookup (each input asks it) and this process's memory.
+            self.tables.forget(closed)
         reminded = 0
         with self.store.transaction():
             self.store.alive(now)  # the heartbeat: after a crash, how long the server was down

@@ -525,6 +525,16 @@ class Store:
         """The ids of ``tables_of`` (every input asks: the rows' JSON need not be read)."""
         return [r[0] for r in self.execute("SELECT t.id" + _TABLES_OF, (channel, address) * 3).fetchall()]
 
+    def close_idle(self, before: float) -> list[str]:
+        """Close every finished table and unstarted lobby last changed before ``before``; returns their ids."""
+        ids = [r[0] for r in self.execute(
+            "SELECT id FROM game_tables WHERE status IN ('over', 'lobby') AND updated < ?", (before,)
+        ).fetchall()]
+        # The change time stays as it was: it says when the table was last used, which the list in export shows.
+        self.execute("UPDATE game_tables SET status = 'closed' WHERE status IN ('over', 'lobby') AND updated < ?",
+                     (before,))
+        return ids
+
     def open_tables(self) -> list[str]:
         """Ids of every table whose game is under way (to resume after a restart)."""
         rows = self.execute("SELECT id FROM game_tables WHERE status IN ('playing', 'paused')").fetchall()

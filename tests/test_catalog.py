@@ -34,6 +34,7 @@ from moderator.engine import Event, Phase, Power, RuleViolation, errors
 from moderator.engine import events as ev
 from moderator.render import InputProblem, TableInfo, covered_events
 from moderator.service import LOBBY_MESSAGES
+from moderator.transports.console import CONSOLE_MESSAGES
 from moderator.transports.web import WEB_MESSAGES
 from tests.test_render import CATALOGS, corpus, recording, worst_names
 
@@ -242,7 +243,7 @@ def test_every_message_id_is_used_and_every_used_id_exists() -> None:
             table = TableInfo(worst_names(), theme)
             corpus(table, catalog, sms=sms)  # a missing id or param raises KeyError here
             used |= {mid for mid, _ in catalog.log}  # type: ignore[attr-defined]
-    used |= SERVICE_IDS | set(WEB_MESSAGES) | {REPEAT_MESSAGE}  # the browser pages' words, a repeat's
+    used |= SERVICE_IDS | set(WEB_MESSAGES) | set(CONSOLE_MESSAGES) | {REPEAT_MESSAGE}  # pages, console, repeats
     assert used == set(REFERENCE.messages), (
         f"unused: {sorted(set(REFERENCE.messages) - used)}; unknown: {sorted(used - set(REFERENCE.messages))}"
     )

@@ -77,7 +77,7 @@ def test_a_human_plays_a_whole_game_by_numbers_against_computer_players() -> Non
 def test_you_see_only_your_own_private_messages() -> None:
     """At the console your seat gets its own deal and nobody else's."""
     out = io.StringIO()
-    answers = iter(["quit"])
+    answers = iter(["quit", "yes"])
     app.play_console(players=5, name="Zoe", theme="classic", language="en", seed=9, watch=False,
                  read=lambda _prompt: next(answers), output=out)
     assert out.getvalue().count("Your secret role") == 1
@@ -90,3 +90,111 @@ def test_typed_lines_become_commands() -> None:
     assert console.parse("JA", None) == Decide("vote", "ja")
     assert console.parse("nominate Bob", None) == Decide("nominate", "Bob")
     assert console.parse("   ", None) is None
+
+
+def play(answers: list[str], *, name: str | None = "Zoe", players: int = 5, seed: int = 9, lang: str = "en",
+         **options: object) -> tuple[int, str]:
+    """A console game answered by ``answers`` (then Ctrl-D); its exit status and everything it printed."""
+    out = io.StringIO()
+    lines = iter(answers)
+
+    def read(prompt: str) -> str:
+        out.write(prompt)
+        try:
+            return next(lines)
+        except StopIteration:
+            raise EOFError from None
+
+    status = app.play_console(players=players, name=name, theme="classic", language=lang, seed=seed, watch=False,
+                              read=read, output=out, **options)  # type: ignore[arg-type]
+    return status, out.getvalue()
+
+
+def test_a_wrong_language_or_theme_lists_the_choices_and_exits_2() -> None:
+    for args, choices in ((("--lang", "fr"), "de, en"), (("--theme", "Fancy"), "classic, corporate")):
+        result = run_moderator("play", "--watch", *args)
+        assert result.returncode == 2 and result.stdout == ""
+        assert choices in result.stderr and "Traceback" not in result.stderr
+
+
+def test_language_and_theme_are_taken_in_any_case() -> None:
+    result = run_moderator("play", "--watch", "--players", "5", "--seed", "1", "--lang", "DE", "--theme", "Corporate")
+    assert result.returncode == 0, result.stderr
+    assert "Die Rollen:" in result.stdout and "Ratte" in result.stdout
+
+
+def test_a_reader_that_stops_early_ends_the_story_without_a_traceback() -> None:
+    proc = subprocess.Popen([sys.executable, "-m", "moderator", "play", "--watch"], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.readline()
+    proc.stdout.close()  # as `| head -1` does
+    err = proc.stderr.read()
+    assert proc.wait(timeout=120) == 0
+    assert "Traceback" not in err and "BrokenPipe" not in err
+
+
+def test_simulate_into_an_existing_file_says_so_and_exits_2(tmp_path: Path) -> None:
+    taken = tmp_path / "records"
+    taken.write_text("")
+    result = run_moderator("simulate", "--games", "1", "--record", str(taken))
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and str(taken) in result.stderr
+
+
+def test_the_first_screen_shows_no_join_code_and_says_the_seating_and_the_rule_once() -> None:
+    _, text = play([])
+    opening = text.split("Keep this to yourself")[0]
+    assert "code" not in opening.casefold()
+    assert opening.count("Computer 2") == 1  # the seating order, once
+    assert opening.count("Hitler and the Fascist know each other") == 1
+    assert "---" not in text  # the deal's pad line is for chat lists, not a terminal
+
+
+def test_without_a_name_the_console_asks_for_one() -> None:
+    _, text = play(["Rosa"], name=None)
+    assert "Your name at the table" in text
+    assert "Rosa is the Presidential Candidate" in text or "Rosa" in text.split("seating order:")[1]
+    _, text = play([""], name=None)  # Enter: a name that reads as a third person, never "You is"
+    assert "You is" not in text and "You ist" not in text
+
+
+def test_help_at_the_console_speaks_of_typing_not_buttons() -> None:
+    _, text = play(["help"])
+    assert "Type an option's number" in text and "button" not in text
+
+
+def test_a_number_no_option_has_shows_the_options_again() -> None:
+    _, text = play(["9"], seed=3)  # seat 1 nominates first: four options
+    after = text.split("There is no option 9.")[1]
+    assert "[1] Computer 1" in after and "did not understand" not in text
+
+
+def test_quit_asks_first_then_ends_the_game_and_shows_the_roles() -> None:
+    status, text = play(["quit", "no", "board", "quit", "yes"])
+    assert status == 0
+    first = text.index("Leave the game?")
+    assert "The board:" in text[first:]  # "no" went on with the game
+    assert text.count("Leave the game?") == 2
+    assert "The roles:" in text and text.rstrip().endswith("Goodbye!")
+
+
+def test_ctrl_d_ends_the_game_with_the_roles_and_a_goodbye() -> None:
+    status, text = play([])
+    assert status == 0 and "The roles:" in text and text.rstrip().endswith("Goodbye!")
+
+
+def test_the_console_never_says_a_vote_can_change_nor_counts_the_votes() -> None:
+    """At the console the computers vote at once, so your vote is always the last one."""
+    _, text = play(["1"] * 400, players=7, seed=5)
+    assert "It was the last one." in text
+    assert "You can change" not in text and "have voted" not in text and "has voted" not in text
+
+
+def test_a_console_game_is_exportable(tmp_path: Path) -> None:
+    record = tmp_path / "game.json"
+    status, _ = play(["1"] * 400, players=5, seed=2, record=record)
+    assert status == 0
+    result = run_moderator("replay", str(record))
+    assert result.returncode == 0, result.stderr
+    assert "Game over" in result.stdout

@@ -146,3 +146,22 @@ def test_the_grammar_takes_every_theme_and_languages_vote_words() -> None:
     for word in ("nein", "no", "reject", "Dagegen"):
         assert g.parse(word) == Decide("vote", "nein"), word
     assert g.parse("open Ann") == OpenTable("Ann")
+
+
+def test_idle_finished_tables_and_lobbies_close_and_leave_every_lookup() -> None:
+    """A finished game (here ended by the host) and an unstarted lobby close after a week without an input, and
+    the address's lookup (every input makes it) no longer holds them."""
+    from moderator.commands import Host, HostCommand
+    from moderator.service import CLOSE_IDLE_DAYS
+
+    h, finished, addresses = human_table(5, seed=3)
+    h.send(addresses[0], Host(HostCommand.END))
+    lobby, _ = h.open("q0", "Zoe")
+    h.service.tick()  # the first sweep: nothing is idle yet
+    assert h.table(finished).status is TableStatus.OVER
+    h.clock.advance(CLOSE_IDLE_DAYS * 86400 + 3601)
+    h.service.tick()
+    assert h.table(finished).status is TableStatus.CLOSED and h.table(lobby).status is TableStatus.CLOSED
+    assert h.store.table_ids_of(h.channel_name, addresses[0]) == []
+    assert h.store.table_ids_of(h.channel_name, "q0") == []
+    assert h.service.export(finished) is not None  # closed, still exportable

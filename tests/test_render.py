@@ -66,6 +66,7 @@ from moderator.render import (
     input_message,
     knowledge_messages,
     prompt,
+    rules_messages,
     truth_timeline,
     violation_message,
 )
@@ -388,6 +389,9 @@ def corpus(table: TableInfo, catalog: Catalog, *, sms: bool) -> list[Message]:
     handing_over = dataclasses.replace(board_goes_on, phase=Phase.LEGISLATIVE_CHANCELLOR)  # the President's discard
     out += event_messages(ev.PolicyDiscarded(0, Policy.LIBERAL), 0, table, catalog, caps=caps_of(sms),
                           board=handing_over)
+    voting = dataclasses.replace(board_goes_on, phase=Phase.ELECTION)  # votes still open: a vote can change
+    for changed in (False, True):
+        out += event_messages(ev.VoteCast(0, True, changed), 0, table, catalog, caps=caps_of(sms), board=voting)
     for view in corpus_views():
 
         message = prompt(view, table, catalog, caps=caps_of(sms))
@@ -402,6 +406,9 @@ def corpus(table: TableInfo, catalog: Catalog, *, sms: bool) -> list[Message]:
     options = [table.name(s, short=sms) for s in range(3)]
     out += [input_message(p, table, catalog, caps=caps_of(sms), text="x" * 300, options=options) for p in InputProblem]
     out += help_messages(catalog, caps=caps_of(sms), host=True)
+    out += help_messages(catalog, caps=dataclasses.replace(caps_of(sms), typed=True))
+    for players in (None, 5, 10):
+        out += rules_messages(players, catalog, caps=caps_of(sms))
     claims_board = dataclasses.replace(board_goes_on, sessions=(PublicSession(8, 9, F, False),))
     out += claim_messages(corpus_claims(), claims_board, table, catalog, caps=caps_of(sms))
     return out
@@ -495,6 +502,7 @@ SECRET_IDS = frozenset(
     {
         "private-header",
         "vote-recorded",
+        "vote-recorded-last",
         "vote-changed",
         "policy-discarded",
         "party-membership-seen",
@@ -784,3 +792,61 @@ def test_short_names_are_short_distinct_and_gsm7() -> None:
     assert len(set(short)) == len(short)
     assert all(0 < len(n) <= 10 and is_gsm7(n) for n in short)
     assert short[-1].startswith("Zoe")
+
+
+def test_the_last_vote_is_not_told_it_can_change() -> None:
+    """Only while the vote is open may a vote change; the one that closes it is confirmed without that offer."""
+    catalog = Catalog.load("classic", "en")
+    table = TableInfo(tuple(f"P{i}" for i in range(5)))
+    open_vote = dataclasses.replace(_base_view().public, phase=Phase.ELECTION)
+    closed = dataclasses.replace(_base_view().public, phase=Phase.LEGISLATIVE_PRESIDENT)
+    still_open = event_messages(ev.VoteCast(0, True, False), 0, table, catalog, board=open_vote)
+    last = event_messages(ev.VoteCast(0, True, False), 0, table, catalog, board=closed)
+    assert "can change" in still_open[0].text
+    assert "can change" not in last[0].text and "last" in last[0].text
+
+
+EN_TABLE = TableInfo(tuple(f"P{i}" for i in range(7)))
+
+
+def test_a_tie_says_a_government_needs_a_majority() -> None:
+    catalog = Catalog.load("classic", "en")
+    tie = tuple((s, s % 2 == 0) for s in range(6))
+    text = event_messages(ev.ElectionDecided(0, 1, tie, False), None, EN_TABLE, catalog)[0].text
+    assert "A tie is not a majority" in text
+    lost = tuple((s, s == 0) for s in range(6))
+    assert "tie" not in event_messages(ev.ElectionDecided(0, 1, lost, False), None, EN_TABLE, catalog)[0].text
+
+
+def test_a_special_election_of_the_next_in_line_says_they_preside_twice() -> None:
+    catalog = Catalog.load("classic", "en")
+    board = dataclasses.replace(_base_view(7).public, alive=(True, False, True) + (True,) * 4)
+    next_in_line = event_messages(ev.SpecialElectionCalled(0, 2), None, EN_TABLE, catalog, board=board)[0].text
+    assert "P2 was next in line anyway" in next_in_line  # seat 1 is dead: seat 2 follows seat 0
+    other = event_messages(ev.SpecialElectionCalled(0, 4), None, EN_TABLE, catalog, board=board)[0].text
+    assert "next in line" not in other
+
+
+def test_the_nomination_prompt_names_who_is_term_limited() -> None:
+    catalog = Catalog.load("classic", "en")
+    view = _base_view(7)
+    public = dataclasses.replace(view.public, phase=Phase.NOMINATION, president=0, term_limited=(3, 5))
+    message = prompt(dataclasses.replace(view, public=public), EN_TABLE, catalog)
+    assert message is not None and "Term-limited, so not on the list: P3, P5" in message.text
+
+
+def test_the_board_shows_each_slots_power_and_the_next_one() -> None:
+    catalog = Catalog.load("classic", "en")
+    public = dataclasses.replace(_base_view(7).public, fascist_policies=2)
+    text = "\n".join(m.text for m in board_messages(public, EN_TABLE, catalog))
+    assert "2 Investigate Loyalty, 3 Special Election (next), 4 Execution, 5 Execution, 6 Fascists win" in text
+
+
+def test_rules_for_a_table_cover_powers_term_limits_tracker_chaos_and_veto() -> None:
+    catalog = Catalog.load("classic", "en")
+    five = "\n".join(m.text for m in rules_messages(5, catalog))
+    assert "With 5 players" in five and "3 Policy Peek" in five and "Hitler and the Fascist know each other" in five
+    for words in ("Term limits", "Election Tracker", "chaos", "veto", "A tie is a rejection"):
+        assert words in five
+    assert "With 9 players" in "\n".join(m.text for m in rules_messages(9, catalog))
+    assert "players the" not in "\n".join(m.text for m in rules_messages(None, catalog))

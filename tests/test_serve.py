@@ -626,3 +626,28 @@ def test_each_hand_over_to_a_channel_is_marked_before_and_recorded_right_after(t
         assert store.execute("SELECT count(*) FROM outbox WHERE handed = 2.0").fetchone()[0] == 9
     finally:
         store.close()
+
+
+def test_serve_stops_cleanly_on_sigterm_and_says_where_it_serves(tmp_path: Path) -> None:
+    """`moderator serve` under a service manager: SIGTERM ends it with exit 0, and its start-up line names an
+    address (never "serving on -")."""
+    import signal
+    import subprocess
+    import sys
+
+    from benchmarks.serve import free_port, server_env, wait_healthy
+
+    port = free_port()
+    env = {k: v for k, v in server_env(tmp_path / "stop.db", port).items() if k != "MODERATOR_PUBLIC_URL"}
+    process = subprocess.Popen([sys.executable, "-m", "moderator", "serve"], env=env, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, text=True)
+    try:
+        wait_healthy(port, process)  # type: ignore[arg-type]
+        process.send_signal(signal.SIGTERM)
+        _, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 0, err[-2000:]
+    line = next(line for line in err.splitlines() if "serving on" in line)
+    assert "serving on -" not in line and f":{port}" in line

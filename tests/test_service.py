@@ -49,6 +49,7 @@ SECRET_IDS = frozenset(
     {
         "deal-role",
         "vote-recorded",
+        "vote-recorded-last",
         "vote-changed",
         "prompt-vote-change",
         "prompt-discard",
@@ -304,7 +305,7 @@ def check_privacy(h: Harness, table_id: str, addresses: list[str], catalog: Cata
                 assert (names[other] in deal) == (other in known), (seat, other, deal)
         # Votes: one private confirmation per own vote (SMS confirms nothing: it costs per message).
         own_votes = [e for e in log if isinstance(e, ev.VoteCast) and e.seat == seat]
-        confirmations = len(by_id.get("vote-recorded", [])) + len(by_id.get("vote-changed", []))
+        confirmations = sum(len(by_id.get(mid, [])) for mid in ("vote-recorded", "vote-recorded-last", "vote-changed"))
         assert confirmations == (0 if sms else len(own_votes))
         # The President's three cards and the Chancellor's two: only to them, the real cards, in order.
         drawn = [e.policies for e in log if isinstance(e, ev.PoliciesDrawn) and e.president == seat]

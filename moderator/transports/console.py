@@ -6,16 +6,20 @@ your seat (or, when watching, for the table) are printed. You see only what your
 
 from __future__ import annotations
 
+import getpass
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Final, TextIO
 
+from ..catalog import Catalog
 from ..channels import Capabilities, Delivered, Kind, Outbound, Port, Result
 from ..commands import (
     AddComputers,
     Choose,
     Command,
     Decide,
+    Host,
+    HostCommand,
     Inbound,
     OpenTable,
     Start,
@@ -23,12 +27,16 @@ from ..commands import (
 from ..grammar import grammar
 
 CHANNEL: Final = "console"
-CAPABILITIES: Final = Capabilities()
-"""A terminal shows a prompt's options itself, as a numbered list."""
+CAPABILITIES: Final = Capabilities(typed=True)
+"""A terminal shows a prompt's options itself, as a numbered list, answered by typing."""
 YOU = "you"
 TABLE = "table"
 
 _QUIT = frozenset({"quit", "exit", "q"})
+
+CONSOLE_MESSAGES: Final = ("console-your-name", "console-default-name", "console-quit", "console-goodbye",
+                           "console-no-such-option")
+"""The console's own words (the catalog's): asking a name, leaving, a number no option has."""
 
 
 @dataclass
@@ -40,6 +48,10 @@ class ConsoleChannel:
     table_id: str | None = None
     printed: list[str] = field(default_factory=list)
     capabilities: Capabilities = CAPABILITIES
+    prompt: Outbound | None = None
+    """The last prompt shown, to show again when a number matches none of its options."""
+    recent: set[str] = field(default_factory=set)
+    """Lines shown since the last prompt: one screen says a rule once, though the table and the deal both do."""
 
     def send_batch(self, address: str, messages: Sequence[Outbound]) -> list[Result]:
         """Print each message (with its numbered options, if it is a prompt)."""
@@ -48,19 +60,37 @@ class ConsoleChannel:
         return [Delivered() for _ in messages]
 
     def show(self, message: Outbound) -> None:
-        if message.kind is Kind.COUNTER and not self.output.isatty():
-            # A group chat edits one counter in place; a printed story (--watch, a pipe) leaves it out.
-            return
-        text = message.text
-        if message.kind is Kind.PROMPT and message.options:
-            self.decision = message.decision if message.decision is not None else self.decision
-            options = "  ".join(f"[{i}] {o.label}" for i, o in enumerate(message.options, 1))
-            text = f"{text}\n{options}"
         if message.table:
             self.table_id = message.table
+        if message.kind in (Kind.COUNTER, Kind.JOIN, Kind.LOBBY):
+            # A group chat edits one counter in place; at the console you always vote last, so it would only
+            # count the computers. A console table is seated and started at once: no code to share, and the
+            # game's opening names the seating order.
+            return
+        lines = message.text.split("\n")
+        if message.secret:
+            # The deal's closing pad hides its length in a chat list; a terminal shows the whole text anyway.
+            lines = [line for line in lines if line.strip("-") and line not in self.recent]
+        text = "\n".join(lines)
+        if message.kind is Kind.PROMPT and message.options:
+            self.decision = message.decision if message.decision is not None else self.decision
+            self.prompt = message
+            self.recent.clear()
+            options = "  ".join(f"[{i}] {o.label}" for i, o in enumerate(message.options, 1))
+            text = f"{text}\n{options}"
+        self.recent.update(lines)
         self.printed.append(text)
         print(text, file=self.output)
         print(file=self.output)
+
+    def no_such_option(self, line: str, words: Catalog) -> bool:
+        """True if ``line`` is a number that none of the last prompt's options has (the prompt is shown again)."""
+        text = line.strip()
+        if not text.isdigit() or self.prompt is None or 1 <= int(text) <= len(self.prompt.options):
+            return False
+        print(words.text("console-no-such-option", number=int(text)), file=self.output)
+        self.show(self.prompt)
+        return True
 
 
 def parse(line: str, decision: int | None) -> Command | None:
@@ -80,16 +110,17 @@ def play(
     deliver: Callable[[], object],
     *,
     players: int,
-    name: str,
+    name: str | None,
     theme: str,
     language: str,
     watch: bool,
     read: Callable[[str], str] = input,
 ) -> int:
-    """Run one game at the console until it ends (or you quit); returns the exit status. ``deliver`` prints
-    whatever the service queued."""
+    """Run one game at the console until it ends (or you quit: the game ends and the roles are shown); returns
+    the exit status. ``deliver`` prints whatever the service queued. Without ``name``, asks for one."""
     counter = iter(range(1, 1_000_000_000))
     table_id: str | None = None
+    words = Catalog.load(theme, language)
 
     def send(command: Command, raw: str = "", chat: str | None = None) -> None:
         nonlocal table_id
@@ -98,12 +129,19 @@ def play(
         table_id = table_id or (receipt.tables[0] if receipt.tables else None)
         deliver()
 
+    def leave() -> int:
+        # Your seat's game ends with you: the host's "endgame" shows everyone's role, as at a real table.
+        if table_id is not None and not port.game_over(table_id):
+            send(Host(HostCommand.END))
+        print(words.text("console-goodbye"), file=console.output)
+        return 0
+
     if watch:
         # Watching: the terminal is the table's public channel and every seat is a computer player.
-        send(OpenTable(name, theme=theme, public=True, seat=False), chat=TABLE)
+        send(OpenTable(name or "", theme=theme, public=True, seat=False), chat=TABLE)
         send(AddComputers(players))
     else:
-        send(OpenTable(name, theme=theme))
+        send(OpenTable(name or ask_name(words, read), theme=theme))
         send(AddComputers(players - 1))
     send(Start())
     while True:
@@ -114,10 +152,36 @@ def play(
             raise RuntimeError("the watched game stopped before its end")
         try:
             line = read("> ")
-        except EOFError:
-            return 0
+            if line.strip().casefold() in _QUIT and not _yes(read(words.text("console-quit") + " ")):
+                continue
+        except EOFError:  # Ctrl-D: nothing more can be asked
+            print(file=console.output)
+            return leave()
         if line.strip().casefold() in _QUIT:
-            return 0
+            return leave()
+        if console.no_such_option(line, words):
+            continue
         command = parse(line, console.decision)
         if command is not None:
             send(command, raw=line)
+
+
+def _yes(answer: str) -> bool:
+    """True if ``answer`` is a yes (the grammar's Ja words: yes, y, ja, j)."""
+    return grammar().parse(answer.strip()) == Decide("vote", "ja") if answer.strip() else False
+
+
+def ask_name(words: Catalog, read: Callable[[str], str]) -> str:
+    """Your name at the table, asked once; an empty answer (or Ctrl-D) takes your login name, else a default."""
+    default = words.text("console-default-name")
+    try:
+        login = getpass.getuser().strip()
+    except (OSError, KeyError):  # no login name in this environment (a container without a passwd entry)
+        login = ""
+    if login and login != "root":
+        default = login[:1].upper() + login[1:]
+    try:
+        answer = read(words.text("console-your-name", default=default) + " ").strip()
+    except EOFError:
+        answer = ""
+    return answer or default
