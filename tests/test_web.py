@@ -106,7 +106,11 @@ def test_pass_and_play_plays_a_whole_game_on_the_host_device(table: WebTable) ->
         assert '<details class="secret" id="cover-' in page  # the seat's page starts covered: pass it face down
         pick = rng.choice(choices(page))
         response = table.host.post(seat_url, data=pick.fields, follow_redirects=False)
-        assert response.headers["location"] == f"/host/{table_id}"  # back to the names: pass the device on
+        # Pass the device on: a screen that names the next player and shows no seat's secret.
+        assert response.headers["location"] == f"/host/{table_id}/pass/{seat_url.rsplit('/', 1)[1]}"
+        passing = table.host.get(response.headers["location"])
+        assert passing.status_code == 200
+        assert_private(table, table_id, {None: passing.text})
         turns += 1
         assert turns < 400
     assert table.status(table_id) == "over"
