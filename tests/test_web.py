@@ -404,3 +404,46 @@ def test_a_browser_seat_at_a_table_whose_results_go_to_a_telegram_group_sees_the
         assert catalog.text("web-latest") in page  # the public results the group gets, on Cy's page too
         t = app.state.service.table(table_id)
         assert f"{t.seats[t.state.president].name} is the Presidential Candidate" in page
+
+
+def test_a_tap_sent_in_the_background_is_answered_counted_and_a_retry_says_it_is_a_repeat(table: WebTable) -> None:
+    table_id, code = table.open("Host", play=False)
+    phones = {name: table.join(code, name) for name in NAMES}
+    table.host_do(table_id, "start")
+    t = table.service.table(table_id)
+    president = phones[t.seats[t.state.president].name]
+    first, second = choices(president.get(f"/play/{table_id}/live").text)[:2]
+    sent = {"X-Send": "1"}
+    answer = president.post(f"/play/{table_id}", data=first.fields, headers=sent)
+    assert answer.json() == {"counted": True, "repeat": False, "reply": ""}
+    step = table.service.table(table_id).state.step
+    again = president.post(f"/play/{table_id}", data=first.fields, headers=sent)  # the answer was lost: sent again
+    assert again.json()["counted"] and again.json()["repeat"]
+    late = president.post(f"/play/{table_id}", data={**second.fields, "nonce": "fresh"}, headers=sent)
+    assert not late.json()["counted"] and late.json()["reply"]  # the question moved on, and the page says why
+    assert table.service.table(table_id).state.step == step
+
+
+def test_the_join_page_and_a_refusal_are_in_the_browsers_language(table: WebTable) -> None:
+    _table_id, code = table.open("Host", play=False)
+    german = {"Accept-Language": "de-DE,de;q=0.9"}
+    page = table.device().get(f"/join/{code}", headers=german).text
+    assert '<html lang="de">' in page and Catalog.load("classic", "de").text("web-take-seat") in page
+    assert "<style>" in page  # styled as every other page
+    assert '<html lang="de">' in table.device().get(f"/play/{_table_id}", headers=german).text  # 403
+
+
+def test_an_executed_player_is_told_and_watches_the_game_on(table: WebTable) -> None:
+    table_id, code = table.open("Host", play=False)
+    phones = {name: table.join(code, name) for name in NAMES}
+    table.host_do(table_id, "start")
+    t = table.service.table(table_id)
+    out = next(s for s in range(len(NAMES)) if s != t.state.president)
+    t.state = t.state.replace(alive=tuple(s != out for s in range(len(NAMES))))
+    page = phones[t.seats[out].name].get(f"/play/{table_id}/live").text
+    en = Catalog.load("classic", "en")
+    assert en.text("web-executed") in text_of(page)
+    assert not choices(page)  # no say in the game any more, and its board still shown
+    assert 'class="board"' in page
+    others = phones[t.seats[(out + 1) % len(NAMES)].name].get(f"/play/{table_id}/live").text
+    assert en.text("web-executed") not in text_of(others)
