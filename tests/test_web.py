@@ -447,3 +447,18 @@ def test_an_executed_player_is_told_and_watches_the_game_on(table: WebTable) -> 
     assert 'class="board"' in page
     others = phones[t.seats[(out + 1) % len(NAMES)].name].get(f"/play/{table_id}/live").text
     assert en.text("web-executed") not in text_of(others)
+
+
+def test_the_running_vote_count_is_one_line_that_updates(table: WebTable) -> None:
+    table_id, code = table.open("Host", play=False)
+    phones = {name: table.join(code, name) for name in NAMES}
+    table.host_do(table_id, "start")
+    t = table.service.table(table_id)
+    president = phones[t.seats[t.state.president].name]
+    president.post(f"/play/{table_id}", data=choices(president.get(f"/play/{table_id}/live").text)[0].fields)
+    voters = list(phones.values())[:4]
+    for phone in voters:
+        phone.post(f"/play/{table_id}", data=choices(phone.get(f"/play/{table_id}/live").text)[0].fields)
+    feed = text_of(list(phones.values())[4].get(f"/play/{table_id}/live").text)
+    counts = [line for line in feed.splitlines() if re.fullmatch(r"\d of 5 have voted\.", line)]
+    assert counts == ["4 of 5 have voted."]  # the feed's one line, not four (the board says it too, in its words)
