@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any, Final, TextIO
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
+from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from . import record as records
@@ -330,17 +330,6 @@ def _health(request: Request, report: dict[str, object], status: int = 200) -> R
     return JSONResponse(public_health(report, request.scope), status_code=status)
 
 
-_PAGE: Final = """<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex"><title>{code}</title>
-<style>body{{font-family:system-ui,sans-serif;max-width:40rem;margin:2rem auto;padding:0 1rem}}
-section{{margin:2rem 0}} svg{{width:14rem;height:14rem}}</style></head>
-<body><h1>\U0001fa91 {code}</h1>
-{ways}
-</body></html>
-"""
-
-
 async def join_page(request: Request) -> Response:
     """The ways to take a seat at the table with this join code; 404 (and nothing else) for any other code; 429
     for every code once this client has tried too many unknown ones (``Pages.join_attempt``)."""
@@ -364,8 +353,8 @@ async def join_page(request: Request) -> Response:
     ]
     if browser:
         parts.insert(0, web.join_section(request, code, table.theme))
-    page = _PAGE.format(code=html.escape(code), ways="\n".join(parts))
-    return HTMLResponse(page, headers={"Cache-Control": "no-store", "X-Robots-Tag": "noindex"})
+    # The page in the browser's language among the table's, styled as every other page (the button included).
+    return web.page(request, code, f"<h1>\U0001fa91 {html.escape(code)}</h1>" + "\n".join(parts), table.theme)
 
 
 def _logging() -> None:

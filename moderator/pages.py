@@ -185,7 +185,7 @@ class BrowserPages:
         owing = set(awaiting(state)) if state is not None and table.status is TableStatus.PLAYING else set()
         names = tuple(PassName(p, table.seats[p].name, p in owing) for p in local)
         replies = tuple(
-            line.text for line in self.feed(table.row.host_channel, table.row.host_address, 3, this_game=False,
+            line.text for line in self.feed(table.row.host_channel, table.row.host_address, 3, this_game=True,
                                             table_id=table_id) if not line.secret
         )
         board = self._board_view(table, language) if state is not None and table.status is not TableStatus.LOBBY \

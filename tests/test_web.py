@@ -107,7 +107,11 @@ def test_pass_and_play_plays_a_whole_game_on_the_host_device(table: WebTable) ->
         assert '<details class="secret" id="cover-' in page  # the seat's page starts covered: pass it face down
         pick = rng.choice(choices(page))
         response = table.host.post(seat_url, data=pick.fields, follow_redirects=False)
-        assert response.headers["location"] == f"/host/{table_id}"  # back to the names: pass the device on
+        # Pass the device on: a screen that names the next player and shows no seat's secret.
+        assert response.headers["location"] == f"/host/{table_id}/pass/{seat_url.rsplit('/', 1)[1]}"
+        passing = table.host.get(response.headers["location"])
+        assert passing.status_code == 200
+        assert_private(table, table_id, {None: passing.text})
         turns += 1
         assert turns < 400
     assert table.status(table_id) == "over"
@@ -465,3 +469,61 @@ def test_the_card_art_favicon_and_manifest_are_served(table: WebTable) -> None:
     assert card.status_code == 200 and card.headers["content-type"].startswith("image/svg+xml")
     assert device.get("/favicon.ico", follow_redirects=False).headers["location"] == "/static/art/favicon.svg"
     assert device.get("/static/art/../../web.py").status_code == 404
+
+
+def test_a_tap_sent_in_the_background_is_answered_counted_and_a_retry_says_it_is_a_repeat(table: WebTable) -> None:
+    table_id, code = table.open("Host", play=False)
+    phones = {name: table.join(code, name) for name in NAMES}
+    table.host_do(table_id, "start")
+    t = table.service.table(table_id)
+    president = phones[t.seats[t.state.president].name]
+    first, second = choices(president.get(f"/play/{table_id}/live").text)[:2]
+    sent = {"X-Send": "1"}
+    answer = president.post(f"/play/{table_id}", data=first.fields, headers=sent)
+    assert answer.json() == {"counted": True, "repeat": False, "reply": ""}
+    step = table.service.table(table_id).state.step
+    again = president.post(f"/play/{table_id}", data=first.fields, headers=sent)  # the answer was lost: sent again
+    assert again.json()["counted"] and again.json()["repeat"]
+    late = president.post(f"/play/{table_id}", data={**second.fields, "nonce": "fresh"}, headers=sent)
+    assert not late.json()["counted"] and late.json()["reply"]  # the question moved on, and the page says why
+    assert table.service.table(table_id).state.step == step
+
+
+def test_the_join_page_and_a_refusal_are_in_the_browsers_language(table: WebTable) -> None:
+    _table_id, code = table.open("Host", play=False)
+    german = {"Accept-Language": "de-DE,de;q=0.9"}
+    page = table.device().get(f"/join/{code}", headers=german).text
+    assert '<html lang="de">' in page and Catalog.load("classic", "de").text("web-take-seat") in page
+    assert "<style>" in page  # styled as every other page
+    assert '<html lang="de">' in table.device().get(f"/play/{_table_id}", headers=german).text  # 403
+
+
+def test_an_executed_player_is_told_and_watches_the_game_on(table: WebTable) -> None:
+    table_id, code = table.open("Host", play=False)
+    phones = {name: table.join(code, name) for name in NAMES}
+    table.host_do(table_id, "start")
+    t = table.service.table(table_id)
+    out = next(s for s in range(len(NAMES)) if s != t.state.president)
+    t.state = t.state.replace(alive=tuple(s != out for s in range(len(NAMES))))
+    page = phones[t.seats[out].name].get(f"/play/{table_id}/live").text
+    en = Catalog.load("classic", "en")
+    assert en.text("web-executed") in text_of(page)
+    assert not choices(page)  # no say in the game any more, and its board still shown
+    assert 'class="board"' in page
+    others = phones[t.seats[(out + 1) % len(NAMES)].name].get(f"/play/{table_id}/live").text
+    assert en.text("web-executed") not in text_of(others)
+
+
+def test_the_running_vote_count_is_one_line_that_updates(table: WebTable) -> None:
+    table_id, code = table.open("Host", play=False)
+    phones = {name: table.join(code, name) for name in NAMES}
+    table.host_do(table_id, "start")
+    t = table.service.table(table_id)
+    president = phones[t.seats[t.state.president].name]
+    president.post(f"/play/{table_id}", data=choices(president.get(f"/play/{table_id}/live").text)[0].fields)
+    voters = list(phones.values())[:4]
+    for phone in voters:
+        phone.post(f"/play/{table_id}", data=choices(phone.get(f"/play/{table_id}/live").text)[0].fields)
+    feed = text_of(list(phones.values())[4].get(f"/play/{table_id}/live").text)
+    counts = [line for line in feed.splitlines() if re.fullmatch(r"\d of 5 have voted\.", line)]
+    assert counts == ["4 of 5 have voted."]  # the feed's one line, not four (the board says it too, in its words)

@@ -273,6 +273,11 @@ def _page(title: str, body: str, *, lang: str = DEFAULT_LANGUAGE, status: int = 
     return HTMLResponse(page, status_code=status, headers=_NO_STORE)
 
 
+def page(request: Request, title: str, body: str, theme: str = DEFAULT_THEME) -> HTMLResponse:
+    """A page of this server (the join page, say) with the house style, in the browser's language."""
+    return _page(title, body, lang=_language(request, theme), kind="join-page")
+
+
 _NO_STORE: Final = {"Cache-Control": "no-store", "X-Robots-Tag": "noindex", "Referrer-Policy": "no-referrer"}
 
 
@@ -536,6 +541,7 @@ class WebTables:
                     names.append(f'<li><a class="name" href="/host/{table.id}/seat/{local.position}">'
                                  f"{_e(local.name)}</a>{mark}</li>")
                 parts.append(f'<h2>{_e(catalog.text("web-pass-title"))}</h2><ul class="pass">{"".join(names)}</ul>')
+                parts.append(_latest(catalog, self.pages.screen_view(table.id, lang).latest))  # what the table saw
             controls = {Status.PLAYING: ("pause", "nudge", "end"), Status.PAUSED: ("resume", "end"),
                         Status.OVER: ("rematch",)}
             parts.append("".join(
@@ -798,7 +804,7 @@ def _forbidden(table: TableView | None, request: Request) -> Response:
     theme = table.theme if table is not None else DEFAULT_THEME
     catalog = _catalog(theme, _language(request, theme))
     text = catalog.text("web-not-your-seat")
-    return _page(text, _text(text), status=403)
+    return _page(text, _text(text), lang=catalog.lang, status=403)
 
 
 def _cookie(response: Response, name: str, token: str, request: Request) -> None:
@@ -992,7 +998,7 @@ async def move_seat(request: Request) -> Response:
     return response
 
 
-async def _choose(request: Request, table: TableView, seat: int) -> Response | None:
+async def _choose(request: Request, table: TableView, seat: int, *, then: str | None = None) -> Response | None:
     """Hand a button's choice (or a seat's own control) to the service. Sent by seat.js (``X-Send: 1``), the
     answer is JSON for the page to show: ``counted`` (this time or, a retry, before) or not, and the service's reply
     if not; else None."""
@@ -1024,8 +1030,10 @@ async def _choose(request: Request, table: TableView, seat: int) -> Response | N
         lines = web.pages.feed(CHANNEL, address, 1, this_game=False, table_id=table.id)
         reply = receipt.notice if receipt is not None and receipt.notice else \
             "".join(line.text for line in lines if not line.secret)
-    return JSONResponse({"counted": counted, "repeat": bool(receipt and receipt.duplicate), "reply": reply},
-                        headers=_NO_STORE)
+    answer: dict[str, object] = {"counted": counted, "repeat": bool(receipt and receipt.duplicate), "reply": reply}
+    if then is not None and counted:
+        answer["next"] = then  # pass-and-play: the device goes on to the next player
+    return JSONResponse(answer, headers=_NO_STORE)
 
 
 async def screen(request: Request) -> Response:
@@ -1167,40 +1175,136 @@ async def host_action(request: Request) -> Response:
     return RedirectResponse(f"/host/{table.id}", status_code=303)
 
 
-def _local_seat(request: Request, table: TableView) -> int | None:
-    """The pass-and-play seat in the path, if the request comes from the host's device and the seat is on it."""
+PIN_COOKIE: Final = "pin-"
+"""Pass-and-play: a seat's PIN, hashed, in the host device's cookie ``pin-<table>-<seat>`` (HttpOnly: the page
+cannot read it; the device's people cannot see it). ``open-<table>``: the one seat opened with its PIN, until the
+device is passed on."""
+OPEN_COOKIE: Final = "open-"
+
+
+def _pin_hash(table: TableView, seat: int, pin: str) -> str:
+    return hashlib.sha256(f"{table.host_address}|{table.id}|{seat}|{pin}".encode()).hexdigest()[:32]
+
+
+def _locked(request: Request, table: TableView, seat: int) -> bool:
+    """A seat with a PIN not opened with it on this device since it was last passed on."""
+    pin = request.cookies.get(f"{PIN_COOKIE}{table.id}-{seat}")
+    return pin is not None and not hmac.compare_digest(request.cookies.get(OPEN_COOKIE + table.id, ""), f"{seat}.{pin}")
+
+
+def _local_seat(request: Request, table: TableView, *, unlocked: bool = True) -> int | None:
+    """The pass-and-play seat in the path, if the request comes from the host's device and the seat is on it
+    (``unlocked``: and opened with its PIN, if it has one)."""
     web = _web(request)
     seat = _number(str(request.path_params.get("seat", "")), 2)
-    if not web.is_host(request, table) or seat is None:
+    if not web.is_host(request, table) or seat is None or seat not in web.local_seats(table):
         return None
-    return seat if seat in web.local_seats(table) else None
+    return None if unlocked and _locked(request, table, seat) else seat
+
+
+def _pass_url(table: TableView, seat: int) -> str:
+    return f"/host/{table.id}/pass/{seat}"
 
 
 async def local_seat(request: Request) -> Response:
-    """Pass-and-play: one seat of the host's device behind a cover; "done" hides it and goes back to the names."""
-    found = _seat_for(request, local=True)
-    if isinstance(found, Response):
-        return found
-    table, seat = found
+    """Pass-and-play: one seat of the host's device behind a cover (its PIN first, if it has one); "done", always
+    in reach at the foot of the screen, hides it and passes the device on."""
+    table = _table(request)
+    if table is None:
+        return _not_found()
+    seat = _local_seat(request, table, unlocked=False)
+    if seat is None:
+        return _forbidden(table, request)
     lang = table.seats[seat].language
     catalog = _catalog(table.theme, lang)
-    cover = catalog.text("web-only-you", name=table.seats[seat].name)
+    name = table.seats[seat].name
+    if _locked(request, table, seat):
+        if request.url.path.endswith("/live"):
+            return _forbidden(table, request)
+        wrong = _text(catalog.text("web-pin-wrong"), "refused") if request.query_params.get("wrong") else ""
+        ask = _pin_form(table, seat, catalog, "web-pin-ask", "web-pin-open", "open", name=name)
+        return _page(name, f"<h1>{_e(name)}</h1>{wrong}{ask}", lang=lang, kind="seat")
+    cover = catalog.text("web-only-you", name=name)
     part = _web(request).seat_part(table, seat, lang, cover=cover)
     if request.url.path.endswith("/live"):
         return HTMLResponse(part, headers=_NO_STORE)
-    done = f'<p><a class="done" href="/host/{table.id}">{_e(catalog.text("web-done-pass"))}</a></p>'
-    return _page(table.seats[seat].name, _live(f"/host/{table.id}/seat/{seat}/live", table.id, part) + done,
-                 lang=lang)
+    pin = "" if f"{PIN_COOKIE}{table.id}-{seat}" in request.cookies else \
+        _pin_form(table, seat, catalog, "web-pin-offer", "web-pin-save", "pin")
+    done = (f'<p class="bar"><a class="done" href="{_pass_url(table, seat)}">'
+            f'{_e(catalog.text("web-done-pass"))}</a></p>')
+    body = _live(f"/host/{table.id}/seat/{seat}/live", table.id, part) + pin + done
+    return _page(name, body + _seat_script(catalog), lang=lang, kind="seat")
+
+
+def _pin_form(table: TableView, seat: int, catalog: Catalog, label: str, button: str, action: str,
+              name: str = "") -> str:
+    return (f'<form method="post" action="/host/{table.id}/seat/{seat}/{action}" class="pin">'
+            f'<label>{_e(catalog.text(label, name=name))} <input name="pin" inputmode="numeric" pattern="[0-9]{{4}}" '
+            f'maxlength="4" autocomplete="off" required></label>'
+            f'<button>{_e(catalog.text(button))}</button></form>')
+
+
+async def local_pin(request: Request) -> Response:
+    """Pass-and-play: ``.../pin`` sets the open seat's PIN (4 digits); ``.../open`` opens a seat with it."""
+    table = _table(request)
+    if table is None:
+        return _not_found()
+    setting = request.url.path.endswith("/pin")
+    seat = _local_seat(request, table, unlocked=setting)
+    if seat is None:
+        return _forbidden(table, request)
+    pin = (await _form(request)).get("pin", "")
+    back = f"/host/{table.id}/seat/{seat}"
+    if not (len(pin) == 4 and _number(pin, 4) is not None):
+        return RedirectResponse(back + ("" if setting else "?wrong=1"), status_code=303)
+    hashed = _pin_hash(table, seat, pin)
+    if setting:
+        response = RedirectResponse(back, status_code=303)
+        _cookie(response, f"{PIN_COOKIE}{table.id}-{seat}", hashed, request)
+    elif hmac.compare_digest(request.cookies.get(f"{PIN_COOKIE}{table.id}-{seat}", ""), hashed):
+        response = RedirectResponse(back, status_code=303)
+    else:
+        return RedirectResponse(back + "?wrong=1", status_code=303)
+    _cookie(response, OPEN_COOKIE + table.id, f"{seat}.{hashed}", request)
+    return response
+
+
+async def pass_on(request: Request) -> Response:
+    """Pass-and-play, between two players: "pass the device to Bob" (the next seat on this device that owes a
+    decision), nothing of the previous seat on screen; the seat opened with a PIN is closed again."""
+    table = _table(request)
+    if table is None:
+        return _not_found()
+    web = _web(request)
+    if not web.is_host(request, table):
+        return _forbidden(table, request)
+    after = _number(str(request.path_params.get("seat", "")), 2) or 0
+    lang = _language(request, table.theme)
+    view = web.pages.host_view(table.id, lang, web.local_seats(table))
+    owing = [s for s in view.local if s.owes]
+    following = [s for s in owing if s.position > after] + [s for s in owing if s.position <= after]
+    nxt = next((s for s in following if s.position != after), following[0] if following else None)
+    if nxt is None:
+        response: Response = RedirectResponse(f"/host/{table.id}", status_code=303)
+    else:
+        catalog = _catalog(table.theme, table.seats[nxt.position].language)
+        body = (f'<section class="pass-to"><h1>{_e(catalog.text("web-pass-to", name=nxt.name))}</h1>'
+                f'<p><a class="done" href="/host/{table.id}/seat/{nxt.position}">'
+                f'{_e(catalog.text("web-pass-ready", name=nxt.name))}</a></p>'
+                f'<p><a href="/host/{table.id}">{_e(catalog.text("web-pass-title"))}</a></p></section>')
+        response = _page(catalog.text("web-pass-to", name=nxt.name), body, lang=catalog.lang, kind="seat")
+    response.delete_cookie(OPEN_COOKIE + table.id, path="/")
+    return response
 
 
 async def local_decide(request: Request) -> Response:
-    """Pass-and-play: a decision for the seat on the host's device; then back to the names (pass it on)."""
+    """Pass-and-play: a decision for the seat on the host's device; then the device is passed on."""
     found = _seat_for(request, local=True)
     if isinstance(found, Response):
         return found
     table, seat = found
-    answer = await _choose(request, table, seat)
-    return answer or RedirectResponse(f"/host/{table.id}", status_code=303)
+    answer = await _choose(request, table, seat, then=_pass_url(table, seat))
+    return answer or RedirectResponse(_pass_url(table, seat), status_code=303)
 
 
 _ART: Final = resources.files(__package__).joinpath("web_assets", "art")
@@ -1237,6 +1341,9 @@ def routes(*, open_tables: bool = True) -> list[BaseRoute]:
         Route("/host/{table}/seat/{seat}", local_seat, methods=["GET"]),
         Route("/host/{table}/seat/{seat}/live", local_seat, methods=["GET"]),
         Route("/host/{table}/seat/{seat}", local_decide, methods=["POST"]),
+        Route("/host/{table}/seat/{seat}/pin", local_pin, methods=["POST"]),
+        Route("/host/{table}/seat/{seat}/open", local_pin, methods=["POST"]),
+        Route("/host/{table}/pass/{seat}", pass_on, methods=["GET"]),
     ]
     if open_tables:
         out += [Route("/", home, methods=["GET"]), Route("/new", new_table, methods=["POST"])]
