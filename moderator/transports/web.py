@@ -976,16 +976,25 @@ async def move_page(request: Request) -> Response:
                  lang=catalog.lang)
 
 
-async def move_seat(request: Request) -> Response:
-    """``POST /move/<code>``: this browser takes over the seat the code was given for; its page follows."""
+def _by_code(request: Request, find: Callable[[str], TableView | None]) -> tuple[TableView, str] | Response:
+    """The table a code in the path names (``find``), under the guessing rule every way in shares: a try with an
+    unknown code costs one of the client's tries, and an empty bucket answers the same, known code or not."""
     web = _web(request)
     code = str(request.path_params.get("code", "")).strip().upper()
-    table = web.pages.table_by_move_code(code) if _ID.fullmatch(code) else None
+    table = find(code) if _ID.fullmatch(code) else None
     wait = web.pages.join_attempt(web.client(request), table is not None)
     if wait > 0:
         return try_again(request, wait)
-    if table is None:
-        return _not_found()
+    return _not_found() if table is None else (table, code)
+
+
+async def move_seat(request: Request) -> Response:
+    """``POST /move/<code>``: this browser takes over the seat the code was given for; its page follows."""
+    web = _web(request)
+    found = _by_code(request, web.pages.table_by_move_code)
+    if isinstance(found, Response):
+        return found
+    table, code = found
     form = await _form(request)
     token = secrets.token_urlsafe(24)
     address = address_of(token)
@@ -1057,16 +1066,9 @@ async def screen(request: Request) -> Response:
 
 async def short_screen(request: Request) -> Response:
     """``GET /tv/<join code>``: the table screen's short address, easy to type on a TV's remote."""
-    web = _web(request)
-    code = str(request.path_params.get("code", "")).strip().upper()
-    table = web.pages.table_by_code(code) if _ID.fullmatch(code) else None
     # A guess costs as a wrong join code does: the short address is no way to try codes faster.
-    wait = web.pages.join_attempt(web.client(request), table is not None)
-    if wait > 0:
-        return try_again(request, wait)
-    if table is None:
-        return _not_found()
-    return RedirectResponse(f"/table/{table.id}", status_code=303)
+    found = _by_code(request, _web(request).pages.table_by_code)
+    return found if isinstance(found, Response) else RedirectResponse(f"/table/{found[0].id}", status_code=303)
 
 
 async def board_png(request: Request) -> Response:
