@@ -200,11 +200,10 @@ def test_a_five_player_game_plays_through_five_phone_pages_in_chromium(server: S
         assert moved, "no phone shows a decision, yet the game is not over"
         assert decisions < 300
     browser.get(f"{server.url}/table/{table_id}")
-    assert Catalog.load("classic", "en").text("truth-title") in browser.find_element(By.TAG_NAME, "body").text
+    live = browser.execute_script("return document.getElementById('live').innerText")
+    assert Catalog.load("classic", "en").text("truth-title") in live
 
 
-@pytest.mark.xfail(reason="after merging the host page controls the pass-and-play flow in Chromium stops; "
-                          "to investigate (tests/test_web.py plays pass-and-play to the end)", strict=False)
 def test_pass_and_play_plays_a_whole_game_on_one_device_in_chromium_with_pins(server: Server, browser: Any) -> None:
     browser.get(f"{server.url}/")
     browser.find_element(By.NAME, "name").send_keys("Ann")
@@ -273,7 +272,8 @@ def test_pass_and_play_plays_a_whole_game_on_one_device_in_chromium_with_pins(se
         assert turns < 300
     assert len(pins) == len(NAMES)
     browser.get(f"{server.url}/table/{table_id}")
-    assert EN.text("truth-title") in browser.find_element(By.TAG_NAME, "body").text
+    # The table screen is laid out for a TV: on a phone's width the story scrolls in its own box.
+    assert EN.text("truth-title") in browser.execute_script("return document.getElementById('live').innerText")
 
 
 def test_the_table_screen_follows_a_vote_without_a_reload(server: Server, browser: Any) -> None:
@@ -317,10 +317,18 @@ def test_a_page_whose_event_stream_the_server_refused_opens_it_again_and_catches
 
     _host, table_id, code = host_opens(server, play=False)
     web = server.server.config.app.state.channels["web"].state
-    web.slots = StreamSlots(per_table=0)  # full: every stream of this table is answered 503
+    class Full(StreamSlots):  # every stream of this table is answered 503; counts the refusals
+        refused = 0
+
+        def acquire(self, table_id: str) -> bool:
+            Full.refused += 1
+            return False
+
+    web.slots = Full()
     browser.get(f"{server.url}/table/{table_id}")
     browser.execute_script("window.sameDocument = 'yes';")
-    time.sleep(1.0)  # refused (a browser's EventSource gives up on a 503 for good)
+    # Refused (a browser's EventSource gives up on a 503 for good); on a busy machine that takes a while.
+    WebDriverWait(browser, 20).until(lambda d: Full.refused >= 1)
     server.client().post(f"/join/{code}", data={"name": "Zed"})  # a change while the page has no stream
     web.slots = StreamSlots()
     WebDriverWait(browser, 20).until(lambda d: "Zed" in d.find_element(By.ID, "live").text)

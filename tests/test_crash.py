@@ -98,9 +98,19 @@ def _finish(proc: subprocess.Popen[str], timeout: float) -> str:
     return out
 
 
+# After a restart the votes of one election may come in another order, so another voter's vote is the last one
+# (its echo says so, and carries the decision step the last vote opened).
+def _order_free(body: dict[str, Any]) -> dict[str, Any]:
+    """A vote's echo without what depends on the order of the votes (whether it was the last one)."""
+    if body.get("message_id") in ("vote-recorded", "vote-recorded-last"):
+        body = {**body, "message_id": "vote-recorded", "text": body["text"].rsplit(". ", 1)[0], "decision": None}
+    return body
+
+
 def _normalise(body: dict[str, Any], codes: set[str]) -> str:
-    """A message as comparable text: the table id and the join code differ from run to run."""
-    body = dict(body)
+    """A message as comparable text: the table id and the join code differ from run to run, and a vote's echo
+    may or may not be the last one."""
+    body = _order_free(dict(body))
     if "table" in body:
         body["table"] = "<table>"
     if "join_code" in body:
@@ -205,9 +215,6 @@ def _votes_unordered(actions: list[Any]) -> list[Any]:
     return out
 
 
-@pytest.mark.xfail(reason="issue 14 in progress: prompts sent again after a restart are answered again by the "
-                          "driver (extra vote echoes); the driver or the reference must learn about re-prompts",
-                   strict=False)
 @pytest.mark.parametrize("round_", range(ROUNDS))
 def test_killed_and_restarted_games_finish_the_same(tmp_path: Path, round_: int) -> None:
     seed = 1000 + round_
@@ -379,8 +386,29 @@ def _http_outcome(db: Path, players: HttpPlayers) -> dict[str, Any]:
                 text = text.replace(name, placeholder)
             return text
 
-        outbox = Counter(same(f"{channel}:{address} {message_id} {body}") for channel, address, message_id, body
-                         in store.execute("SELECT channel, address, message_id, body FROM outbox ORDER BY id"))
+        # After a crash whoever owes a decision gets a reminder and its prompt once more (an input that hit the
+        # dead server may be lost): each such prompt repeats one the address had; nothing else is new.
+        outbox: Counter[str] = Counter()
+        prompts: set[tuple[str, str]] = set()
+        reminded: set[str] = set()
+        reminders: set[str] = set()
+        repeats = 0
+        for channel, address_, message_id, body in store.execute(
+                "SELECT channel, address, message_id, body FROM outbox ORDER BY id"):
+            to = f"{channel}:{address_}"
+            if message_id == "reminder-restart":
+                reminded.add(to)
+                reminders.update(same(json.loads(body)["text"]).splitlines())
+                continue
+            text = same(json.dumps(_order_free({**json.loads(body), "message_id": message_id}), sort_keys=True))
+            if to in reminded:
+                reminded.discard(to)
+                assert (to, text) in prompts, f"{to} was reminded of a prompt it never had: {text[:200]}"
+                repeats += 1
+                continue
+            if json.loads(body).get("kind") == "prompt":
+                prompts.add((to, text))
+            outbox[f"{to} {text}"] += 1
         handled = {(channel, external_id) for channel, external_id
                    in store.execute("SELECT channel, external_id FROM inbound")}
     finally:
@@ -390,9 +418,10 @@ def _http_outcome(db: Path, players: HttpPlayers) -> dict[str, Any]:
     # same line may come in a message of its own. Each message is one or more whole lines.
     journal = read_journal(db.with_name(db.name + ".journal"))
     delivered: Counter[tuple[str, str]] = Counter(
-        (entry["address"], line) for entry in journal for line in same(entry["text"]).splitlines() if line)
+        (entry["address"], line) for entry in journal for line in same(entry["text"]).splitlines()
+        if line and line not in reminders)
     return {"results": results, "outbox": outbox, "handled": handled, "delivered": delivered,
-            "sends": len(journal)}
+            "sends": len(journal), "repeats": repeats}
 
 
 @pytest.mark.parametrize("round_", range(ROUNDS))
@@ -425,4 +454,5 @@ def test_a_killed_server_plays_telegram_and_sms_games_over_http_to_the_same_end(
     actions = sum(len(a) for _, _, a in reference["results"].values())
     print(f"\nhttp crash round {round_} (seed {seed}): {HTTP_TABLES} tables, {actions} actions, "
           f"{reference['sends']} messages sent or edited ({crashed['sends']} with kills); {kills} kills, "
-          f"{players.retries} requests sent again; 0 lost; {time.perf_counter() - started:.1f} s")
+          f"{players.retries} requests sent again, {crashed['repeats']} prompts repeated after a restart; 0 lost; "
+          f"{time.perf_counter() - started:.1f} s")
