@@ -317,11 +317,11 @@ def test_a_page_whose_event_stream_the_server_refused_opens_it_again_and_catches
 
     _host, table_id, code = host_opens(server, play=False)
     web = server.server.config.app.state.channels["web"].state
-    class Full(StreamSlots):  # every stream of this table is answered 503; counts the refusals
+    class Full(StreamSlots):  # every stream is answered 503; counts this table's refusals (not other pages')
         refused = 0
 
-        def acquire(self, table_id: str) -> bool:
-            Full.refused += 1
+        def acquire(self, table: str) -> bool:
+            Full.refused += table == table_id
             return False
 
     web.slots = Full()
