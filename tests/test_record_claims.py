@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from moderator import record as records
-from moderator.claims import Office, SessionClaim, Spoken
+from moderator.claims import InvestigationClaim, Office, PeekClaim, SessionClaim, Spoken
 from moderator.cli import main
-from moderator.engine import Policy
+from moderator.engine import Policy, apply
 from tests.test_replay_cli import VALID, assert_malformed, run
 from tests.test_table_claims import watched
 
@@ -174,3 +174,28 @@ def test_the_replay_cli_reads_an_exported_record_with_claims(
     assert main(["replay", str(path)]) == 0
     out = capsys.readouterr().out
     assert sum(" claims: \"" in line for line in out.splitlines()) == len(record["claims"])
+
+
+def test_no_claim_in_an_exported_record_comes_before_the_action_it_is_about() -> None:
+    for seed in (3, 5, 8):
+        record = records.parse(exported(seed))
+        assert record.claims
+        states = [record.start()]
+        for action in record.actions:
+            states.append(apply(states[-1], action)[0])
+        for spoken in record.claims:
+            state = states[spoken.step]
+            match spoken.claim:
+                case SessionClaim(session=index):
+                    assert index < len(state.history.sessions)  # a session enters the history when it ends
+                case InvestigationClaim(speaker=speaker, target=target):
+                    assert (speaker, target) in state.history.investigations
+                case PeekClaim(speaker=speaker):
+                    assert speaker in {president for president, _ in state.history.peeks}
+                case _:
+                    pass
+
+
+def test_a_seeded_table_exports_the_same_record_claims_included_every_time() -> None:
+    first, second = exported(3), exported(3)
+    assert first["claims"] and first == second

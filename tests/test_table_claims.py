@@ -8,7 +8,7 @@ from pathlib import Path
 
 from moderator import render
 from moderator.bots import SPEECH_EVENTS
-from moderator.claims import Accusation, InvestigationClaim, Office, PeekClaim, SessionClaim
+from moderator.claims import Accusation, Clearance, InvestigationClaim, Office, PeekClaim, SessionClaim
 from moderator.commands import AddComputers, Join, Speak, Start
 from moderator.engine import Phase, Role, awaiting, public_view
 from moderator.engine.events import LoyaltyInvestigated, PolicyEnacted, PolicyPeekUsed, VetoAnswered
@@ -17,6 +17,7 @@ from moderator.store import Store
 from moderator.tables import Table
 from moderator.transports.web import WebTables
 from tests.fakes import Harness
+from tests.test_claims import is_true
 
 HEADER = "What the players claim (they may lie):"
 
@@ -217,3 +218,53 @@ def test_a_persons_claim_reaches_the_table_screen_only_with_the_next_result() ->
     shown = h.service.pages.screen_view(table_id, "en")
     said = [(text, claim) for text, claim in zip(shown.latest, shown.claimed, strict=True) if "Ann: Computer 2" in text]
     assert said and all(claim and text.startswith(HEADER) for text, claim in said)
+
+
+# --- what the computer players at a table say ------------------------------------------------------------------
+
+
+TABLES = [(seed, players) for seed in (3, 5, 8, 13) for players in (5, 7, 10)]
+_watched: dict[tuple[int, int], Table] = {}
+
+
+def finished(seed: int, players: int) -> Table:
+    """A finished table of computer players (played once per test session)."""
+    if (seed, players) not in _watched:
+        h, table_id = watched(seed, players)
+        _watched[seed, players] = h.table(table_id)
+    return _watched[seed, players]
+
+
+def test_a_liberal_computer_players_claims_of_every_kind_are_true_at_a_table() -> None:
+    kinds = set()
+    for seed, players in TABLES:
+        table = finished(seed, players)
+        assert table.state is not None
+        for said in table.said:
+            if table.state.roles[said.claim.speaker] is Role.LIBERAL:
+                kinds.add(type(said.claim))
+                assert is_true(table.state, said.claim), said.claim
+    assert kinds >= {SessionClaim, InvestigationClaim, Accusation}
+
+
+def test_a_claim_at_a_table_speaks_only_of_what_its_speaker_did_or_saw() -> None:
+    kinds = set()
+    for seed, players in TABLES:
+        table = finished(seed, players)
+        assert table.state is not None
+        history = table.state.history
+        for said in table.said:
+            claim = said.claim
+            kinds.add(type(claim))
+            match claim:
+                case SessionClaim(speaker=speaker, office=office, session=index, hand=held):
+                    session = history.sessions[index]
+                    assert speaker == (session.president if office is Office.PRESIDENT else session.chancellor)
+                    assert len(held) == (3 if office is Office.PRESIDENT else 2)  # never the other's cards
+                case InvestigationClaim(speaker=speaker, target=target):
+                    assert (speaker, target) in history.investigations
+                case PeekClaim(speaker=speaker):
+                    assert speaker in {president for president, _ in history.peeks}
+                case Accusation(speaker=speaker, target=target) | Clearance(speaker=speaker, target=target):
+                    assert speaker != target
+    assert kinds >= {SessionClaim, InvestigationClaim, PeekClaim}
