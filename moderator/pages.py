@@ -239,12 +239,20 @@ def _claims_after(table: Table) -> dict[int, list[Claim]]:
     for said in table.said:
         if said.shown is None:
             continue  # said by a person since the last result: it waits for the next one
+        # Back from when it was shown: the last session's end, investigation or peek, else the last public result
+        # (a person's claim said before a vote rides with the vote's result). A computer player's is close by.
         first = said.logged if said.logged < said.shown else 0
-        public = [i for i in range(first, said.shown)
-                  if log[i].audience.everyone and not isinstance(log[i], (VoteCast, VoteProgressed))]
-        results = [i for i in public if type(log[i]) in SPEECH_EVENTS] or public
-        if results:
-            after.setdefault(results[-1], []).append(said.claim)
+        found: int | None = None
+        for i in reversed(range(first, said.shown)):
+            event = log[i]
+            if not event.audience.everyone or isinstance(event, (VoteCast, VoteProgressed)):
+                continue
+            if type(event) in SPEECH_EVENTS:
+                found = i
+                break
+            found = i if found is None else found
+        if found is not None:
+            after.setdefault(found, []).append(said.claim)
     return after
 
 
