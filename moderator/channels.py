@@ -474,6 +474,8 @@ class ScreenView:
     board: BoardView | None = None
     truth: tuple[str, ...] = ()
     latest: tuple[str, ...] = ()
+    claimed: tuple[bool, ...] = ()
+    """For each of ``latest``, whether it is what players claim (speech, to be shown as claims, never as facts)."""
     waiting: str = ""
     """Who the table waits for, by name, and for what (empty once the game is over or paused)."""
     reveal: RevealView | None = None

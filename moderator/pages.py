@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 
 from . import render
 from .board import Board
+from .bots import SPEECH_EVENTS
 from .catalog import Catalog
 from .channels import (
     Ballot,
@@ -30,10 +31,11 @@ from .channels import (
     Status,
     TableView,
 )
+from .claims import Claim
 from .commands import Inbound
 from .context import Context
 from .engine import Phase, awaiting, public_view, view_for
-from .engine.events import ElectionDecided, GameEnded, GameStarted, VoteProgressed
+from .engine.events import ElectionDecided, GameEnded, GameStarted, VoteCast, VoteProgressed
 from .engine.types import MAX_PLAYERS
 from .lobby import MOVE_CODES
 from .moves import token
@@ -122,7 +124,8 @@ class BrowserPages:
             owes_nothing=prompt is None and not records and table.status is TableStatus.PLAYING,
             record_votes=voters, language=seat.language,
             knowledge=knowledge, status=status,
-            board=self._board_view(table, language), latest=self._latest(table, language) if table.group else None,
+            board=self._board_view(table, language),
+            latest=tuple(text for text, _ in self._latest(table, language)) if table.group else None,
             feed=feed,
         )
 
@@ -171,9 +174,11 @@ class BrowserPages:
         if table.status is TableStatus.PLAYING and (owing := awaiting(state)):
             # Who still owes a vote is no secret (at a real table, whose card is not yet down); how they vote is.
             waiting = render.waiting_line(owing, state.phase, info, catalog)
+        latest = self._latest(table, language)
         return ScreenView(False, status=_status(self.ctx, table, language),
                           board=self._board_view(table, language), truth=truth,
-                          latest=self._latest(table, language), waiting=waiting,
+                          latest=tuple(text for text, _ in latest), claimed=tuple(said for _, said in latest),
+                          waiting=waiting,
                           reveal=_reveal(table, info, catalog), ended=ended, roles=roles)
 
     # --- the host's device ------------------------------------------------------------------------------------
@@ -205,18 +210,50 @@ class BrowserPages:
         lines = tuple(m.text for m in render.board_messages(public_view(table.state), table.info(), catalog))
         return BoardView(lines)
 
-    def _latest(self, table: Table, language: str) -> tuple[str, ...]:
-        """The latest public results (the running vote count is on the board, not here)."""
+    def _latest(self, table: Table, language: str) -> tuple[tuple[str, bool], ...]:
+        """The latest public results, newest first, each with whether it is what players claim: the claims shown
+        with a result come right after it, as one block of claims (the running vote count is on the board)."""
         assert table.state is not None
         catalog = self.ctx.catalog(table.row.theme, language)
         info, view = table.info(), public_view(table.state)
-        latest: list[str] = []
-        for event in reversed(table.log):
+        after = _claims_after(table)
+        latest: list[tuple[str, bool]] = []
+        for index in reversed(range(len(table.log))):
             if len(latest) >= LATEST:
                 break
+            event = table.log[index]
+            if index in after:
+                said = render.claim_messages(after[index], view, info, catalog)
+                latest.extend((m.text, True) for m in reversed(said))
             if event.audience.everyone and not isinstance(event, VoteProgressed):
-                latest.extend(reversed([m.text for m in render.event_messages(event, None, info, catalog, board=view)]))
+                latest.extend(reversed([(m.text, False)
+                                        for m in render.event_messages(event, None, info, catalog, board=view)]))
         return tuple(latest[:LATEST])
+
+
+def _claims_after(table: Table) -> dict[int, list[Claim]]:
+    """The claims shown so far, by the index of the result in the log they rode along with: for a computer
+    player's, the session's end, investigation or peek it speaks of; for a person's, the next result after it."""
+    after: dict[int, list[Claim]] = {}
+    log = table.log
+    for said in table.said:
+        if said.shown is None:
+            continue  # said by a person since the last result: it waits for the next one
+        # Back from when it was shown: the last session's end, investigation or peek, else the last public result
+        # (a person's claim said before a vote rides with the vote's result). A computer player's is close by.
+        first = said.logged if said.logged < said.shown else 0
+        found: int | None = None
+        for i in reversed(range(first, said.shown)):
+            event = log[i]
+            if not event.audience.everyone or isinstance(event, (VoteCast, VoteProgressed)):
+                continue
+            if type(event) in SPEECH_EVENTS:
+                found = i
+                break
+            found = i if found is None else found
+        if found is not None:
+            after.setdefault(found, []).append(said.claim)
+    return after
 
 
 _COVERS = {

@@ -12,7 +12,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, assert_never
 
+from . import claims as claimed
 from . import moves
+from .claims import Accusation, ClaimError, Clearance, InvestigationClaim, Office, PeekClaim, SessionClaim, Spoken
 from .engine import (
     Action,
     Event,
@@ -84,6 +86,9 @@ class Record:
     reshuffles: tuple[tuple[Policy, ...], ...]
     seed: int | None
     actions: tuple[Action, ...]
+    claims: tuple[Spoken, ...] | None = None
+    """What players said (the optional ``claims`` field; None when the record has none): speech, never applied,
+    each with ``step``, how many actions had been applied when it was said."""
 
     def seat(self, name: str) -> int:
         """The seat of a player named in this record."""
@@ -118,6 +123,12 @@ class Replay:
     applied: int
     error: RuleError | None
     events: tuple[Event, ...]
+    marks: tuple[int, ...] = ()
+    """How many events there were after k actions had been applied, for k from 0 to ``applied``."""
+
+    def claims(self) -> tuple[Spoken, ...]:
+        """The record's claims said after actions that applied (the rest speak of a game that did not happen)."""
+        return tuple(spoken for spoken in self.record.claims or () if spoken.step <= self.applied)
 
 
 # --- parsing and validation -----------------------------------------------------------------------------
@@ -204,7 +215,30 @@ def parse(data: Any) -> Record:
     if not isinstance(actions, list):
         raise RecordError("'actions' must be a list")
     parsed = tuple(_action(names, i, a) for i, a in enumerate(actions))
-    return Record(names, tuple(seat_roles), names.index(first), deck, orders, seed, parsed)
+    said = _claims(names, len(parsed), data["claims"]) if "claims" in data else None
+    return Record(names, tuple(seat_roles), names.index(first), deck, orders, seed, parsed, said)
+
+
+def _claims(names: tuple[str, ...], actions: int, data: Any) -> tuple[Spoken, ...]:
+    """The optional ``claims`` field: each entry's form is checked, never what it says (claims are speech)."""
+    if not isinstance(data, list):
+        raise RecordError("'claims' must be a list")
+    said: list[Spoken] = []
+    for index, entry in enumerate(data):
+        where = f"claim {index}"
+        if not isinstance(entry, dict):
+            raise RecordError(f"{where} must be an object")
+        after = entry.get("after")
+        if type(after) is not int or not 0 <= after <= actions:
+            raise RecordError(f"{where} 'after' must be a whole number from 0 to {actions} (the actions applied)")
+        if said and after < said[-1].step:
+            raise RecordError(f"{where} is said after {after} actions, before the claim ahead of it")
+        try:
+            claim = claimed.from_json({k: v for k, v in entry.items() if k != "after"}, names)
+        except ClaimError as exc:
+            raise RecordError(f"{where}: {exc}") from None
+        said.append(Spoken(after, claim))
+    return tuple(said)
 
 
 _TYPE_NAMES = {str: "a string", bool: "true or false"}
@@ -289,6 +323,7 @@ def replay(record: Record) -> Replay:
     except InvalidSetup as exc:  # parse() already checks all of this; kept for records built in code
         raise RecordError(str(exc)) from None
     events: list[Event] = list(opening_events(state))
+    marks = [len(events)]
     error: RuleError | None = None
     applied = 0
     for index, action in enumerate(record.actions):
@@ -301,7 +336,8 @@ def replay(record: Record) -> Replay:
             raise RecordError(str(exc)) from None
         events.extend(new)
         applied += 1
-    return Replay(record, state, applied, error, tuple(events))
+        marks.append(len(events))
+    return Replay(record, state, applied, error, tuple(events), tuple(marks))
 
 
 def error_message(record: Record, error: RuleError) -> str:
@@ -363,6 +399,8 @@ def summary(result: Replay) -> dict[str, Any]:
     error = None
     if result.error is not None:
         error = {"index": result.error.index, "message": error_message(record, result.error)}
+    # Only a record that has claims gets them back, so a record without them replays to the same JSON as before.
+    said = {} if record.claims is None else {"claims": claims_to_json(names, result.claims())}
     return {
         "applied": result.applied,
         "error": error,
@@ -387,6 +425,7 @@ def summary(result: Replay) -> dict[str, Any]:
         "investigated": [names[target] for _, target in state.investigations],
         "winner": state.winner.value if state.winner else None,
         "win_reason": state.win_reason.value if state.win_reason else None,
+        **said,
     }
 
 
@@ -398,11 +437,20 @@ def action_to_json(names: Sequence[str], action: Action) -> dict[str, Any]:
     return moves.record_entry(tuple(names), action)
 
 
-def to_json(names: Sequence[str], state: GameState, actions: Sequence[Action]) -> dict[str, Any]:
-    """The record of a game: its setup, every reshuffle it made and the actions applied to reach ``state``.
+def claims_to_json(names: Sequence[str], said: Sequence[Spoken]) -> list[dict[str, Any]]:
+    """Claims as the record's ``claims`` entries: ``after`` (the actions applied when said), then the claim."""
+    return [{"after": spoken.step, **claimed.to_json(spoken.claim, names)} for spoken in said]
+
+
+def to_json(
+    names: Sequence[str], state: GameState, actions: Sequence[Action], said: Sequence[Spoken] | None = None
+) -> dict[str, Any]:
+    """The record of a game: its setup, every reshuffle it made and the actions applied to reach ``state``,
+    with what the players claimed if ``said`` is given (a game with no claims gives none).
 
     The record holds every secret of the game, the seed included: export it once the game is over.
     """
+    talk = {"claims": claims_to_json(names, said)} if said else {}
     return {
         "format": FORMAT,
         "players": list(names),
@@ -412,18 +460,21 @@ def to_json(names: Sequence[str], state: GameState, actions: Sequence[Action]) -
         "reshuffles": ["".join(p.value for p in order) for order in state.history.reshuffles],
         "seed": state.setup.seed,
         "actions": [action_to_json(names, a) for a in actions],
+        **talk,
     }
 
 
 def dumps(record_json: Mapping[str, Any]) -> str:
-    """A record as JSON text: one field, and one action, per line, so records read and diff well."""
+    """A record as JSON text: one field, one action and one claim per line, so records read and diff well."""
     fields = [
         f"  {json.dumps(key)}: {json.dumps(value, ensure_ascii=False)}"
         for key, value in record_json.items()
-        if key != "actions"
+        if key not in ("actions", "claims")
     ]
-    actions = ",\n".join(f"    {json.dumps(a, ensure_ascii=False)}" for a in record_json.get("actions", []))
-    fields.append(f'  "actions": [\n{actions}\n  ]' if actions else '  "actions": []')
+    lists = ["actions"] + (["claims"] if "claims" in record_json else [])
+    for key in lists:
+        entries = ",\n".join(f"    {json.dumps(e, ensure_ascii=False)}" for e in record_json.get(key, []))
+        fields.append(f'  "{key}": [\n{entries}\n  ]' if entries else f'  "{key}": []')
     return "{\n" + ",\n".join(fields) + "\n}\n"
 
 
@@ -432,9 +483,33 @@ def timeline(result: Replay) -> str:
 
     Every event is told, private ones too (roles, hands, discards, investigation results, peeks, reshuffled
     orders): this is for reading once the game is over. A vote's anonymous progress is folded into the line
-    of the vote it follows. If the replay stopped on a rejected action, the last line says which and why.
+    of the vote it follows. The record's claims come where they were said, each as a person's words in quotes
+    (``Ann claims: "I drew F, F, L and handed over F, L."``), never as facts. If the replay stopped on a
+    rejected action, the last line says which and why.
     """
     return "\n".join(_Timeline(result.record.players).lines(result))
+
+
+def claim_line(names: Sequence[str], spoken: Spoken) -> str:
+    """A claim as the timeline tells it: who claims what, in their words (quoted: it may be a lie)."""
+    claim = spoken.claim
+    match claim:
+        case SessionClaim(office=Office.PRESIDENT, hand=held, passed=passed):
+            words = f"I drew {_cards_text(held)} and handed over {_cards_text(passed)}."
+        case SessionClaim(hand=held, passed=passed):
+            done = f"enacted {_cards_text(passed)}" if passed else "vetoed them"
+            words = f"I received {_cards_text(held)} and {done}."
+        case InvestigationClaim(target=target, party=party):
+            words = f"{names[target]} is a member of the {party.value} party."
+        case PeekClaim(policies=policies):
+            words = f"The top three policies are {_cards_text(policies)} (top first)."
+        case Accusation(target=target):
+            words = f"{names[target]} is a fascist."
+        case Clearance(target=target):
+            words = f"{names[target]} is a liberal."
+        case _:
+            assert_never(claim)
+    return f'{names[claim.speaker]} claims: "{words}"'
 
 
 _WINS = {
@@ -464,8 +539,18 @@ class _Timeline:
         self.veto_refused = False
 
     def lines(self, result: Replay) -> list[str]:
-        for event in result.events:
+        said: dict[int, list[Spoken]] = {}
+        for spoken in result.claims():
+            # Said after ``step`` actions: told after the results of the last of them, before the next round
+            # they may have started (a claim about a session belongs to that session's round).
+            start = result.marks[spoken.step - 1] if spoken.step else 0
+            end = result.marks[spoken.step]
+            turn = (i for i in range(start, end) if isinstance(result.events[i], PresidentialCandidateChosen))
+            said.setdefault(next(turn, end), []).append(spoken)
+        for count, event in enumerate(result.events, start=1):
             self.event(event)
+            for spoken in said.get(count, ()):
+                self.say(claim_line(self.names, spoken))
         if result.error is not None:
             self.out.append("")
             self.out.append(

@@ -22,6 +22,7 @@ from . import record as records
 from .bots import ComputerPlayer
 from .catalog import DEFAULT_LANGUAGE, DEFAULT_THEME
 from .channels import Capabilities, NotStored, Receipt, StatusScale
+from .claims import Spoken
 from .commands import (
     AddComputers,
     Ask,
@@ -438,12 +439,13 @@ class Service:
     # --- records ------------------------------------------------------------------------------------------
 
     def export(self, table_id: str) -> dict[str, Any] | None:
-        """The game record of a table's current or last game, every reshuffle it made included (it holds every
-        secret: share it after the game)."""
+        """The game record of a table's current or last game, every reshuffle it made included, with what the
+        players claimed if they claimed anything (it holds every secret: share it after the game)."""
         table = self.tables.get(table_id)
         if table is None or table.state is None or table.row.setup is None:
             return None
-        record = records.to_json(table.row.setup["players"], table.state, [])
+        said = [Spoken(said.step, said.claim) for said in table.said]
+        record = records.to_json(table.row.setup["players"], table.state, [], said)
         return {**record, "actions": list(table.actions)}
 
     def game_over(self, table_id: str) -> bool:

@@ -453,6 +453,7 @@ ALLOWED: frozenset[tuple[str, str]] = frozenset(
         ("record.py", "_doing"),
         ("record.py", "_WINS"),
         ("record.py", "_Timeline.event"),
+        ("record.py", "claim_line"),  # the claims in `moderator replay`'s timeline
         ("app.py", "play_on_lan"),  # the addresses `moderator play --web` prints for whoever started it
         ("transports/sms.py", "SmsSpec.off"),  # why a channel is off: the operator's log
         ("transports/telegram.py", "TelegramSpec.off"),

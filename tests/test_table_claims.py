@@ -6,14 +6,18 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from moderator.claims import Accusation, InvestigationClaim, Office, PeekClaim, SessionClaim
+from moderator import render
+from moderator.bots import SPEECH_EVENTS
+from moderator.claims import Accusation, Clearance, InvestigationClaim, Office, PeekClaim, SessionClaim
 from moderator.commands import AddComputers, Join, Speak, Start
-from moderator.engine import Phase, Role, awaiting
+from moderator.engine import Phase, Role, awaiting, public_view
 from moderator.engine.events import LoyaltyInvestigated, PolicyEnacted, PolicyPeekUsed, VetoAnswered
 from moderator.grammar import grammar
 from moderator.store import Store
 from moderator.tables import Table
+from moderator.transports.web import WebTables
 from tests.fakes import Harness
+from tests.test_claims import is_true
 
 HEADER = "What the players claim (they may lie):"
 
@@ -152,3 +156,115 @@ def test_a_claim_that_does_not_fit_what_the_seat_did_is_refused() -> None:
         h.send("p0", grammar().parse(typed) or Speak("claim", typed), raw=typed)
         assert h.channel.ids("p0")[-1] == "claim-refused", typed
     assert h.table(table_id).said == []
+
+
+# --- the table screen ---------------------------------------------------------------------------------------
+
+
+def until_claims_shown(seed: int = 5) -> tuple[Harness, str]:
+    """A table of one person and six computer players, played until the computer players have claimed."""
+    h = Harness(seed=seed)
+    table_id, _ = h.open("p0", "Ann")
+    h.send("p0", AddComputers(6))
+    h.start(table_id)
+    rng = random.Random(3)
+    while not any(s.shown is not None for s in h.table(table_id).said):
+        h.press("p0", rng)
+    return h, table_id
+
+
+def result_texts(h: Harness, table: Table) -> set[str]:
+    """The words of every public result a claim can follow (a session's end, an investigation, a peek)."""
+    assert table.state is not None
+    catalog = h.service.ctx.catalog(table.row.theme, "en")
+    view = public_view(table.state)
+    return {m.text for e in table.log if e.audience.everyone and type(e) in SPEECH_EVENTS
+            for m in render.event_messages(e, None, table.info(), catalog, board=view)}
+
+
+def test_the_table_screen_shows_claims_as_claims_right_after_the_result_they_follow() -> None:
+    h, table_id = until_claims_shown()
+    table = h.table(table_id)
+    view = h.service.pages.screen_view(table_id, "en")
+    assert len(view.claimed) == len(view.latest) and any(view.claimed)
+    for text, said in zip(view.latest, view.claimed, strict=True):
+        assert text.startswith(HEADER) if said else HEADER not in text
+    first = view.claimed.index(True)
+    # Newest first: the result the claims ride along with is the entry just below them.
+    assert view.latest[first + 1] in result_texts(h, table)
+    assert "I drew" in view.latest[first] or "I got" in view.latest[first]
+
+
+def test_the_table_screen_marks_claims_apart_from_the_results() -> None:
+    h, table_id = until_claims_shown()
+    web = WebTables(h.service.pages)
+    table = h.service.pages.table_info(table_id)
+    assert table is not None
+    part = web.screen_part(table, "http://table.test/", "en")
+    assert part.count('class="msg claim"') == sum(h.service.pages.screen_view(table_id, "en").claimed) > 0
+    assert f'<p class="msg" data-say="{HEADER}' not in part
+
+
+def test_a_persons_claim_reaches_the_table_screen_only_with_the_next_result() -> None:
+    h, table_id = until_claims_shown()
+    before = h.service.pages.screen_view(table_id, "en")
+    h.send("p0", Speak("accuse", "Computer 2"), raw="accuse Computer 2")
+    assert h.channel.ids("p0")[-1] == "claim-noted"
+    held = h.service.pages.screen_view(table_id, "en")
+    assert not any("Ann: Computer 2" in text for text in held.latest) and held.latest == before.latest
+    rng = random.Random(4)
+    while h.table(table_id).said[-1].shown is None:
+        h.press("p0", rng)
+    shown = h.service.pages.screen_view(table_id, "en")
+    said = [(text, claim) for text, claim in zip(shown.latest, shown.claimed, strict=True) if "Ann: Computer 2" in text]
+    assert said and all(claim and text.startswith(HEADER) for text, claim in said)
+
+
+# --- what the computer players at a table say ------------------------------------------------------------------
+
+
+TABLES = [(seed, players) for seed in (3, 5, 8, 13) for players in (5, 7, 10)]
+_watched: dict[tuple[int, int], Table] = {}
+
+
+def finished(seed: int, players: int) -> Table:
+    """A finished table of computer players (played once per test session)."""
+    if (seed, players) not in _watched:
+        h, table_id = watched(seed, players)
+        _watched[seed, players] = h.table(table_id)
+    return _watched[seed, players]
+
+
+def test_a_liberal_computer_players_claims_of_every_kind_are_true_at_a_table() -> None:
+    kinds = set()
+    for seed, players in TABLES:
+        table = finished(seed, players)
+        assert table.state is not None
+        for said in table.said:
+            if table.state.roles[said.claim.speaker] is Role.LIBERAL:
+                kinds.add(type(said.claim))
+                assert is_true(table.state, said.claim), said.claim
+    assert kinds >= {SessionClaim, InvestigationClaim, Accusation}
+
+
+def test_a_claim_at_a_table_speaks_only_of_what_its_speaker_did_or_saw() -> None:
+    kinds = set()
+    for seed, players in TABLES:
+        table = finished(seed, players)
+        assert table.state is not None
+        history = table.state.history
+        for said in table.said:
+            claim = said.claim
+            kinds.add(type(claim))
+            match claim:
+                case SessionClaim(speaker=speaker, office=office, session=index, hand=held):
+                    session = history.sessions[index]
+                    assert speaker == (session.president if office is Office.PRESIDENT else session.chancellor)
+                    assert len(held) == (3 if office is Office.PRESIDENT else 2)  # never the other's cards
+                case InvestigationClaim(speaker=speaker, target=target):
+                    assert (speaker, target) in history.investigations
+                case PeekClaim(speaker=speaker):
+                    assert speaker in {president for president, _ in history.peeks}
+                case Accusation(speaker=speaker, target=target) | Clearance(speaker=speaker, target=target):
+                    assert speaker != target
+    assert kinds >= {SessionClaim, InvestigationClaim, PeekClaim}

@@ -484,8 +484,11 @@ class WebTables:
             own = self._own_address(table, catalog, base_url) if table.code else ""
             return f'<div class="tv lobby">{join}<aside class="side">{_seats(catalog, view.seats)}{own}</aside></div>'
         board = self._board(table, catalog, view.board.lines if view.board else ())
-        # Each public result once, newest first; the page reads the newest aloud if narration is on.
-        latest = "".join(f'<p class="msg" data-say="{_e(t)}">{_e(t)}</p>' for t in view.latest)
+        # Each public result once, newest first; the page reads the newest aloud if narration is on. What players
+        # claim is set apart from the results (its own look, under its own header): it is speech, not fact.
+        claimed = view.claimed or (False,) * len(view.latest)
+        latest = "".join(f'<p class="msg{" claim" if said else ""}" data-say="{_e(t)}">{_e(t)}</p>'
+                         for t, said in zip(view.latest, claimed, strict=True))
         status = "".join(f'<p class="status">{_e(line)}</p>' for line in view.status)
         if view.roles:
             cards = "".join(
