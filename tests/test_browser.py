@@ -110,6 +110,9 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 @pytest.fixture
 def server(tmp_path: Path, browser: Any) -> Iterator[Server]:
     browser.delete_all_cookies()
+    # Every test starts at the same size: a phone's emulated size would otherwise outlive the test that set it.
+    browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+    browser.set_window_size(1280, 900)
     with Server(tmp_path / "browser.db") as running:
         yield running
 
