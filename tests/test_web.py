@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from moderator import render
 from moderator.catalog import Catalog
 from moderator.engine import Role, awaiting, view_for
+from moderator.limits import PIN_GUESSES
 from moderator.render import InputProblem
 from moderator.transports import web
 from tests.web_table import WebTable, browser_beside, choices, every_channel, text_of
@@ -527,3 +528,31 @@ def test_the_running_vote_count_is_one_line_that_updates(table: WebTable) -> Non
     feed = text_of(list(phones.values())[4].get(f"/play/{table_id}/live").text)
     counts = [line for line in feed.splitlines() if re.fullmatch(r"\d of 5 have voted\.", line)]
     assert counts == ["4 of 5 have voted."]  # the feed's one line, not four (the board says it too, in its words)
+
+
+def test_a_pass_and_play_pin_cannot_be_guessed_through(tmp_path: Path) -> None:
+    now = [1_800_000_000.0]
+    with WebTable(tmp_path / "pins.db", clock=lambda: now[0]) as table:
+        table_id, _code = table.open("Ann")
+        for name in NAMES[1:]:
+            table.host_do(table_id, "add", name=name)
+        table.host_do(table_id, "start")
+        bob = f"/host/{table_id}/seat/1"
+        for seat, pin in ((2, "1234"), (1, "4711")):
+            table.host.post(f"/host/{table_id}/seat/{seat}/pin", data={"pin": pin})
+            table.host.get(f"/host/{table_id}/pass/{seat}")  # passed on: the seat is locked again
+        wrong = [table.host.post(f"{bob}/open", data={"pin": f"{n:04}"}) for n in range(PIN_GUESSES + 1)]
+        en = Catalog.load("classic", "en")
+        assert all(en.text("web-pin-wrong") in r.text for r in wrong[:-1])
+        refused = wrong[-1]
+        assert refused.status_code == 429 and int(refused.headers["Retry-After"]) == 60
+        # While the seat waits, even its PIN gets the same answer: a guesser cannot tell a hit.
+        right = table.host.post(f"{bob}/open", data={"pin": "4711"})
+        assert right.status_code == 429 and text_of(right.text) == text_of(refused.text)
+        assert '<details class="secret" id="cover-' not in right.text
+        # Another seat on the device keeps its own tries.
+        other = table.host.post(f"/host/{table_id}/seat/2/open", data={"pin": "0000"})
+        assert other.status_code == 200 and en.text("web-pin-wrong") in other.text
+        now[0] += 60  # a minute later, one more try
+        opened = table.host.post(f"{bob}/open", data={"pin": "4711"})
+        assert opened.status_code == 200 and '<details class="secret" id="cover-1"' in opened.text

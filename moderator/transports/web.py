@@ -102,11 +102,13 @@ from ..commands import (
 from ..grammar import Verb, grammar
 from ..guard import (
     DEFAULT_TRUSTED_PROXIES,
+    JoinGuard,
     OpenGate,
     StreamSlots,
     TrustedProxies,
     client_key,
     join_guesses,
+    pin_guesses,
     retry_after,
     table_openings,
     trusted_proxies_setting,
@@ -217,6 +219,7 @@ WEB_MESSAGES: Final = (
     "web-pin-ask",
     "web-pin-open",
     "web-pin-wrong",
+    "web-pin-wait",
     "web-this-screen",
     "web-vote-elected",
     "web-vote-rejected",
@@ -339,7 +342,8 @@ class WebTables:
 
     def __init__(self, pages: Pages, *, public_url: str | None = None,
                  ways: Callable[[str], list[JoinWay]] = lambda code: [], delivery: Delivery | None = None,
-                 gate: OpenGate | None = None, trusted: TrustedProxies | None = None) -> None:
+                 gate: OpenGate | None = None, trusted: TrustedProxies | None = None,
+                 pins: JoinGuard | None = None) -> None:
         self.pages = pages
         self.public_url = public_url
         """Where phones reach this server (join links and QR codes); else the address a page was asked for."""
@@ -350,6 +354,8 @@ class WebTables:
         """Who may open a table at ``/new`` (``MODERATOR_OPEN_PASSWORD``, else one a minute per client)."""
         self.trusted = trusted or TrustedProxies.parse(DEFAULT_TRUSTED_PROXIES)
         """The proxies whose ``X-Forwarded-For`` names the client (``MODERATOR_TRUSTED_PROXIES``)."""
+        self.pins = pins or pin_guesses()
+        """Wrong PINs per pass-and-play seat (``limits.pin_guesses``): a seat's PIN cannot be tried through."""
         self.slots = StreamSlots()
         """Event streams open at once, per table and in all."""
         self._boards: dict[tuple[str, bool], tuple[str, bytes]] = {}
@@ -1223,9 +1229,7 @@ async def local_seat(request: Request) -> Response:
     if _locked(request, table, seat):
         if request.url.path.endswith("/live"):
             return _forbidden(table, request)
-        wrong = _text(catalog.text("web-pin-wrong"), "refused") if request.query_params.get("wrong") else ""
-        ask = _pin_form(table, seat, catalog, "web-pin-ask", "web-pin-open", "open", name=name)
-        return _page(name, f"<h1>{_e(name)}</h1>{wrong}{ask}", lang=lang, kind="seat")
+        return _pin_page(table, seat, "web-pin-wrong" if request.query_params.get("wrong") else "")
     cover = catalog.text("web-only-you", name=name)
     part = _web(request).seat_part(table, seat, lang, cover=cover)
     if request.url.path.endswith("/live"):
@@ -1238,6 +1242,20 @@ async def local_seat(request: Request) -> Response:
     return _page(name, body + _seat_script(catalog), lang=lang, kind="seat")
 
 
+def _pin_page(table: TableView, seat: int, note: str, *, seconds: float = 0) -> HTMLResponse:
+    """A locked seat: its PIN asked for, after ``note`` if any (a wrong PIN; ``seconds``: too many, wait)."""
+    lang = table.seats[seat].language
+    catalog = _catalog(table.theme, lang)
+    name = table.seats[seat].name
+    wait = retry_after(seconds) if seconds else ""
+    said = _text(catalog.text(note, seconds=int(wait or 0)), "refused") if note else ""
+    ask = _pin_form(table, seat, catalog, "web-pin-ask", "web-pin-open", "open", name=name)
+    response = _page(name, f"<h1>{_e(name)}</h1>{said}{ask}", lang=lang, kind="seat", status=429 if wait else 200)
+    if wait:
+        response.headers["Retry-After"] = wait
+    return response
+
+
 def _pin_form(table: TableView, seat: int, catalog: Catalog, label: str, button: str, action: str,
               name: str = "") -> str:
     return (f'<form method="post" action="/host/{table.id}/seat/{seat}/{action}" class="pin">'
@@ -1247,7 +1265,9 @@ def _pin_form(table: TableView, seat: int, catalog: Catalog, label: str, button:
 
 
 async def local_pin(request: Request) -> Response:
-    """Pass-and-play: ``.../pin`` sets the open seat's PIN (4 digits); ``.../open`` opens a seat with it."""
+    """Pass-and-play: ``.../pin`` sets the open seat's PIN (4 digits); ``.../open`` opens a seat with it, under
+    the seat's guessing rule (``WebTables.pins``): once its wrong tries are used up, every PIN, the right one too,
+    gets the same "try again in …" until the seat may try again."""
     table = _table(request)
     if table is None:
         return _not_found()
@@ -1263,10 +1283,14 @@ async def local_pin(request: Request) -> Response:
     if setting:
         response = RedirectResponse(back, status_code=303)
         _cookie(response, f"{PIN_COOKIE}{table.id}-{seat}", hashed, request)
-    elif hmac.compare_digest(request.cookies.get(f"{PIN_COOKIE}{table.id}-{seat}", ""), hashed):
-        response = RedirectResponse(back, status_code=303)
     else:
-        return RedirectResponse(back + "?wrong=1", status_code=303)
+        right = hmac.compare_digest(request.cookies.get(f"{PIN_COOKIE}{table.id}-{seat}", ""), hashed)
+        wait = _web(request).pins.attempt(f"{table.id}.{seat}", right)
+        if wait > 0:
+            return _pin_page(table, seat, "web-pin-wait", seconds=wait)
+        if not right:
+            return RedirectResponse(back + "?wrong=1", status_code=303)
+        response = RedirectResponse(back, status_code=303)
     _cookie(response, OPEN_COOKIE + table.id, f"{seat}.{hashed}", request)
     return response
 
@@ -1385,7 +1409,8 @@ class WebSpec:
         gate = OpenGate(password, limiter=join_guesses(runtime.clock) if password else table_openings(runtime.clock))
         web = WebTables(runtime.pages, public_url=settings.public_url, ways=runtime.join_ways,
                         delivery=runtime.delivery(CHANNEL, ReadByPage()), gate=gate,
-                        trusted=TrustedProxies.parse(trusted_proxies_setting(settings.env)))
+                        trusted=TrustedProxies.parse(trusted_proxies_setting(settings.env)),
+                        pins=pin_guesses(runtime.clock))
         web.bind(asyncio.get_running_loop())
         try:
             yield Running(web)
