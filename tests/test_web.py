@@ -556,3 +556,17 @@ def test_a_pass_and_play_pin_cannot_be_guessed_through(tmp_path: Path) -> None:
         now[0] += 60  # a minute later, one more try
         opened = table.host.post(f"{bob}/open", data={"pin": "4711"})
         assert opened.status_code == 200 and '<details class="secret" id="cover-1"' in opened.text
+
+
+def test_a_host_control_sent_in_the_background_is_answered_and_counted_once(table: WebTable) -> None:
+    table_id, _code = table.open("Ann")
+    for name in ("Bob", "Cy"):
+        table.host_do(table_id, "add", name=name)
+    sent = {"X-Send": "1"}
+    move = {"do": "move", "name": "Cy", "position": "2", "nonce": "n1.tap"}
+    assert table.host.post(f"/host/{table_id}", data=move, headers=sent).json() == {"counted": True, "repeat": False}
+    again = table.host.post(f"/host/{table_id}", data=move, headers=sent)  # the answer was lost: sent again
+    assert again.json() == {"counted": True, "repeat": True}
+    assert table.service.table(table_id).names == ("Ann", "Cy", "Bob")  # one place up once, not twice
+    page = table.host.get(f"/host/{table_id}").text
+    assert 'data-send="1"' in page  # the page posts its forms in the background

@@ -312,9 +312,11 @@ def _seat_script(catalog: Catalog) -> str:
             f"<script>{_asset('seat.js')}</script>")
 
 
-def _live(src: str, table_id: str, inner: str) -> str:
-    """The part of a page that follows the table's event stream (fetched again from ``src`` on each change)."""
-    return f'<div id="live" data-src="{_e(src)}" data-events="/table/{_e(table_id)}/events">{inner}</div>'
+def _live(src: str, table_id: str, inner: str, *, send: bool = False) -> str:
+    """The part of a page that follows the table's event stream (fetched again from ``src`` on each change);
+    ``send``: its forms are posted in the background by live.js (the host's page), never loading a page."""
+    sends = ' data-send="1"' if send else ""
+    return f'<div id="live" data-src="{_e(src)}" data-events="/table/{_e(table_id)}/events"{sends}>{inner}</div>'
 
 
 def _language(request: Request, theme: str = DEFAULT_THEME) -> str:
@@ -1143,11 +1145,13 @@ async def host_page(request: Request) -> Response:
     title = _catalog(table.theme, lang).text("web-host-page")
     links = (f'<p class="links"><a href="/table/{table.id}" target="_blank">'
              f'{_e(_catalog(table.theme, lang).text("web-table-screen"))}</a></p>')
-    return _page(title, links + _live(f"/host/{table.id}/live", table.id, part), lang=lang)
+    return _page(title, links + _live(f"/host/{table.id}/live", table.id, part, send=True), lang=lang)
 
 
 async def host_action(request: Request) -> Response:
-    """``POST /host/<table>``: a lobby or host control from the host's device."""
+    """``POST /host/<table>``: a lobby or host control from the host's device. Sent by live.js (``X-Send: 1``),
+    the answer is JSON (``counted``: handed to the service, this time or, ``repeat``, before; a refusal is its reply
+    on the page) and the page fetches its part again; else the host page follows."""
     table = _table(request)
     if table is None:
         return _not_found()
@@ -1159,27 +1163,31 @@ async def host_action(request: Request) -> Response:
     nonce = form.get("nonce")
     do = form.get("do", "")
     name = form.get("name", "").strip()
+    receipt: Receipt | None = None
     if do in _HOST_ACTIONS:
-        web.handle(host, _HOST_ACTIONS[do], nonce=nonce, table=table.id)
+        receipt = web.handle(host, _HOST_ACTIONS[do], nonce=nonce, table=table.id)
     elif do == "add" and name and table.code:
-        web.handle(local_address(host, secrets.token_hex(4)), Join(table.code, name), nonce=nonce,
-                   lang=_language(request, table.theme))
+        receipt = web.handle(local_address(host, secrets.token_hex(4)), Join(table.code, name), nonce=nonce,
+                             lang=_language(request, table.theme))
     elif do == "move" and (position := _number(form.get("position", ""), 2)) is not None:
-        web.handle(host, MoveSeat(name, position), nonce=nonce, table=table.id)  # 1-based: one place up
+        receipt = web.handle(host, MoveSeat(name, position), nonce=nonce, table=table.id)  # 1-based: one place up
     elif do == "remove" and name:
-        web.handle(host, RemoveSeat(name), nonce=nonce, table=table.id)
+        receipt = web.handle(host, RemoveSeat(name), nonce=nonce, table=table.id)
     elif do == "computers-n" and (count := _number(form.get("count", ""), 2)) is not None:
-        web.handle(host, AddComputers(count), nonce=nonce, table=table.id)
+        receipt = web.handle(host, AddComputers(count), nonce=nonce, table=table.id)
     elif do == "tablevotes" and form.get("on") in ("0", "1"):
-        web.handle(host, SetTableVoting(form.get("on") == "1"), nonce=nonce, table=table.id)
+        receipt = web.handle(host, SetTableVoting(form.get("on") == "1"), nonce=nonce, table=table.id)
     elif do == "reminders" and (minutes := _number(form.get("minutes", ""), 3)) is not None:
-        web.handle(host, SetReminders(minutes or None), nonce=nonce, table=table.id)
+        receipt = web.handle(host, SetReminders(minutes or None), nonce=nonce, table=table.id)
     elif do == "theme" and form.get("theme") in themes():
-        web.handle(host, SetTheme(form["theme"]), nonce=nonce, table=table.id)
+        receipt = web.handle(host, SetTheme(form["theme"]), nonce=nonce, table=table.id)
     elif do in ("standin", "return") and name:
-        web.handle(host, StandIn(name, back=do == "return"), nonce=nonce, table=table.id)
+        receipt = web.handle(host, StandIn(name, back=do == "return"), nonce=nonce, table=table.id)
     elif do == "newdevice" and name:
-        web.handle(host, MovePhone(name), nonce=nonce, table=table.id)
+        receipt = web.handle(host, MovePhone(name), nonce=nonce, table=table.id)
+    if request.headers.get("x-send") == "1":  # a refusal is the service's reply, which the part shows
+        answer = {"counted": receipt is not None, "repeat": bool(receipt and receipt.duplicate)}
+        return JSONResponse(answer, headers=_NO_STORE)
     return RedirectResponse(f"/host/{table.id}", status_code=303)
 
 
