@@ -137,6 +137,14 @@ COVER_SECONDS: Final = 60
 """A cover opened on a seat's page closes by itself after this long (time for a President to read three cards
 and choose), and at once when the page is hidden or the network goes."""
 
+ROLES_IN_A_ROW: Final = 6
+"""The end screen shows up to this many seats in one row, the name under each card; more in two rows of five,
+each name beside its card, so that ten long names fit a TV."""
+
+LONG_WAITING: Final = 80
+"""A "waiting for …" line longer than this (characters) is set smaller on the table screen, so that it fits
+beside the last vote's ten ballots."""
+
 WEB_MESSAGES: Final = (
     "web-open-title",
     "web-your-name",
@@ -504,9 +512,12 @@ class WebTables:
             ended = (f'<h1 class="ended" data-say="{_e(view.ended)}">{_e(view.ended)}</h1>' if view.ended else "")
             truth = ('<section class="truth" id="truth">' + "".join(_text(t) for t in view.truth) + "</section>"
                      if view.truth else "")
-            return (f'<div class="tv over">{ended}{status}<ul class="roles">{cards}</ul>'
+            many = " many" if len(view.roles) > ROLES_IN_A_ROW else ""  # two rows, each name beside its card
+            return (f'<div class="tv over">{ended}{status}<ul class="roles{many}">{cards}</ul>'
                     f'<div class="end-row">{board}{truth}</div></div>')
-        waiting = f'<p class="waiting">{_e(view.waiting)}</p>' if view.waiting else ""
+        # A vote of ten names waited for, under the last vote's ten ballots: smaller (still read across a room).
+        long = " long" if len(view.waiting) > LONG_WAITING else ""
+        waiting = f'<p class="waiting{long}">{_e(view.waiting)}</p>' if view.waiting else ""
         reveal = _reveal(table.theme, view.reveal) if view.reveal is not None else ""
         return (f'<div class="tv game"><div class="main">{board}<section class="latest">'
                 f'<h2>{_e(catalog.text("web-latest"))}</h2>{latest}</section></div>'
@@ -637,7 +648,9 @@ def _reveal(theme: str, reveal: RevealView) -> str:
         f'<span class="name">{_e(b.name)}</span> <span class="vote">{_e(b.word)}</span></li>'
         for b in ballots)
     result = "elected" if reveal.elected else "rejected"
-    return f'<section class="reveal {result}"><h2>{_e(reveal.title)}</h2><ul class="ballots">{items}</ul></section>'
+    many = " many" if len(ballots) > ROLES_IN_A_ROW else ""  # the card's tick or cross says it; the word is its alt
+    return (f'<section class="reveal {result}"><h2>{_e(reveal.title)}</h2><ul class="ballots{many}">{items}</ul>'
+            "</section>")
 
 
 def _picture(board: Board, lang: str) -> str:
