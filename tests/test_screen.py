@@ -64,7 +64,7 @@ class Table:
         page = self.phones[name].get(f"/play/{self.id}/live").text
         out = []
         for form in BUTTON.findall(page):
-            label = re.search(r'<button class="choice">([^<]*)</button>', form)
+            label = re.search(r'<button class="choice"[^>]*>([^<]*)', form)
             if label:
                 out.append((label.group(1), dict(re.findall(r'name="(\w+)" value="([^"]*)"', form))))
         return out

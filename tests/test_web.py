@@ -570,3 +570,32 @@ def test_a_host_control_sent_in_the_background_is_answered_and_counted_once(tabl
     assert table.service.table(table_id).names == ("Ann", "Cy", "Bob")  # one place up once, not twice
     page = table.host.get(f"/host/{table_id}").text
     assert 'data-send="1"' in page  # the page posts its forms in the background
+
+
+ON_BUTTON = r'<button class="choice"[^>]*>[^<]*<img class="card" src="/static/art/classic/'
+"""A card drawn on a prompt's button, after its words."""
+
+
+def test_phone_pages_show_the_seats_role_card_behind_its_cover_and_cards_on_the_buttons(table: WebTable) -> None:
+    table_id, code = table.open("Host", play=False)
+    phones = {name: table.join(code, name) for name in NAMES}
+    table.host_do(table_id, "start")
+    t = table.service.table(table_id)
+    for seat, name in enumerate(NAMES):
+        page = phones[name].get(f"/play/{table_id}/live").text
+        own = t.state.roles[seat].value
+        # Only its own role's card, and only inside the "what you know" cover.
+        assert re.findall(r"/static/art/classic/role-(\w+)\.svg", page) == [own]
+        know = re.search(r'<details class="secret" id="know">.*?</details>', page, re.S)
+        assert know is not None and f"role-{own}.svg" in know.group(0)
+    president = phones[NAMES[t.state.president]]
+    president.post(f"/play/{table_id}", data=choices(president.get(f"/play/{table_id}/live").text)[0].fields)
+    for phone in phones.values():
+        page = phone.get(f"/play/{table_id}/live").text
+        assert re.findall(ON_BUTTON + r"(vote-\w+)\.svg", page) == ["vote-ja", "vote-nein"]
+        phone.post(f"/play/{table_id}", data=choices(page)[0].fields)  # Ja
+    t = table.service.table(table_id)
+    page = phones[NAMES[t.state.president]].get(f"/play/{table_id}/live").text
+    hand = view_for(t.state, t.state.president).hand
+    shown = re.findall(ON_BUTTON + r"policy-(\w+)\.svg", page)
+    assert len(shown) == len(choices(page)) and set(shown) == {p.name.lower() for p in hand}  # a card per button

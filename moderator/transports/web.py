@@ -472,7 +472,9 @@ class WebTables:
                 parts.append(_text(catalog.text("web-nothing-owed"), "quiet"))
             if table.status is Status.PLAYING:
                 parts.append(_speak(catalog))
-            knowledge = "".join(_text(line) for line in view.knowledge)
+            # The seat's role card leads what it knows, behind the same cover (the words say it too).
+            card = _art(table.theme, f"role-{view.role}", catalog.term(view.role), "role") if view.role else ""
+            knowledge = card + "".join(_text(line) for line in view.knowledge)
             parts.append(_covered("know", catalog.text("knowledge-title"), knowledge, catalog.text("web-reveal")))
             parts.append("".join(_text(line, "status") for line in view.status))
             parts.append(self._board(table, catalog, view.board.lines if view.board else ()))
@@ -635,9 +637,11 @@ class WebTables:
                 "</section>")
 
 
-def _art(theme: str, card: str, alt: str) -> str:
-    """One of the project's cards (``web_assets/art``), named in the table's words."""
-    return f'<img class="card" src="/static/art/{_e(theme)}/{_e(card)}.svg" alt="{_e(alt)}">'
+def _art(theme: str, card: str, alt: str, cls: str = "") -> str:
+    """One of the project's cards (``web_assets/art``), named in the table's words (``alt``; empty where the words
+    stand beside it)."""
+    more = f" {_e(cls)}" if cls else ""
+    return f'<img class="card{more}" src="/static/art/{_e(theme)}/{_e(card)}.svg" alt="{_e(alt)}">'
 
 
 def _reveal(theme: str, reveal: RevealView) -> str:
@@ -764,14 +768,16 @@ def _prompt(catalog: Catalog, prompt: PromptView) -> str:
     answer already given (a vote, which may change until the last one is in) is marked."""
     nonce = secrets.token_hex(8)
     buttons = []
-    for o in prompt.options:
+    cards = prompt.cards or ("",) * len(prompt.options)
+    for o, card in zip(prompt.options, cards, strict=True):
         chosen = o.label == prompt.chosen
         mark = f' <span class="mark">({_e(catalog.text("web-chosen"))})</span>' if chosen else ""
         hidden = "".join(f'<input type="hidden" name="{k}" value="{_e(v)}">'
                          for k, v in (("token", o.token), ("decision", prompt.decision), ("nonce", nonce)))
         pressed = ' aria-pressed="true"' if chosen else ""
+        art = _art(catalog.theme, card, "") if card else ""  # (after the words, which a reader of the page takes)
         buttons.append(f'<form method="post" class="inline">{hidden}'
-                       f'<button class="choice"{pressed}>{_e(o.label)}{mark}</button></form>')
+                       f'<button class="choice"{pressed}>{_e(o.label)}{mark}{art}</button></form>')
     inner = _text(prompt.text) + f'<div class="choices">{"".join(buttons)}</div>'
     if prompt.secret:
         title = catalog.text(f"web-cover-{prompt.cover or 'secret'}")
