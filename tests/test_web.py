@@ -599,3 +599,16 @@ def test_phone_pages_show_the_seats_role_card_behind_its_cover_and_cards_on_the_
     hand = view_for(t.state, t.state.president).hand
     shown = re.findall(ON_BUTTON + r"policy-(\w+)\.svg", page)
     assert len(shown) == len(choices(page)) and set(shown) == {p.name.lower() for p in hand}  # a card per button
+
+
+def test_a_seats_own_controls_sent_in_the_background_are_answered_and_leaving_goes_to_the_join_page(
+        table: WebTable) -> None:
+    table_id, code = table.open("Host", play=False)
+    ann = table.join(code, "Ann")
+    sent = {"X-Send": "1"}
+    assert 'data-send="1"' in ann.get(f"/play/{table_id}").text  # the page posts its forms in the background
+    renamed = ann.post(f"/play/{table_id}", data={"do": "rename", "name": "Anna", "nonce": "r1.x"}, headers=sent)
+    assert renamed.json()["counted"] and table.service.table(table_id).names == ("Anna",)
+    left = ann.post(f"/play/{table_id}", data={"do": "leave", "nonce": "l1.x"}, headers=sent)
+    assert left.json()["counted"] and left.json()["next"] == f"/join/{code}"
+    assert table.service.table(table_id).names == ()

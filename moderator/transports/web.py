@@ -974,7 +974,7 @@ async def seat_page(request: Request) -> Response:
     lang = table.seats[seat].language
     if request.url.path.endswith("/live"):
         return HTMLResponse(web.seat_part(table, seat, lang), headers=_NO_STORE)
-    inner = _live(f"/play/{table.id}/live", table.id, web.seat_part(table, seat, lang))
+    inner = _live(f"/play/{table.id}/live", table.id, web.seat_part(table, seat, lang), send=True)
     return _page(table.seats[seat].name, inner + _seat_script(_catalog(table.theme, lang)), lang=lang, kind="seat")
 
 
@@ -984,7 +984,8 @@ async def decide(request: Request) -> Response:
     if isinstance(found, Response):
         return found
     table, seat = found
-    answer = await _choose(request, table, seat)
+    leaving = (await _form(request)).get("do") == "leave" and table.code
+    answer = await _choose(request, table, seat, then=f"/join/{table.code}" if leaving else None)
     if answer is not None:
         return answer
     after = _web(request).pages.table_info(table.id)
@@ -1060,7 +1061,9 @@ async def _choose(request: Request, table: TableView, seat: int, *, then: str | 
         receipt = web.handle(address, Speak(form["kind"], form["text"].strip()[:60]), nonce=nonce, table=table.id)
     if request.headers.get("x-send") != "1":
         return None
-    counted = receipt is not None and (receipt.applied or receipt.duplicate)
+    # A decision counts when the game took it; a seat's own control (a rename, a claim) once the service has it.
+    decides = bool(token and decision is not None) or do == "votes"
+    counted = receipt is not None and (receipt.applied or receipt.duplicate or not decides)
     reply = ""
     if not counted:  # the service said why (too late, say): its newest reply to this seat
         lines = web.pages.feed(CHANNEL, address, 1, this_game=False, table_id=table.id)
@@ -1265,7 +1268,7 @@ async def local_seat(request: Request) -> Response:
         _pin_form(table, seat, catalog, "web-pin-offer", "web-pin-save", "pin")
     done = (f'<p class="bar"><a class="done" href="{_pass_url(table, seat)}">'
             f'{_e(catalog.text("web-done-pass"))}</a></p>')
-    body = _live(f"/host/{table.id}/seat/{seat}/live", table.id, part) + pin + done
+    body = _live(f"/host/{table.id}/seat/{seat}/live", table.id, part, send=True) + pin + done
     return _page(name, body + _seat_script(catalog), lang=lang, kind="seat")
 
 
