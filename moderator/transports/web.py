@@ -12,12 +12,18 @@ Routes (``routes``):
 - ``GET /table/<table>``: the table screen for a laptop or TV: join QR codes and seats in the lobby, then the
   board, who the table waits for and the latest results, then the roles and the truth timeline. Public only.
 - ``GET /host/<table>``: the host's device: lobby controls, and pass-and-play: every seat taken on this device is
-  a name to tap; ``/host/<table>/seat/<n>`` shows that seat behind a cover and decides for it.
+  a name to tap; ``/host/<table>/seat/<n>`` shows that seat behind a cover and decides for it (``.../pin`` sets
+  its PIN, ``.../open`` opens it with the PIN, under a guessing rule per seat; ``/host/<table>/pass/<n>``: "pass
+  the device to Bob").
+- ``GET /tv/<join code>``: the table screen's short address.
 - ``GET /move/<code>`` and ``POST``: a seat's one-time code (the host page shows it as a QR code) opened on a new
   device, which then takes that seat over.
 - ``GET /table/<table>/events``: server-sent events, one ``data:`` line per committed change of the table and
   nothing else (no content, so no secret); every page listens and fetches its own part again
   (``.../live``), so nothing needs a reload. ``GET /table/<table>/board.png``: the board image.
+
+A page's forms are posted in the background by its script (``X-Send: 1``; the answer is JSON and the page stays
+put); without the script they are plain form posts that load the next page.
 
 Cookies are ``HttpOnly`` and ``SameSite=Strict`` (no other site can post as a seat). The service runs on the
 event loop's thread; so do these routes.
