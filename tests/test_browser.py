@@ -565,3 +565,26 @@ def test_the_host_pages_seat_arrows_and_add_work_in_place_without_a_page_load(se
     assert names == ["Ann", "Dee", "Bob", "Cy"]
     assert browser.execute_script("return window.sameDocument") == "yes"  # never a page load
     assert browser.execute_script("return window.scrollY") > 0  # nor a jump to the top
+
+
+def test_the_president_records_the_tables_votes_on_the_page_without_a_page_load(server: Server, browser: Any) -> None:
+    host, table_id, code = host_opens(server, play=False)
+    host.post(f"/host/{table_id}", data={"do": "tablevotes", "on": "1", "nonce": "hands"})
+    phones = {}
+    for name in NAMES:
+        phones[name] = server.client()
+        phones[name].post(f"/join/{code}", data={"name": name})
+    host.post(f"/host/{table_id}", data={"do": "start", "nonce": "go"})
+    president = president_of(table_id, phones)
+    nominate(table_id, phones[president])
+    in_browser(browser, server, table_id, phones[president])
+    for name in NAMES[:3]:
+        browser.find_element(By.CSS_SELECTOR, f".record input[value='{name}']").click()
+    browser.find_element(By.CSS_SELECTOR, ".record button").click()
+    settled(browser).until(lambda d: status_says(d, EN.text("web-sent")))
+    settled(browser).until(lambda d: not d.find_elements(By.CSS_SELECTOR, ".record"))  # the election is decided
+    with sqlite3.connect(server.db) as db:
+        decided = db.execute("SELECT count(*) FROM events WHERE table_id = ? AND kind LIKE '%election%decided%'",
+                             (table_id,)).fetchone()[0]
+    assert decided == 1
+    assert browser.execute_script("return window.sameDocument") == "yes"  # never a page load
