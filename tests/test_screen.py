@@ -294,6 +294,7 @@ def test_the_end_screen_shows_every_role_on_its_seat_and_the_winner(server: Serv
     table = Table(server)
     table.start()
     table.play_out(random.Random(8))
+    look(browser, 1920, 1080)  # (not whatever size the test before left)
     open_screen(browser, table)
     seats = [(li.find_element(By.CSS_SELECTOR, ".name").text, li.find_element(By.CSS_SELECTOR, ".role").text)
              for li in browser.find_elements(By.CSS_SELECTOR, "ul.roles li")]
