@@ -403,6 +403,8 @@ class PromptView:
     """The label of the answer this seat gave already and may still change (a vote), else None."""
     waiting: bool = False
     """Answered already: the table waits on others, and the answer may still change."""
+    cards: tuple[str, ...] = ()
+    """The project's card each option shows on a page (``policy-liberal``, ``vote-ja``; ``""``: none), in order."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -431,6 +433,8 @@ class SeatView:
     """Votes are cast at the table and this seat, the President, records them: the names that voted."""
     language: str = DEFAULT_LANGUAGE
     """The seat's own language (it may set another)."""
+    role: str = ""
+    """This seat's own secret role, its rulebook key (liberal, fascist, hitler), for its card behind the cover."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -39,6 +39,7 @@ from .limits import JoinGuard as JoinGuard
 from .limits import OpenGate as OpenGate
 from .limits import RateLimiter as RateLimiter
 from .limits import join_guesses as join_guesses
+from .limits import pin_guesses as pin_guesses
 from .limits import table_openings as table_openings
 
 log = logging.getLogger("moderator.guard")

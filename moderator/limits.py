@@ -61,6 +61,17 @@ def join_guesses(clock: Clock = time.monotonic) -> RateLimiter:
     return RateLimiter(JOIN_GUESSES_PER_MINUTE / 60, JOIN_GUESSES_PER_MINUTE, clock=clock)
 
 
+PIN_GUESSES: Final = 5
+"""Wrong PINs a pass-and-play seat takes at once before the device must wait; then one a minute. A player who
+mistypes their own PIN has four more tries; someone trying all 10,000 PINs of another's seat needs a week."""
+
+
+def pin_guesses(clock: Clock = time.monotonic) -> JoinGuard:
+    """The guessing rule for a pass-and-play seat's PIN, kept per seat: ``PIN_GUESSES`` wrong ones at once, then
+    one a minute, and while the seat waits even the right PIN gets the same "try again in …"."""
+    return JoinGuard(RateLimiter(1 / 60, PIN_GUESSES, clock=clock))
+
+
 def table_openings(clock: Clock = time.monotonic) -> RateLimiter:
     """The bucket for opening tables without the operator's password: one per client a minute."""
     return RateLimiter(1 / 60, 1, clock=clock)

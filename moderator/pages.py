@@ -34,11 +34,11 @@ from .channels import (
 from .claims import Claim
 from .commands import Inbound
 from .context import Context
-from .engine import Phase, awaiting, public_view, view_for
+from .engine import Action, Phase, awaiting, public_view, view_for
 from .engine.events import ElectionDecided, GameEnded, GameStarted, VoteCast, VoteProgressed
 from .engine.types import MAX_PLAYERS
 from .lobby import MOVE_CODES
-from .moves import token
+from .moves import MoveKind, move, token
 from .outbox import COMPUTER_CHANNEL
 from .render import TableInfo
 from .store import TableStatus
@@ -112,7 +112,8 @@ class BrowserPages:
             chosen = None if view.vote is None else catalog.term("ja" if view.vote else "nein")
             prompt = PromptView(_private(message.text, message.secret), message.secret, options,
                                 table.row.decision_step, cover=cover_of(message.message_id), chosen=chosen,
-                                waiting=position not in awaiting(state))
+                                waiting=position not in awaiting(state),
+                                cards=tuple(_card(c.action) for c in message.choices))
         knowledge = tuple(_private(m.text, m.secret) for m in render.knowledge_messages(view, info, catalog))
         status = _status(self.ctx, table, language)
         if not view.public.alive[position]:  # executed: told so, and the game goes on before their eyes
@@ -122,7 +123,7 @@ class BrowserPages:
         return SeatView(
             seat.name, True, prompt=prompt,
             owes_nothing=prompt is None and not records and table.status is TableStatus.PLAYING,
-            record_votes=voters, language=seat.language,
+            record_votes=voters, language=seat.language, role=view.role.value,
             knowledge=knowledge, status=status,
             board=self._board_view(table, language),
             latest=tuple(text for text, _ in self._latest(table, language)) if table.group else None,
@@ -272,6 +273,14 @@ def cover_of(message_id: str) -> str:
 def _private(text: str, secret: bool) -> str:
     """A secret's text without its neutral header line: on a page the cover says that much already."""
     return text.split("\n", 1)[1] if secret and "\n" in text else text
+
+
+def _card(action: Action) -> str:
+    """The project's card an answer shows on a page: a policy's or a ballot's; else none."""
+    m = move(action)
+    if m.card is not None:
+        return f"policy-{m.card.name.lower()}"
+    return ("vote-ja" if m.yes else "vote-nein") if m.kind is MoveKind.VOTE else ""
 
 
 def _reveal(table: Table, info: TableInfo, catalog: Catalog) -> RevealView | None:

@@ -22,7 +22,7 @@ import pytest
 
 from moderator.catalog import Catalog
 from tests import test_browser
-from tests.test_browser import NAMES, Server
+from tests.test_browser import NAMES, Server, settled
 
 pytest.importorskip("selenium.webdriver")  # (tests.test_browser has skipped this module if there is no browser)
 from selenium.webdriver.common.by import By
@@ -38,8 +38,9 @@ BUTTON = re.compile(r'<form method="post" class="inline">(.*?)</form>', re.S)
 class Table:
     """Five phones at a table opened by a host without a seat; the browser is its screen."""
 
-    def __init__(self, server: Server, *, lang: str = "en") -> None:
+    def __init__(self, server: Server, *, lang: str = "en", names: tuple[str, ...] = NAMES) -> None:
         self.server = server
+        self.names = names
         host = server.client()
         host.headers["Accept-Language"] = lang
         page = host.post("/new", data={"name": "Host", "theme": "classic"})
@@ -49,7 +50,7 @@ class Table:
         self.code = found.group(1)
         self.host = host
         self.phones: dict[str, httpx.Client] = {}
-        for name in NAMES:
+        for name in names:
             phone = server.client()
             phone.headers["Accept-Language"] = lang
             phone.post(f"/join/{self.code}", data={"name": name})
@@ -63,7 +64,7 @@ class Table:
         page = self.phones[name].get(f"/play/{self.id}/live").text
         out = []
         for form in BUTTON.findall(page):
-            label = re.search(r'<button class="choice">([^<]*)</button>', form)
+            label = re.search(r'<button class="choice"[^>]*>([^<]*)', form)
             if label:
                 out.append((label.group(1), dict(re.findall(r'name="(\w+)" value="([^"]*)"', form))))
         return out
@@ -77,7 +78,9 @@ class Table:
         return True
 
     def owing(self) -> list[str]:
-        return [name for name in NAMES if self.options(name)]
+        """Who owes a decision (a voter who voted may still change it, but owes nothing)."""
+        pages = {name: self.phones[name].get(f"/play/{self.id}/live").text for name in self.names}
+        return [name for name, page in pages.items() if BUTTON.search(page) and 'data-waiting="1"' not in page]
 
     def vote(self, ballots: dict[str, bool], lang: str = "en") -> None:
         """The candidate nominates (the first name offered), then everyone votes as ``ballots`` says."""
@@ -193,6 +196,55 @@ def test_the_table_screen_fits_a_tv_from_lobby_to_the_end_at_1080p_and_720p(serv
     check_layout(browser, "end")
 
 
+TEN = ("Alexandra", "Bartholomew", "Cornelius", "Dominique", "Evangeline", "Friederike", "Gwendolyn",
+       "Hildegard", "Ignatius", "Josephine")
+"""Ten players, the most a table seats, with long names."""
+
+
+def whole(driver: Any, names: str) -> None:
+    """At both sizes, every name ``names`` selects in full on one line: none cut short with an ellipsis or broken."""
+    for width, height in SIZES:
+        look(driver, width, height)
+        cut = driver.execute_script(
+            "return [...document.querySelectorAll(arguments[0])].filter((e) => e.scrollWidth > e.clientWidth"
+            " || e.getClientRects().length > 1 || e.getBoundingClientRect().height > 1.5 * parseFloat("
+            "getComputedStyle(e).fontSize) * 1.2).map((e) => e.textContent)", names)
+        assert cut == [], f"names cut short or broken at {width}x{height}: {cut}"
+
+
+def test_ten_long_names_fit_the_screen_at_1080p_and_720p_from_lobby_to_the_end(server: Server, browser: Any) -> None:
+    table = Table(server, names=TEN)
+    open_screen(browser, table)
+    assert [li.text for li in browser.find_elements(By.CSS_SELECTOR, ".lobby ol.seats li")] == list(TEN)
+    check_layout(browser, "ten-lobby")
+    table.start()
+    open_screen(browser, table)
+    check_layout(browser, "ten-nomination")
+    for name in table.owing():
+        table.press(name, lambda labels: 0)  # the nomination: now the screen waits for all ten votes, by name
+    settled(browser).until(lambda d: all(n in d.find_element(By.CSS_SELECTOR, ".waiting").text for n in TEN))
+    check_layout(browser, "ten-vote")
+    ja, nein = EN.term("ja"), EN.term("nein")
+    for n, name in enumerate(TEN):
+        table.press(name, lambda labels, word=ja if n % 3 else nein: labels.index(word))
+    WebDriverWait(browser, 10).until(lambda d: len(d.find_elements(By.CSS_SELECTOR, ".reveal li")) == len(TEN))
+    check_layout(browser, "ten-reveal")  # every one of the ten ballots on screen, none cut off
+    whole(browser, ".reveal .name")
+    for _ in range(20):  # on to the next vote: the ten names waited for, under the last one's ten ballots
+        owing = table.owing()
+        if len(owing) == len(TEN):
+            break
+        table.press(owing[0], lambda labels: 0)
+    settled(browser).until(lambda d: all(n in d.find_element(By.CSS_SELECTOR, ".waiting").text for n in TEN))
+    assert len(browser.find_elements(By.CSS_SELECTOR, ".reveal li")) == len(TEN)
+    check_layout(browser, "ten-second-vote")
+    table.play_out(random.Random(10))
+    open_screen(browser, table)
+    assert len(browser.find_elements(By.CSS_SELECTOR, "ul.roles li")) == len(TEN)
+    check_layout(browser, "ten-end")
+    whole(browser, "ul.roles .name")
+
+
 def test_a_vote_neither_moves_nor_fetches_the_board_again(server: Server, browser: Any) -> None:
     table = Table(server)
     table.start()
@@ -242,6 +294,7 @@ def test_the_end_screen_shows_every_role_on_its_seat_and_the_winner(server: Serv
     table = Table(server)
     table.start()
     table.play_out(random.Random(8))
+    look(browser, 1920, 1080)  # (not whatever size the test before left)
     open_screen(browser, table)
     seats = [(li.find_element(By.CSS_SELECTOR, ".name").text, li.find_element(By.CSS_SELECTOR, ".role").text)
              for li in browser.find_elements(By.CSS_SELECTOR, "ul.roles li")]

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from moderator import render
 from moderator.catalog import Catalog
 from moderator.engine import Role, awaiting, view_for
+from moderator.limits import PIN_GUESSES
 from moderator.render import InputProblem
 from moderator.transports import web
 from tests.web_table import WebTable, browser_beside, choices, every_channel, text_of
@@ -527,3 +528,87 @@ def test_the_running_vote_count_is_one_line_that_updates(table: WebTable) -> Non
     feed = text_of(list(phones.values())[4].get(f"/play/{table_id}/live").text)
     counts = [line for line in feed.splitlines() if re.fullmatch(r"\d of 5 have voted\.", line)]
     assert counts == ["4 of 5 have voted."]  # the feed's one line, not four (the board says it too, in its words)
+
+
+def test_a_pass_and_play_pin_cannot_be_guessed_through(tmp_path: Path) -> None:
+    now = [1_800_000_000.0]
+    with WebTable(tmp_path / "pins.db", clock=lambda: now[0]) as table:
+        table_id, _code = table.open("Ann")
+        for name in NAMES[1:]:
+            table.host_do(table_id, "add", name=name)
+        table.host_do(table_id, "start")
+        bob = f"/host/{table_id}/seat/1"
+        for seat, pin in ((2, "1234"), (1, "4711")):
+            table.host.post(f"/host/{table_id}/seat/{seat}/pin", data={"pin": pin})
+            table.host.get(f"/host/{table_id}/pass/{seat}")  # passed on: the seat is locked again
+        wrong = [table.host.post(f"{bob}/open", data={"pin": f"{n:04}"}) for n in range(PIN_GUESSES + 1)]
+        en = Catalog.load("classic", "en")
+        assert all(en.text("web-pin-wrong") in r.text for r in wrong[:-1])
+        refused = wrong[-1]
+        assert refused.status_code == 429 and int(refused.headers["Retry-After"]) == 60
+        # While the seat waits, even its PIN gets the same answer: a guesser cannot tell a hit.
+        right = table.host.post(f"{bob}/open", data={"pin": "4711"})
+        assert right.status_code == 429 and text_of(right.text) == text_of(refused.text)
+        assert '<details class="secret" id="cover-' not in right.text
+        # Another seat on the device keeps its own tries.
+        other = table.host.post(f"/host/{table_id}/seat/2/open", data={"pin": "0000"})
+        assert other.status_code == 200 and en.text("web-pin-wrong") in other.text
+        now[0] += 60  # a minute later, one more try
+        opened = table.host.post(f"{bob}/open", data={"pin": "4711"})
+        assert opened.status_code == 200 and '<details class="secret" id="cover-1"' in opened.text
+
+
+def test_a_host_control_sent_in_the_background_is_answered_and_counted_once(table: WebTable) -> None:
+    table_id, _code = table.open("Ann")
+    for name in ("Bob", "Cy"):
+        table.host_do(table_id, "add", name=name)
+    sent = {"X-Send": "1"}
+    move = {"do": "move", "name": "Cy", "position": "2", "nonce": "n1.tap"}
+    assert table.host.post(f"/host/{table_id}", data=move, headers=sent).json() == {"counted": True, "repeat": False}
+    again = table.host.post(f"/host/{table_id}", data=move, headers=sent)  # the answer was lost: sent again
+    assert again.json() == {"counted": True, "repeat": True}
+    assert table.service.table(table_id).names == ("Ann", "Cy", "Bob")  # one place up once, not twice
+    page = table.host.get(f"/host/{table_id}").text
+    assert 'data-send="1"' in page  # the page posts its forms in the background
+
+
+ON_BUTTON = r'<button class="choice"[^>]*>[^<]*<img class="card" src="/static/art/classic/'
+"""A card drawn on a prompt's button, after its words."""
+
+
+def test_phone_pages_show_the_seats_role_card_behind_its_cover_and_cards_on_the_buttons(table: WebTable) -> None:
+    table_id, code = table.open("Host", play=False)
+    phones = {name: table.join(code, name) for name in NAMES}
+    table.host_do(table_id, "start")
+    t = table.service.table(table_id)
+    for seat, name in enumerate(NAMES):
+        page = phones[name].get(f"/play/{table_id}/live").text
+        own = t.state.roles[seat].value
+        # Only its own role's card, and only inside the "what you know" cover.
+        assert re.findall(r"/static/art/classic/role-(\w+)\.svg", page) == [own]
+        know = re.search(r'<details class="secret" id="know">.*?</details>', page, re.S)
+        assert know is not None and f"role-{own}.svg" in know.group(0)
+    president = phones[NAMES[t.state.president]]
+    president.post(f"/play/{table_id}", data=choices(president.get(f"/play/{table_id}/live").text)[0].fields)
+    for phone in phones.values():
+        page = phone.get(f"/play/{table_id}/live").text
+        assert re.findall(ON_BUTTON + r"(vote-\w+)\.svg", page) == ["vote-ja", "vote-nein"]
+        phone.post(f"/play/{table_id}", data=choices(page)[0].fields)  # Ja
+    t = table.service.table(table_id)
+    page = phones[NAMES[t.state.president]].get(f"/play/{table_id}/live").text
+    hand = view_for(t.state, t.state.president).hand
+    shown = re.findall(ON_BUTTON + r"policy-(\w+)\.svg", page)
+    assert len(shown) == len(choices(page)) and set(shown) == {p.name.lower() for p in hand}  # a card per button
+
+
+def test_a_seats_own_controls_sent_in_the_background_are_answered_and_leaving_goes_to_the_join_page(
+        table: WebTable) -> None:
+    table_id, code = table.open("Host", play=False)
+    ann = table.join(code, "Ann")
+    sent = {"X-Send": "1"}
+    assert 'data-send="1"' in ann.get(f"/play/{table_id}").text  # the page posts its forms in the background
+    renamed = ann.post(f"/play/{table_id}", data={"do": "rename", "name": "Anna", "nonce": "r1.x"}, headers=sent)
+    assert renamed.json()["counted"] and table.service.table(table_id).names == ("Anna",)
+    left = ann.post(f"/play/{table_id}", data={"do": "leave", "nonce": "l1.x"}, headers=sent)
+    assert left.json()["counted"] and left.json()["next"] == f"/join/{code}"
+    assert table.service.table(table_id).names == ()

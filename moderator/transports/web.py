@@ -12,12 +12,18 @@ Routes (``routes``):
 - ``GET /table/<table>``: the table screen for a laptop or TV: join QR codes and seats in the lobby, then the
   board, who the table waits for and the latest results, then the roles and the truth timeline. Public only.
 - ``GET /host/<table>``: the host's device: lobby controls, and pass-and-play: every seat taken on this device is
-  a name to tap; ``/host/<table>/seat/<n>`` shows that seat behind a cover and decides for it.
+  a name to tap; ``/host/<table>/seat/<n>`` shows that seat behind a cover and decides for it (``.../pin`` sets
+  its PIN, ``.../open`` opens it with the PIN, under a guessing rule per seat; ``/host/<table>/pass/<n>``: "pass
+  the device to Bob").
+- ``GET /tv/<join code>``: the table screen's short address.
 - ``GET /move/<code>`` and ``POST``: a seat's one-time code (the host page shows it as a QR code) opened on a new
   device, which then takes that seat over.
 - ``GET /table/<table>/events``: server-sent events, one ``data:`` line per committed change of the table and
   nothing else (no content, so no secret); every page listens and fetches its own part again
   (``.../live``), so nothing needs a reload. ``GET /table/<table>/board.png``: the board image.
+
+A page's forms are posted in the background by its script (``X-Send: 1``; the answer is JSON and the page stays
+put); without the script they are plain form posts that load the next page.
 
 Cookies are ``HttpOnly`` and ``SameSite=Strict`` (no other site can post as a seat). The service runs on the
 event loop's thread; so do these routes.
@@ -102,11 +108,13 @@ from ..commands import (
 from ..grammar import Verb, grammar
 from ..guard import (
     DEFAULT_TRUSTED_PROXIES,
+    JoinGuard,
     OpenGate,
     StreamSlots,
     TrustedProxies,
     client_key,
     join_guesses,
+    pin_guesses,
     retry_after,
     table_openings,
     trusted_proxies_setting,
@@ -134,6 +142,14 @@ opens the stream again after 2.5-5 s, then after longer each time, up to a minut
 COVER_SECONDS: Final = 60
 """A cover opened on a seat's page closes by itself after this long (time for a President to read three cards
 and choose), and at once when the page is hidden or the network goes."""
+
+ROLES_IN_A_ROW: Final = 6
+"""The end screen shows up to this many seats in one row, the name under each card; more in two rows of five,
+each name beside its card, so that ten long names fit a TV."""
+
+LONG_WAITING: Final = 80
+"""A "waiting for …" line longer than this (characters) is set smaller on the table screen, so that it fits
+beside the last vote's ten ballots."""
 
 WEB_MESSAGES: Final = (
     "web-open-title",
@@ -217,6 +233,7 @@ WEB_MESSAGES: Final = (
     "web-pin-ask",
     "web-pin-open",
     "web-pin-wrong",
+    "web-pin-wait",
     "web-this-screen",
     "web-vote-elected",
     "web-vote-rejected",
@@ -309,9 +326,11 @@ def _seat_script(catalog: Catalog) -> str:
             f"<script>{_asset('seat.js')}</script>")
 
 
-def _live(src: str, table_id: str, inner: str) -> str:
-    """The part of a page that follows the table's event stream (fetched again from ``src`` on each change)."""
-    return f'<div id="live" data-src="{_e(src)}" data-events="/table/{_e(table_id)}/events">{inner}</div>'
+def _live(src: str, table_id: str, inner: str, *, send: bool = False) -> str:
+    """The part of a page that follows the table's event stream (fetched again from ``src`` on each change);
+    ``send``: its forms are posted in the background by live.js (the host's page), never loading a page."""
+    sends = ' data-send="1"' if send else ""
+    return f'<div id="live" data-src="{_e(src)}" data-events="/table/{_e(table_id)}/events"{sends}>{inner}</div>'
 
 
 def _language(request: Request, theme: str = DEFAULT_THEME) -> str:
@@ -339,7 +358,8 @@ class WebTables:
 
     def __init__(self, pages: Pages, *, public_url: str | None = None,
                  ways: Callable[[str], list[JoinWay]] = lambda code: [], delivery: Delivery | None = None,
-                 gate: OpenGate | None = None, trusted: TrustedProxies | None = None) -> None:
+                 gate: OpenGate | None = None, trusted: TrustedProxies | None = None,
+                 pins: JoinGuard | None = None) -> None:
         self.pages = pages
         self.public_url = public_url
         """Where phones reach this server (join links and QR codes); else the address a page was asked for."""
@@ -350,6 +370,8 @@ class WebTables:
         """Who may open a table at ``/new`` (``MODERATOR_OPEN_PASSWORD``, else one a minute per client)."""
         self.trusted = trusted or TrustedProxies.parse(DEFAULT_TRUSTED_PROXIES)
         """The proxies whose ``X-Forwarded-For`` names the client (``MODERATOR_TRUSTED_PROXIES``)."""
+        self.pins = pins or pin_guesses()
+        """Wrong PINs per pass-and-play seat (``limits.pin_guesses``): a seat's PIN cannot be tried through."""
         self.slots = StreamSlots()
         """Event streams open at once, per table and in all."""
         self._boards: dict[tuple[str, bool], tuple[str, bytes]] = {}
@@ -456,7 +478,9 @@ class WebTables:
                 parts.append(_text(catalog.text("web-nothing-owed"), "quiet"))
             if table.status is Status.PLAYING:
                 parts.append(_speak(catalog))
-            knowledge = "".join(_text(line) for line in view.knowledge)
+            # The seat's role card leads what it knows, behind the same cover (the words say it too).
+            card = _art(table.theme, f"role-{view.role}", catalog.term(view.role), "role") if view.role else ""
+            knowledge = card + "".join(_text(line) for line in view.knowledge)
             parts.append(_covered("know", catalog.text("knowledge-title"), knowledge, catalog.text("web-reveal")))
             parts.append("".join(_text(line, "status") for line in view.status))
             parts.append(self._board(table, catalog, view.board.lines if view.board else ()))
@@ -499,9 +523,12 @@ class WebTables:
             ended = (f'<h1 class="ended" data-say="{_e(view.ended)}">{_e(view.ended)}</h1>' if view.ended else "")
             truth = ('<section class="truth" id="truth">' + "".join(_text(t) for t in view.truth) + "</section>"
                      if view.truth else "")
-            return (f'<div class="tv over">{ended}{status}<ul class="roles">{cards}</ul>'
+            many = " many" if len(view.roles) > ROLES_IN_A_ROW else ""  # two rows, each name beside its card
+            return (f'<div class="tv over">{ended}{status}<ul class="roles{many}">{cards}</ul>'
                     f'<div class="end-row">{board}{truth}</div></div>')
-        waiting = f'<p class="waiting">{_e(view.waiting)}</p>' if view.waiting else ""
+        # A vote of ten names waited for, under the last vote's ten ballots: smaller (still read across a room).
+        long = " long" if len(view.waiting) > LONG_WAITING else ""
+        waiting = f'<p class="waiting{long}">{_e(view.waiting)}</p>' if view.waiting else ""
         reveal = _reveal(table.theme, view.reveal) if view.reveal is not None else ""
         return (f'<div class="tv game"><div class="main">{board}<section class="latest">'
                 f'<h2>{_e(catalog.text("web-latest"))}</h2>{latest}</section></div>'
@@ -619,9 +646,11 @@ class WebTables:
                 "</section>")
 
 
-def _art(theme: str, card: str, alt: str) -> str:
-    """One of the project's cards (``web_assets/art``), named in the table's words."""
-    return f'<img class="card" src="/static/art/{_e(theme)}/{_e(card)}.svg" alt="{_e(alt)}">'
+def _art(theme: str, card: str, alt: str, cls: str = "") -> str:
+    """One of the project's cards (``web_assets/art``), named in the table's words (``alt``; empty where the words
+    stand beside it)."""
+    more = f" {_e(cls)}" if cls else ""
+    return f'<img class="card{more}" src="/static/art/{_e(theme)}/{_e(card)}.svg" alt="{_e(alt)}">'
 
 
 def _reveal(theme: str, reveal: RevealView) -> str:
@@ -632,7 +661,9 @@ def _reveal(theme: str, reveal: RevealView) -> str:
         f'<span class="name">{_e(b.name)}</span> <span class="vote">{_e(b.word)}</span></li>'
         for b in ballots)
     result = "elected" if reveal.elected else "rejected"
-    return f'<section class="reveal {result}"><h2>{_e(reveal.title)}</h2><ul class="ballots">{items}</ul></section>'
+    many = " many" if len(ballots) > ROLES_IN_A_ROW else ""  # the card's tick or cross says it; the word is its alt
+    return (f'<section class="reveal {result}"><h2>{_e(reveal.title)}</h2><ul class="ballots{many}">{items}</ul>'
+            "</section>")
 
 
 def _picture(board: Board, lang: str) -> str:
@@ -746,14 +777,16 @@ def _prompt(catalog: Catalog, prompt: PromptView) -> str:
     answer already given (a vote, which may change until the last one is in) is marked."""
     nonce = secrets.token_hex(8)
     buttons = []
-    for o in prompt.options:
+    cards = prompt.cards or ("",) * len(prompt.options)
+    for o, card in zip(prompt.options, cards, strict=True):
         chosen = o.label == prompt.chosen
         mark = f' <span class="mark">({_e(catalog.text("web-chosen"))})</span>' if chosen else ""
         hidden = "".join(f'<input type="hidden" name="{k}" value="{_e(v)}">'
                          for k, v in (("token", o.token), ("decision", prompt.decision), ("nonce", nonce)))
         pressed = ' aria-pressed="true"' if chosen else ""
+        art = _art(catalog.theme, card, "") if card else ""  # (after the words, which a reader of the page takes)
         buttons.append(f'<form method="post" class="inline">{hidden}'
-                       f'<button class="choice"{pressed}>{_e(o.label)}{mark}</button></form>')
+                       f'<button class="choice"{pressed}>{_e(o.label)}{mark}{art}</button></form>')
     inner = _text(prompt.text) + f'<div class="choices">{"".join(buttons)}</div>'
     if prompt.secret:
         title = catalog.text(f"web-cover-{prompt.cover or 'secret'}")
@@ -950,7 +983,7 @@ async def seat_page(request: Request) -> Response:
     lang = table.seats[seat].language
     if request.url.path.endswith("/live"):
         return HTMLResponse(web.seat_part(table, seat, lang), headers=_NO_STORE)
-    inner = _live(f"/play/{table.id}/live", table.id, web.seat_part(table, seat, lang))
+    inner = _live(f"/play/{table.id}/live", table.id, web.seat_part(table, seat, lang), send=True)
     return _page(table.seats[seat].name, inner + _seat_script(_catalog(table.theme, lang)), lang=lang, kind="seat")
 
 
@@ -960,7 +993,8 @@ async def decide(request: Request) -> Response:
     if isinstance(found, Response):
         return found
     table, seat = found
-    answer = await _choose(request, table, seat)
+    leaving = (await _form(request)).get("do") == "leave" and table.code
+    answer = await _choose(request, table, seat, then=f"/join/{table.code}" if leaving else None)
     if answer is not None:
         return answer
     after = _web(request).pages.table_info(table.id)
@@ -1036,7 +1070,9 @@ async def _choose(request: Request, table: TableView, seat: int, *, then: str | 
         receipt = web.handle(address, Speak(form["kind"], form["text"].strip()[:60]), nonce=nonce, table=table.id)
     if request.headers.get("x-send") != "1":
         return None
-    counted = receipt is not None and (receipt.applied or receipt.duplicate)
+    # A decision counts when the game took it; a seat's own control (a rename, a claim) once the service has it.
+    decides = bool(token and decision is not None) or do == "votes"
+    counted = receipt is not None and (receipt.applied or receipt.duplicate or not decides)
     reply = ""
     if not counted:  # the service said why (too late, say): its newest reply to this seat
         lines = web.pages.feed(CHANNEL, address, 1, this_game=False, table_id=table.id)
@@ -1140,11 +1176,13 @@ async def host_page(request: Request) -> Response:
     title = _catalog(table.theme, lang).text("web-host-page")
     links = (f'<p class="links"><a href="/table/{table.id}" target="_blank">'
              f'{_e(_catalog(table.theme, lang).text("web-table-screen"))}</a></p>')
-    return _page(title, links + _live(f"/host/{table.id}/live", table.id, part), lang=lang)
+    return _page(title, links + _live(f"/host/{table.id}/live", table.id, part, send=True), lang=lang)
 
 
 async def host_action(request: Request) -> Response:
-    """``POST /host/<table>``: a lobby or host control from the host's device."""
+    """``POST /host/<table>``: a lobby or host control from the host's device. Sent by live.js (``X-Send: 1``),
+    the answer is JSON (``counted``: handed to the service, this time or, ``repeat``, before; a refusal is its reply
+    on the page) and the page fetches its part again; else the host page follows."""
     table = _table(request)
     if table is None:
         return _not_found()
@@ -1156,27 +1194,31 @@ async def host_action(request: Request) -> Response:
     nonce = form.get("nonce")
     do = form.get("do", "")
     name = form.get("name", "").strip()
+    receipt: Receipt | None = None
     if do in _HOST_ACTIONS:
-        web.handle(host, _HOST_ACTIONS[do], nonce=nonce, table=table.id)
+        receipt = web.handle(host, _HOST_ACTIONS[do], nonce=nonce, table=table.id)
     elif do == "add" and name and table.code:
-        web.handle(local_address(host, secrets.token_hex(4)), Join(table.code, name), nonce=nonce,
-                   lang=_language(request, table.theme))
+        receipt = web.handle(local_address(host, secrets.token_hex(4)), Join(table.code, name), nonce=nonce,
+                             lang=_language(request, table.theme))
     elif do == "move" and (position := _number(form.get("position", ""), 2)) is not None:
-        web.handle(host, MoveSeat(name, position), nonce=nonce, table=table.id)  # 1-based: one place up
+        receipt = web.handle(host, MoveSeat(name, position), nonce=nonce, table=table.id)  # 1-based: one place up
     elif do == "remove" and name:
-        web.handle(host, RemoveSeat(name), nonce=nonce, table=table.id)
+        receipt = web.handle(host, RemoveSeat(name), nonce=nonce, table=table.id)
     elif do == "computers-n" and (count := _number(form.get("count", ""), 2)) is not None:
-        web.handle(host, AddComputers(count), nonce=nonce, table=table.id)
+        receipt = web.handle(host, AddComputers(count), nonce=nonce, table=table.id)
     elif do == "tablevotes" and form.get("on") in ("0", "1"):
-        web.handle(host, SetTableVoting(form.get("on") == "1"), nonce=nonce, table=table.id)
+        receipt = web.handle(host, SetTableVoting(form.get("on") == "1"), nonce=nonce, table=table.id)
     elif do == "reminders" and (minutes := _number(form.get("minutes", ""), 3)) is not None:
-        web.handle(host, SetReminders(minutes or None), nonce=nonce, table=table.id)
+        receipt = web.handle(host, SetReminders(minutes or None), nonce=nonce, table=table.id)
     elif do == "theme" and form.get("theme") in themes():
-        web.handle(host, SetTheme(form["theme"]), nonce=nonce, table=table.id)
+        receipt = web.handle(host, SetTheme(form["theme"]), nonce=nonce, table=table.id)
     elif do in ("standin", "return") and name:
-        web.handle(host, StandIn(name, back=do == "return"), nonce=nonce, table=table.id)
+        receipt = web.handle(host, StandIn(name, back=do == "return"), nonce=nonce, table=table.id)
     elif do == "newdevice" and name:
-        web.handle(host, MovePhone(name), nonce=nonce, table=table.id)
+        receipt = web.handle(host, MovePhone(name), nonce=nonce, table=table.id)
+    if request.headers.get("x-send") == "1":  # a refusal is the service's reply, which the part shows
+        answer = {"counted": receipt is not None, "repeat": bool(receipt and receipt.duplicate)}
+        return JSONResponse(answer, headers=_NO_STORE)
     return RedirectResponse(f"/host/{table.id}", status_code=303)
 
 
@@ -1226,9 +1268,7 @@ async def local_seat(request: Request) -> Response:
     if _locked(request, table, seat):
         if request.url.path.endswith("/live"):
             return _forbidden(table, request)
-        wrong = _text(catalog.text("web-pin-wrong"), "refused") if request.query_params.get("wrong") else ""
-        ask = _pin_form(table, seat, catalog, "web-pin-ask", "web-pin-open", "open", name=name)
-        return _page(name, f"<h1>{_e(name)}</h1>{wrong}{ask}", lang=lang, kind="seat")
+        return _pin_page(table, seat, "web-pin-wrong" if request.query_params.get("wrong") else "")
     cover = catalog.text("web-only-you", name=name)
     part = _web(request).seat_part(table, seat, lang, cover=cover)
     if request.url.path.endswith("/live"):
@@ -1237,8 +1277,22 @@ async def local_seat(request: Request) -> Response:
         _pin_form(table, seat, catalog, "web-pin-offer", "web-pin-save", "pin")
     done = (f'<p class="bar"><a class="done" href="{_pass_url(table, seat)}">'
             f'{_e(catalog.text("web-done-pass"))}</a></p>')
-    body = _live(f"/host/{table.id}/seat/{seat}/live", table.id, part) + pin + done
+    body = _live(f"/host/{table.id}/seat/{seat}/live", table.id, part, send=True) + pin + done
     return _page(name, body + _seat_script(catalog), lang=lang, kind="seat")
+
+
+def _pin_page(table: TableView, seat: int, note: str, *, seconds: float = 0) -> HTMLResponse:
+    """A locked seat: its PIN asked for, after ``note`` if any (a wrong PIN; ``seconds``: too many, wait)."""
+    lang = table.seats[seat].language
+    catalog = _catalog(table.theme, lang)
+    name = table.seats[seat].name
+    wait = retry_after(seconds) if seconds else ""
+    said = _text(catalog.text(note, seconds=int(wait or 0)), "refused") if note else ""
+    ask = _pin_form(table, seat, catalog, "web-pin-ask", "web-pin-open", "open", name=name)
+    response = _page(name, f"<h1>{_e(name)}</h1>{said}{ask}", lang=lang, kind="seat", status=429 if wait else 200)
+    if wait:
+        response.headers["Retry-After"] = wait
+    return response
 
 
 def _pin_form(table: TableView, seat: int, catalog: Catalog, label: str, button: str, action: str,
@@ -1250,7 +1304,9 @@ def _pin_form(table: TableView, seat: int, catalog: Catalog, label: str, button:
 
 
 async def local_pin(request: Request) -> Response:
-    """Pass-and-play: ``.../pin`` sets the open seat's PIN (4 digits); ``.../open`` opens a seat with it."""
+    """Pass-and-play: ``.../pin`` sets the open seat's PIN (4 digits); ``.../open`` opens a seat with it, under
+    the seat's guessing rule (``WebTables.pins``): once its wrong tries are used up, every PIN, the right one too,
+    gets the same "try again in …" until the seat may try again."""
     table = _table(request)
     if table is None:
         return _not_found()
@@ -1266,10 +1322,14 @@ async def local_pin(request: Request) -> Response:
     if setting:
         response = RedirectResponse(back, status_code=303)
         _cookie(response, f"{PIN_COOKIE}{table.id}-{seat}", hashed, request)
-    elif hmac.compare_digest(request.cookies.get(f"{PIN_COOKIE}{table.id}-{seat}", ""), hashed):
-        response = RedirectResponse(back, status_code=303)
     else:
-        return RedirectResponse(back + "?wrong=1", status_code=303)
+        right = hmac.compare_digest(request.cookies.get(f"{PIN_COOKIE}{table.id}-{seat}", ""), hashed)
+        wait = _web(request).pins.attempt(f"{table.id}.{seat}", right)
+        if wait > 0:
+            return _pin_page(table, seat, "web-pin-wait", seconds=wait)
+        if not right:
+            return RedirectResponse(back + "?wrong=1", status_code=303)
+        response = RedirectResponse(back, status_code=303)
     _cookie(response, OPEN_COOKIE + table.id, f"{seat}.{hashed}", request)
     return response
 
@@ -1388,7 +1448,8 @@ class WebSpec:
         gate = OpenGate(password, limiter=join_guesses(runtime.clock) if password else table_openings(runtime.clock))
         web = WebTables(runtime.pages, public_url=settings.public_url, ways=runtime.join_ways,
                         delivery=runtime.delivery(CHANNEL, ReadByPage()), gate=gate,
-                        trusted=TrustedProxies.parse(trusted_proxies_setting(settings.env)))
+                        trusted=TrustedProxies.parse(trusted_proxies_setting(settings.env)),
+                        pins=pin_guesses(runtime.clock))
         web.bind(asyncio.get_running_loop())
         try:
             yield Running(web)

@@ -40,8 +40,61 @@ document.addEventListener("submit", (event) => {
   }
   // (A little later: leaving the field may be a tap on its button, which must not be swapped away.)
   live.addEventListener("focusout", () => { if (typing) { typing = false; setTimeout(refresh, 1000); } });
+  if (live.dataset.send) sendInPlace(live, refresh);
   followEvents(live.dataset.events, refresh);
 })();
+
+// --- Forms posted in the background (data-send: the host's page, a seat's page) ----------------------------------
+// Ordering the seats, adding a name, starting, recording the table's votes, renaming: the form is posted with
+// X-Send and the page stays where it is (no reload, no jump to the top, no browser error page on a Wi-Fi blip);
+// then the part is fetched again. While the server cannot be reached the same post is sent again (same nonce:
+// counted once). The part's forms share one nonce until it is fetched again, so each tap gets its own by a
+// suffix; one post at a time. (A prompt's buttons are seat.js's.) A seat's page says "sending… / sent".
+function sendInPlace(live, refresh) {
+  let sending = false;
+  const status = document.getElementById("sending");
+  const words = document.getElementById("words");
+  const show = (key, kind, text) => {
+    if (!status || !words) return;
+    status.textContent = text || words.dataset[key];
+    status.className = "sending " + kind;
+    status.hidden = false;
+    if (kind === "done") setTimeout(() => { status.hidden = true; }, 2500);
+  };
+  document.addEventListener("submit", async (event) => {
+    const form = event.target;
+    if (event.defaultPrevented || !(form instanceof HTMLFormElement) || !live.contains(form)) return;
+    if (event.submitter && event.submitter.matches("button.choice")) return;
+    event.preventDefault();
+    if (sending) return;
+    sending = true;
+    const body = new URLSearchParams(new FormData(form));
+    if (body.has("nonce")) body.set("nonce", `${body.get("nonce")}.${Math.random().toString(36).slice(2, 10)}`);
+    form.classList.add("sending");
+    show("sending", "busy");
+    let answer = {};
+    for (let delay = 1000; ; delay = Math.min(delay * 2, 8000)) {
+      try {
+        const response = await fetch(form.action, { method: "POST", body, headers: { "X-Send": "1" },
+                                                    credentials: "same-origin", cache: "no-store" });
+        if (response.status >= 500 || response.status === 429) throw new Error(String(response.status));
+        if (!response.ok) { location.reload(); return; }  // no longer this browser's page: say why
+        answer = await response.json();
+        break;
+      } catch (e) {
+        show("offline", "offline");
+        await new Promise((done) => setTimeout(done, delay));
+      }
+    }
+    if (answer.next) { location.assign(answer.next); return; }  // left the lobby; pass-and-play: passed on
+    if (answer.counted) show("sent", "done");
+    else show("movedOn", "refused", answer.reply);
+    sending = false;
+    form.classList.remove("sending");
+    if (document.activeElement && live.contains(document.activeElement)) document.activeElement.blur();
+    refresh();
+  });
+}
 
 // --- Swapping the live part in without a flash ---------------------------------------------------------------
 // A picture whose address did not change keeps its element (no new fetch, no blank); a new one is loaded before
