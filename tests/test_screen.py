@@ -256,7 +256,9 @@ def test_a_vote_neither_moves_nor_fetches_the_board_again(server: Server, browse
     before = board.rect
     assert (board.get_dom_attribute("width"), board.get_dom_attribute("height")) == ("1200", "886")  # reserved
     browser.execute_script("arguments[0].dataset.mark = 'first'", board)
-    fetched = "return performance.getEntriesByType('resource').filter((e) => e.name.includes('board.png')).length"
+    # Fetched over the network (a picture the browser takes again from its cache costs nothing and shows at once).
+    fetched = ("return performance.getEntriesByType('resource')"
+               ".filter((e) => e.name.includes('board.png') && e.transferSize > 0).length")
     assert browser.execute_script(fetched) == 1
     refreshes = int(browser.find_element(By.ID, "live").get_attribute("data-refreshes") or 0)
     ja = EN.term("ja")

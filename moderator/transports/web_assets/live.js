@@ -100,8 +100,9 @@ function sendInPlace(live, refresh) {
 // A picture whose address did not change keeps its element (no new fetch, no blank); a new one is loaded before
 // the swap (for at most 3 s), and its reserved size keeps everything else in place meanwhile.
 async function swap(live, markup) {
-  const next = document.createElement("div");
-  next.innerHTML = markup;
+  // Parsed in an inert document: its pictures are not fetched there (an element made by this page's own
+  // innerHTML would fetch its picture at once, even one the page keeps).
+  const next = new DOMParser().parseFromString(`<body>${markup}</body>`, "text/html").body;
   const old = new Map();
   for (const img of live.querySelectorAll("img[src]")) {
     if (!old.has(img.getAttribute("src"))) old.set(img.getAttribute("src"), img);
@@ -112,13 +113,17 @@ async function swap(live, markup) {
     if (same) {
       old.delete(img.getAttribute("src"));
       same.alt = img.alt;
-      img.replaceWith(same);
-    } else if (img.decode) {
-      loading.push(img.decode().catch(() => {}));
+      // A picture element is kept whole: an image moved into another one chooses its source again (a fetch).
+      const keep = same.parentElement && same.parentElement.tagName === "PICTURE" ? same.parentElement : same;
+      (keep === same ? img : img.parentElement).replaceWith(keep);
+    } else {
+      const early = new Image();  // fetched and decoded now, so that the swapped-in picture comes from the cache
+      early.src = img.src;
+      if (early.decode) loading.push(early.decode().catch(() => {}));
     }
   }
   if (loading.length) await Promise.race([Promise.all(loading), new Promise((done) => setTimeout(done, 3000))]);
-  live.replaceChildren(...next.childNodes);
+  live.replaceChildren(...[...next.childNodes].map((node) => document.adoptNode(node)));
   live.dispatchEvent(new Event("live:swapped"));
 }
 
