@@ -689,7 +689,8 @@ class Store:
             # Through the pending rows' index: a group's sent history is long, what it still waits for is short.
             sql += (
                 f" AND NOT (outbox.channel IN ({', '.join('?' for _ in public_first)})"
-                " AND outbox.table_id IS NOT NULL AND json_extract(outbox.body, '$.kind') != 'echo' AND EXISTS (SELECT 1 FROM outbox AS lead INDEXED BY outbox_pending"
+                " AND outbox.table_id IS NOT NULL AND json_extract(outbox.body, '$.kind') != 'echo'"
+                " AND EXISTS (SELECT 1 FROM outbox AS lead INDEXED BY outbox_pending"
                 " JOIN game_tables AS t ON t.id = lead.table_id WHERE lead.status = 'pending'"
                 " AND lead.table_id = outbox.table_id AND lead.channel = outbox.channel AND lead.id < outbox.id"
                 " AND t.public_channel = lead.channel AND t.public_address = lead.address"
