@@ -125,8 +125,8 @@ GROUP_PER_MINUTE: Final = 20
 COSMETIC_RESERVE: Final = 4
 """Calls of a group's minute the counter and the board never take: they stay free for results."""
 BOARD_PATIENCE: Final = 30.0
-"""Seconds a changed board waits at most for a quiet moment in a busy group; then it takes the next slot that
-no election result wants (a fast table keeps the group busy the whole game)."""
+"""Seconds a changed board waits at most for a quiet moment in a busy group; then it goes before the next call
+(a fast table keeps the group busy the whole game), never before a result or a note."""
 PRIVATE_INTERVAL: Final = 1.0
 """Seconds between two sends or edits into one private chat (Telegram asks for about one a second)."""
 COUNTER_INTERVAL: Final = 10.0
@@ -451,8 +451,8 @@ class TelegramChannel:
         go = (main or keep[:1]) if group else keep
         board = [i for i in keep if messages[i].kind is Kind.BOARD]
         if (group and main and board and self.clock() >= self._board_held.get(chat, float("inf")) + BOARD_PATIENCE
-                and not any(messages[i].kind is Kind.RESULT for i in main)):
-            go = board  # waited long enough: the board goes before a call or a note, never before a result
+                and all(messages[i].kind is Kind.CALL for i in main)):
+            go = board  # waited long enough: the board goes before a call (whose prompts wait), never before news
         wait = self._wait(chat, [messages[i] for i in go], cosmetic=not main)
         if wait > 0:
             for i in keep:
@@ -472,10 +472,9 @@ class TelegramChannel:
             self._board_held.setdefault(chat, self.clock())
         elif boards:
             self._board_held.pop(chat, None)
-        if later:
-            wait = max(self._wait(chat, [messages[later[0]]], cosmetic=True), 0.1)
-            for i in later:
-                results[i] = TemporaryFailure("paced", wait, paced=True)
+        for i in later:
+            wait = max(self._wait(chat, [messages[i]], cosmetic=messages[i].kind.cosmetic), 0.1)
+            results[i] = TemporaryFailure("paced", wait, paced=True)
         return results
 
     # --- internals --------------------------------------------------------------------------------------
