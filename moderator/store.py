@@ -688,13 +688,16 @@ class Store:
         if public_first:
             # Through the pending rows' index: a group's sent history is long, what it still waits for is short.
             sql += (
-                f" AND NOT (outbox.channel IN ({', '.join('?' for _ in public_first)})"
-                " AND outbox.table_id IS NOT NULL AND json_extract(outbox.body, '$.kind') != 'echo'"
+                f" AND NOT (outbox.channel IN ({', '.join('?' for _ in public_first)}) AND outbox.table_id IS NOT NULL"
                 " AND EXISTS (SELECT 1 FROM outbox AS lead INDEXED BY outbox_pending"
                 " JOIN game_tables AS t ON t.id = lead.table_id WHERE lead.status = 'pending'"
                 " AND lead.table_id = outbox.table_id AND lead.channel = outbox.channel AND lead.id < outbox.id"
                 " AND t.public_channel = lead.channel AND t.public_address = lead.address"
-                f" AND lead.address != outbox.address AND json_extract(lead.body, '$.kind') NOT IN {_COSMETIC}))"
+                f" AND lead.address != outbox.address AND json_extract(lead.body, '$.kind') NOT IN {_COSMETIC})"
+                # An echo waits only behind what its address still waits for: an address's order holds.
+                " AND (json_extract(outbox.body, '$.kind') != 'echo' OR EXISTS (SELECT 1 FROM outbox AS before"
+                " INDEXED BY outbox_pending WHERE before.status = 'pending' AND before.channel = outbox.channel"
+                " AND before.address = outbox.address AND before.id < outbox.id)))"
             )
             params.extend(public_first)
         if channels is not None:
