@@ -671,7 +671,8 @@ class Store:
         cosmetic (a counter, a board): such a one comes along with the later message instead (the channel folds
         it away or holds it again). On a ``public_first`` channel a message of a table to anyone but its public
         chat waits while an earlier, not cosmetic message to that public chat is pending (the group hears a
-        result before the prompt it leads to); the answer to a person's own choice (an echo) never waits."""
+        result before the prompt it leads to); the answer to a press never waits, nor another echo to an address
+        that waits for nothing else."""
         sql = "SELECT id, table_id, channel, address, message_id, body, attempts, handed FROM outbox"
         sql += " WHERE status = 'pending' AND (not_before <= ?"
         sql += (
@@ -694,10 +695,12 @@ class Store:
                 " AND lead.table_id = outbox.table_id AND lead.channel = outbox.channel AND lead.id < outbox.id"
                 " AND t.public_channel = lead.channel AND t.public_address = lead.address"
                 f" AND lead.address != outbox.address AND json_extract(lead.body, '$.kind') NOT IN {_COSMETIC})"
-                # An echo waits only behind what its address still waits for: an address's order holds.
-                " AND (json_extract(outbox.body, '$.kind') != 'echo' OR EXISTS (SELECT 1 FROM outbox AS before"
-                " INDEXED BY outbox_pending WHERE before.status = 'pending' AND before.channel = outbox.channel"
-                " AND before.address = outbox.address AND before.id < outbox.id)))"
+                # The answer to a press edits the pressed message: it never waits. Another echo waits only
+                # behind what its own address still waits for, so an address's order holds.
+                " AND (json_extract(outbox.body, '$.kind') != 'echo' OR (json_extract(outbox.body, '$.press') IS NULL"
+                " AND EXISTS (SELECT 1 FROM outbox AS before INDEXED BY outbox_pending WHERE before.status = 'pending'"
+                " AND before.channel = outbox.channel AND before.address = outbox.address"
+                " AND before.id < outbox.id))))"
             )
             params.extend(public_first)
         if channels is not None:
