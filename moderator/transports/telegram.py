@@ -400,9 +400,9 @@ class TelegramChannel:
         self._known: OrderedDict[tuple[int, int], _Live] = OrderedDict()
         self._pace: dict[int, _Pace] = {}
         self._paced: set[int] = set()
+        """Groups whose pace changed since ``pacing`` last took it."""
         self._board_held: dict[int, float] = {}
         """Since when each group's changed board waits for a slot."""
-        """Groups whose pace changed since ``pacing`` last took it."""
         self._moved: dict[int, int] = {}
         self._reported: set[str] = set()
         # Thread-safe hand-overs between the sender's thread and the loop's.
@@ -448,11 +448,15 @@ class TelegramChannel:
         # In a group the counter and the board wait for a slot of their own: a result never waits behind them.
         main = [i for i in keep if not messages[i].kind.cosmetic]
         group = chat < 0
-        go = (main or keep[:1]) if group else keep
-        board = [i for i in keep if messages[i].kind is Kind.BOARD]
-        if (group and main and board and self.clock() >= self._board_held.get(chat, float("inf")) + BOARD_PATIENCE
-                and all(messages[i].kind is Kind.CALL for i in main)):
-            go = board  # waited long enough: the board goes before a call (whose prompts wait), never before news
+        go = keep
+        if group and main:
+            go = main
+            board = [i for i in keep if messages[i].kind is Kind.BOARD]
+            if (board and self.clock() >= self._board_held.get(chat, float("inf")) + BOARD_PATIENCE
+                    and all(messages[i].kind is Kind.CALL for i in main)):
+                go = board  # waited long enough: it goes before a call (whose prompts wait), never before news
+        elif group:  # the first counter or board that may go now, one a slot
+            go = next(([i] for i in keep if not self._wait(chat, [messages[i]], cosmetic=True)), keep[:1])
         wait = self._wait(chat, [messages[i] for i in go], cosmetic=not main)
         if wait > 0:
             for i in keep:
