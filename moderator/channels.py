@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Final, Protocol, assert_never
+from typing import Any, Final, Protocol, assert_never, runtime_checkable
 
 from starlette.routing import BaseRoute
 
@@ -49,6 +49,12 @@ class Kind(StrEnum):
     """The board, for a channel that shows it as an image."""
     NOTE = "note"
     """Everything else: narration, replies, answers to questions."""
+
+    @property
+    def cosmetic(self) -> bool:
+        """Shows again what a later message shows better (the counter, the board): it never holds back a later
+        message to its address, and a later one may fold it away."""
+        return self in (Kind.COUNTER, Kind.BOARD)
 
 
 class WordStyle(StrEnum):
@@ -98,6 +104,10 @@ class Capabilities:
     """How help writes a word for this channel's people to type."""
     typed: bool = False
     """People answer only by typing (an option's number or name): there is nothing to press."""
+    public_first: bool = False
+    """A public chat is paced slower than a person's: a table's later messages to its people on this channel
+    wait until its public chat has had the earlier ones (a result before the prompt it leads to); cosmetic ones
+    (``Kind.cosmetic``) hold back nothing."""
 
 
 
@@ -231,9 +241,11 @@ class Delivered:
 class TemporaryFailure(Exception):
     """The channel could not deliver now (rate limit, network); try again later."""
 
-    def __init__(self, reason: str, retry_after: float | None = None) -> None:
+    def __init__(self, reason: str, retry_after: float | None = None, *, paced: bool = False) -> None:
         super().__init__(reason)
         self.retry_after = retry_after
+        self.paced = paced
+        """The channel held it back by its own pacing (never tried): it costs no attempt."""
 
 
 class PermanentFailure(Exception):
@@ -266,6 +278,20 @@ class Channel(Protocol):
     def send_batch(self, address: str, messages: Sequence[Outbound]) -> Sequence[Result]:
         """Deliver everything due for one address, oldest first (it may fold them into fewer sends); one result
         per message, in order. A ``TemporaryFailure`` holds back the later messages to that address."""
+        ...
+
+
+@runtime_checkable
+class Paced(Protocol):
+    """A channel that paces its calls per address and must keep that pace across a restart (Telegram's 20 a
+    minute in a group): the ``Sender`` stores what it takes and hands it back to the next process."""
+
+    def pacing(self) -> Mapping[str, str]:
+        """(Sender's thread.) The pace of every address that changed since the last call, as opaque text."""
+        ...
+
+    def recall(self, paces: Mapping[str, str]) -> None:
+        """(Sender's thread, before the first delivery.) The paces last taken, by address."""
         ...
 
 

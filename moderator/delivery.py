@@ -4,7 +4,8 @@ Persist first, send second: ``Service.handle`` commits the messages an input pro
 each channel what is due for one address at a time (``Channel.send_batch``), marked handed just before and its
 answers recorded just after. What a
 channel must remember it gets from here: the message that shows a table's board (so it is edited in place,
-across restarts too), and what each message cost and how far it got (``deliveries``).
+across restarts too), what each message cost and how far it got (``deliveries``), and how fast each chat of a
+``Paced`` channel was written to (``pacing``: a restart keeps the pace).
 """
 
 from __future__ import annotations
@@ -17,11 +18,16 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
+from typing import Final
 
-from .channels import Channel, Delivered, Kind, Outbound, PermanentFailure, Result, TemporaryFailure
+from .channels import Channel, Delivered, Kind, Outbound, Paced, PermanentFailure, Result, TemporaryFailure
 from .store import BoardMessage, OutboxRow, Store
 
 log = logging.getLogger(__name__)
+
+
+PACE_KEPT: Final = 3600.0
+"""Seconds a chat's stored pace matters after a restart (Telegram's limits count the last minute)."""
 
 
 class Sender:
@@ -45,17 +51,24 @@ class Sender:
         self._taken: list[tuple[str, tuple[str, str | None, str, int, str]]] = []
         self._boards: list[tuple[str, str, str, BoardMessage]] = []
         self._unhand: list[int] = []
+        self._held: list[tuple[int, float]] = []
+        self._paces: list[tuple[str, dict[str, str]]] = []
+        self._recalled = False
+        self._public_first = [name for name, c in self.channels.items() if c.capabilities.public_first]
 
     def flush(self) -> None:
         """Record every settled delivery attempt not yet recorded, in one transaction."""
         sent, retries, failed, taken, boards = self._sent, self._retries, self._failed, self._taken, self._boards
         self._sent, self._retries, self._failed, self._taken, self._boards = [], [], [], [], []
         unhand, self._unhand = self._unhand, []
-        if not (sent or retries or failed or taken or boards):
+        held, paces, self._held, self._paces = self._held, self._paces, [], []
+        if not (sent or retries or failed or taken or boards or held or paces):
             return
         now = self.clock()
         with self.store.transaction():
-            self.store.settle(sent, retries, failed)
+            self.store.settle(sent, retries, failed, held)
+            for channel, pace in paces:
+                self.store.set_paces(channel, pace, now)
             self.store.unhand(unhand)
             for channel in {c for c, _ in taken}:
                 self.store.record_deliveries(channel, [t for c, t in taken if c == channel], now)
@@ -69,10 +82,19 @@ class Sender:
         finally:
             self.flush()  # also after a channel raised: what went out before it is recorded as sent
 
+    def _recall(self, now: float) -> None:
+        """Before the first delivery: each paced channel learns the pace it kept before a restart."""
+        self._recalled = True
+        for name, channel in self.channels.items():
+            if isinstance(channel, Paced):
+                channel.recall(self.store.paces(name, now - PACE_KEPT))
+
     def _deliver(self, limit: int) -> int:
         now = self.clock()
+        if not self._recalled:
+            self._recall(now)
         delivered = 0
-        due = self.store.due(now, limit, channels=list(self.channels))
+        due = self.store.due(now, limit, channels=list(self.channels), public_first=self._public_first)
         done: set[tuple[str, str]] = set()
         for row in due:
             key = (row.channel, row.address)
@@ -106,6 +128,8 @@ class Sender:
                                                                                           strict=True)]
         results = list(channel.send_batch(going[0].address, messages))
         sent_at = self.clock()
+        if isinstance(channel, Paced) and (pace := dict(channel.pacing())):
+            self._paces.append((going[0].channel, pace))
         for row, message, result in zip(going, messages, results, strict=True):
             delivered += self._settle(row, result, now, sent_at)
             if isinstance(result, Delivered) and result.ref is not None:
@@ -137,7 +161,9 @@ class Sender:
         if isinstance(result, TemporaryFailure):
             if row.handed is None:
                 self._unhand.append(row.id)  # not taken (paced, rate-limited): its retry is no repeat
-            if row.attempts + 1 >= self.max_attempts:
+            if result.paced:  # held back, never tried: no attempt spent
+                self._held.append((row.id, now + (result.retry_after or 0.0)))
+            elif row.attempts + 1 >= self.max_attempts:
                 self._failed.append((row.id, str(result)))
             else:
                 backoff = result.retry_after if result.retry_after is not None else min(2.0**row.attempts, 300.0)

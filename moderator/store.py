@@ -288,6 +288,26 @@ def m009_claims(db: Database) -> None:
     )
 
 
+@migrations()
+def m015_pacing(db: Database) -> None:
+    """How fast each chat of a paced channel was last written to (Telegram's 20 a minute in a group), so a
+    restart goes on at that pace instead of starting afresh."""
+    db.executescript(
+        """
+        CREATE TABLE pacing (
+            channel TEXT NOT NULL,
+            address TEXT NOT NULL,
+            pace TEXT NOT NULL,
+            updated REAL NOT NULL,
+            PRIMARY KEY (channel, address)
+        ) STRICT;
+        """
+    )
+
+
+_COSMETIC: Final = "('counter', 'board')"
+"""The kinds an outbox row shows again what a later one shows better (``channels.Kind.cosmetic``)."""
+
 _TABLES_OF = (
     # Three index searches (every input asks this): a join with OR would scan every table.
     " FROM game_tables t WHERE t.status != 'closed' AND t.id IN ("
@@ -643,17 +663,46 @@ class Store:
             [(t, c, a, m, _BODY_JSON(b), now) for t, c, a, m, b in rows],
         )
 
-    def due(self, now: float, limit: int = 100, channels: Sequence[str] | None = None) -> list[OutboxRow]:
-        """Pending messages whose time has come, oldest first."""
+    def due(self, now: float, limit: int = 100, channels: Sequence[str] | None = None,
+            public_first: Sequence[str] = ()) -> list[OutboxRow]:
+        """Pending messages whose time has come, oldest first.
+
+        Nothing overtakes an earlier message to the same address that waits for a retry, unless that one is
+        cosmetic (a counter, a board): such a one comes along with the later message instead (the channel folds
+        it away or holds it again). On a ``public_first`` channel a message of a table to anyone but its public
+        chat waits while an earlier, not cosmetic message to that public chat is pending (the group hears a
+        result before the prompt it leads to); the answer to a press never waits, nor another echo to an address
+        that waits for nothing else."""
         sql = "SELECT id, table_id, channel, address, message_id, body, attempts, handed FROM outbox"
-        sql += " WHERE status = 'pending' AND not_before <= ?"
-        # Nothing overtakes an earlier message to the same address that waits for a retry.
+        sql += " WHERE status = 'pending' AND (not_before <= ?"
+        sql += (
+            f" OR (json_extract(body, '$.kind') IN {_COSMETIC} AND EXISTS (SELECT 1 FROM outbox AS later"
+            " WHERE later.status = 'pending' AND later.not_before <= ? AND later.channel = outbox.channel"
+            " AND later.address = outbox.address AND later.id > outbox.id)))"
+        )
         sql += (
             " AND NOT EXISTS (SELECT 1 FROM outbox AS earlier WHERE earlier.status = 'pending'"
             " AND earlier.not_before > ? AND earlier.channel = outbox.channel AND earlier.address = outbox.address"
-            " AND earlier.id < outbox.id)"
+            f" AND earlier.id < outbox.id AND json_extract(earlier.body, '$.kind') NOT IN {_COSMETIC})"
         )
-        params: list[Any] = [now, now]
+        params: list[Any] = [now, now, now]
+        if public_first:
+            # Through the pending rows' index: a group's sent history is long, what it still waits for is short.
+            sql += (
+                f" AND NOT (outbox.channel IN ({', '.join('?' for _ in public_first)}) AND outbox.table_id IS NOT NULL"
+                " AND EXISTS (SELECT 1 FROM outbox AS lead INDEXED BY outbox_pending"
+                " JOIN game_tables AS t ON t.id = lead.table_id WHERE lead.status = 'pending'"
+                " AND lead.table_id = outbox.table_id AND lead.channel = outbox.channel AND lead.id < outbox.id"
+                " AND t.public_channel = lead.channel AND t.public_address = lead.address"
+                f" AND lead.address != outbox.address AND json_extract(lead.body, '$.kind') NOT IN {_COSMETIC})"
+                # The answer to a press edits the pressed message: it never waits. Another echo waits only
+                # behind what its own address still waits for, so an address's order holds.
+                " AND (json_extract(outbox.body, '$.kind') != 'echo' OR (json_extract(outbox.body, '$.press') IS NULL"
+                " AND EXISTS (SELECT 1 FROM outbox AS before INDEXED BY outbox_pending WHERE before.status = 'pending'"
+                " AND before.channel = outbox.channel AND before.address = outbox.address"
+                " AND before.id < outbox.id))))"
+            )
+            params.extend(public_first)
         if channels is not None:
             sql += f" AND channel IN ({', '.join('?' for _ in channels)})"
             params.extend(channels)
@@ -688,13 +737,16 @@ class Store:
         sent: Sequence[tuple[int, float]] = (),
         retries: Sequence[tuple[int, float, str]] = (),
         failed: Sequence[tuple[int, str]] = (),
+        held: Sequence[tuple[int, float]] = (),
     ) -> None:
         """Record a delivery round in one transaction: (id, sent time) delivered, (id, not_before, error) to try
-        again, (id, error) failed for good. One commit instead of one per message, which each cost an fsync."""
-        if not (sent or retries or failed):
+        again, (id, error) failed for good, (id, not_before) held back by the channel's pacing (no attempt spent).
+        One commit instead of one per message, which each cost an fsync."""
+        if not (sent or retries or failed or held):
             return
         with self.transaction():
             conn = self.db.conn
+            conn.executemany("UPDATE outbox SET not_before = ? WHERE id = ?", [(t, i) for i, t in held])
             conn.executemany("UPDATE outbox SET status = 'sent', sent = ? WHERE id = ?", [(t, i) for i, t in sent])
             conn.executemany(
                 "UPDATE outbox SET attempts = attempts + 1, not_before = ?, last_error = ? WHERE id = ?",
@@ -822,6 +874,21 @@ class Store:
         return [(r[0], r[1]) for r in rows]
 
     # --- board images -----------------------------------------------------------------------------------
+
+    def paces(self, channel: str, since: float) -> dict[str, str]:
+        """The pace of every address of a channel updated since ``since`` (``channels.Paced``)."""
+        rows = self.execute("SELECT address, pace FROM pacing WHERE channel = ? AND updated >= ?",
+                            (channel, since)).fetchall()
+        return {str(a): str(p) for a, p in rows}
+
+    def set_paces(self, channel: str, paces: dict[str, str], now: float) -> None:
+        """Keep the pace of these addresses (the newest wins)."""
+        with self.transaction():
+            self.db.conn.executemany(
+                "INSERT INTO pacing (channel, address, pace, updated) VALUES (?, ?, ?, ?)"
+                " ON CONFLICT (channel, address) DO UPDATE SET pace = excluded.pace, updated = excluded.updated",
+                [(channel, a, p, now) for a, p in paces.items()],
+            )
 
     def board_message(self, channel: str, address: str, table_id: str) -> BoardMessage | None:
         """The message showing this table's board in a chat, if one was sent."""

@@ -123,6 +123,15 @@ class TelegramTable:
         self.presses += 1
         await self.feed({"update_id": next(self.updates), "callback_query": query})
 
+    async def wait(self, seconds: float, rounds: float = 2.0) -> None:
+        """Let ``seconds`` pass with the sender's rounds in between, as its worker wakes on its own under serve
+        (what pacing held back goes out while people think)."""
+        while seconds > rounds:
+            self.clock.advance(rounds)
+            seconds -= rounds
+            await self.bot.deliver()
+        self.clock.advance(seconds)
+
     async def settle(self, seconds: float = 120.0) -> None:
         """Let time pass until nothing waits in the outbox (pacing, retries)."""
         for _ in range(int(seconds // 5)):
@@ -191,7 +200,7 @@ class TelegramTable:
             button = rng.choice([b for b in buttons(message) if _is_game(b["callback_data"])])
             self.pressed.add((chat, message["message_id"]))
             presses = None if presses is None else presses - 1
-            self.clock.advance(think)
+            await self.wait(think)
             await self.press(name, chat, message["message_id"], button["callback_data"])
         raise AssertionError("the game did not end")
 

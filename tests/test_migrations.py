@@ -80,6 +80,7 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str,
     store.record_deliveries("sms", [("SM0001", running, "+15550100", 1, "queued")], now)
     store.set_delivery_status("sms", "SM0001", "delivered", None, now)
     store.set_board_message("telegram", "-100", running, BoardMessage(1, "42", "drawn"), now)
+    store.set_paces("telegram", {"-100": '{"free": 1.0, "window": [1.0]}'}, now)  # m015: a group's pace
     store.stopped(now)  # m007: this run stopped cleanly
     store.execute("UPDATE outbox SET handed = ? WHERE id = (SELECT max(id) FROM outbox)", (now,))
     games = {}
@@ -203,5 +204,24 @@ def test_m007_an_upgraded_database_knows_no_earlier_run_and_no_message_handed(tm
         assert store.starting(2.0) == (None, None)
         assert store.execute("SELECT handed FROM outbox").fetchall() == [(None,)]
         assert store.starting(3.0) == (2.0, None)  # this run is alive; it has not stopped
+    finally:
+        store.close()
+
+
+def test_m015_an_upgraded_database_keeps_each_groups_pace_from_then_on(tmp_path: Path) -> None:
+    """m015: before it no pace was stored (a restart paces every group afresh, as the old code did); after it a
+    group's pace comes back to the next process, the newest one kept, an old one no longer handed back."""
+    path = tmp_path / "old.db"
+    db = Database(sqlite3.connect(path, isolation_level=None))
+    migrations.apply(db, stop_before="m015_pacing")
+    db.close()
+    store = Store(path)
+    try:
+        assert store.paces("telegram", 0.0) == {}
+        store.set_paces("telegram", {"-100": "a", "-200": "b"}, 10.0)
+        store.set_paces("telegram", {"-100": "c"}, 20.0)
+        assert store.paces("telegram", 0.0) == {"-100": "c", "-200": "b"}
+        assert store.paces("telegram", 15.0) == {"-100": "c"}
+        assert store.paces("sms", 0.0) == {}
     finally:
         store.close()

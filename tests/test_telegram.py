@@ -191,6 +191,7 @@ def test_a_vote_typed_in_the_group_is_not_counted_and_deleted(tmp_path: Path) ->
         prompt = t.prompt(president)
         assert prompt is not None
         await t.press(president, t.chat_of(president), prompt["message_id"], buttons(prompt)[0]["callback_data"])
+        await t.settle()  # the group hears the nomination first, then the ballots go out
         voter = names[1]
         before = t.table().state
         await t.say(voter, "/ja", chat=GROUP)
@@ -310,6 +311,7 @@ def test_a_restart_mid_game_resumes_and_old_buttons_work_or_say_no_longer_curren
         old = t.prompt(president)
         assert old is not None
         await t.press(president, t.chat_of(president), old["message_id"], buttons(old)[0]["callback_data"])
+        await t.settle()  # the group hears the nomination first, then the ballots go out
         # Everyone but one votes; then the bot process dies.
         voters = names[:-1]
         ballots = {}

@@ -9,8 +9,10 @@ private chat, ``chat`` the group it was typed in, ``press`` the button pressed);
 API calls through ``TelegramChannel``. The channel folds what it delivers by each message's kind so a game stays
 cheap: everything due for one chat goes out as one message, the vote counter and the lobby are single messages
 edited in place, the answer to a pressed button is shown by editing the prompt it answers, the board is one
-photo edited in place, and a group gets at most one send or edit every ``GROUP_INTERVAL`` seconds (Telegram
-allows 20 a minute per group).
+photo edited in place, and a group gets at most one send or edit every ``GROUP_INTERVAL`` seconds and never more
+than 20 in a minute (Telegram's limit per group), across restarts too (``pacing``: the sender keeps it). In a
+group a result goes first: the counter and the board are edited only in a slot of their own, when nothing else
+waits and the minute has room to spare; a later one folds an earlier one away.
 
 Threads: PTB runs on the asyncio loop, and so does the service. The channel's deliveries run on a worker thread
 (``Runtime.delivery``); it hands each Bot API call back to the loop and waits for it. Its reports (unreachable
@@ -104,8 +106,10 @@ from ..settings import Settings
 log = logging.getLogger(__name__)
 
 CHANNEL: Final = "telegram"
-CAPABILITIES: Final = Capabilities(buttons=True, images=True, toasts=True, word_style=WordStyle.SLASH)
-"""Buttons, the board as a photo in a group, and a press answered at once (``answerCallbackQuery``)."""
+CAPABILITIES: Final = Capabilities(buttons=True, images=True, toasts=True, word_style=WordStyle.SLASH,
+                                   public_first=True)
+"""Buttons, the board as a photo in a group, a press answered at once (``answerCallbackQuery``), and a group
+that hears a result before the next prompt reaches a seat (the group is paced to 20 calls a minute)."""
 
 TELEGRAM_PATH: Final = "/telegram"
 SECRET_HEADER: Final = "X-Telegram-Bot-Api-Secret-Token"
@@ -118,6 +122,11 @@ default ``max_connections``)."""
 GROUP_INTERVAL: Final = 3.0
 """Seconds between two sends or edits into one group: at most 20 a minute, Telegram's limit per group."""
 GROUP_PER_MINUTE: Final = 20
+COSMETIC_RESERVE: Final = 4
+"""Calls of a group's minute the counter and the board never take: they stay free for results."""
+BOARD_PATIENCE: Final = 30.0
+"""Seconds a changed board waits at most for a quiet moment in a busy group; then it goes before the next call
+(a fast table keeps the group busy the whole game), never before a result or a note."""
 PRIVATE_INTERVAL: Final = 1.0
 """Seconds between two sends or edits into one private chat (Telegram asks for about one a second)."""
 COUNTER_INTERVAL: Final = 10.0
@@ -337,10 +346,31 @@ class _Live:
 
 @dataclass
 class _Pace:
-    last: float = float("-inf")
+    """How fast one chat was written to."""
+
+    free: float = float("-inf")
+    """When the next call may go: each call moves it on by the chat's interval."""
     counter: float = float("-inf")
     blocked_until: float = float("-inf")
     window: deque[float] = field(default_factory=deque)
+    """A group's calls of the last minute."""
+
+    def to_json(self) -> str:
+        def finite(value: float) -> float | None:
+            return value if value != float("-inf") else None
+
+        return json.dumps({"free": finite(self.free), "counter": finite(self.counter),
+                           "blocked_until": finite(self.blocked_until), "window": list(self.window)})
+
+    @classmethod
+    def from_json(cls, text: str) -> _Pace:
+        data = json.loads(text)
+
+        def at(key: str) -> float:
+            value = data.get(key)
+            return float("-inf") if value is None else float(value)
+
+        return cls(at("free"), at("counter"), at("blocked_until"), deque(float(t) for t in data.get("window", ())))
 
 
 class _Moved(Exception):
@@ -369,6 +399,10 @@ class TelegramChannel:
         """The message of each chat that shows the open vote's counter, with that vote's decision."""
         self._known: OrderedDict[tuple[int, int], _Live] = OrderedDict()
         self._pace: dict[int, _Pace] = {}
+        self._paced: set[int] = set()
+        """Groups whose pace changed since ``pacing`` last took it."""
+        self._board_held: dict[int, float] = {}
+        """Since when each group's changed board waits for a slot."""
         self._moved: dict[int, int] = {}
         self._reported: set[str] = set()
         # Thread-safe hand-overs between the sender's thread and the loop's.
@@ -390,6 +424,17 @@ class TelegramChannel:
 
     # --- the port -------------------------------------------------------------------------------------
 
+    def pacing(self) -> dict[str, str]:
+        """(Sender's thread.) The pace of every group written to since the last call (``channels.Paced``)."""
+        changed, self._paced = self._paced, set()
+        return {str(chat): self._pace[chat].to_json() for chat in changed}
+
+    def recall(self, paces: Mapping[str, str]) -> None:
+        """(Sender's thread.) The groups' paces from before a restart: the minute's calls still count."""
+        for address, text in paces.items():
+            with contextlib.suppress(ValueError, TypeError, AttributeError):
+                self._pace[int(address)] = _Pace.from_json(text)
+
     def send_batch(self, address: str, messages: Sequence[Outbound]) -> list[Result]:
         """Deliver everything due for one chat, folded into as few calls as pacing and Telegram allow."""
         while self._back:
@@ -400,45 +445,58 @@ class TelegramChannel:
         results: list[Result] = [Delivered()] * len(messages)
         if not keep:
             return results  # only superseded vote counters: the newer count says it all
-        kept = [messages[i] for i in keep]
-        wait = self._wait(chat, kept)
+        # In a group the counter and the board wait for a slot of their own: a result never waits behind them.
+        main = [i for i in keep if not messages[i].kind.cosmetic]
+        group = chat < 0
+        go = keep
+        if group and main:
+            go = main
+            board = [i for i in keep if messages[i].kind is Kind.BOARD]
+            if (board and self.clock() >= self._board_held.get(chat, float("inf")) + BOARD_PATIENCE
+                    and all(messages[i].kind is Kind.CALL for i in main)):
+                go = board  # waited long enough: it goes before a call (whose prompts wait), never before news
+        elif group:  # the first counter or board that may go now, one a slot
+            go = next(([i] for i in keep if not self._wait(chat, [messages[i]], cosmetic=True)), keep[:1])
+        wait = self._wait(chat, [messages[i] for i in go], cosmetic=not main)
         if wait > 0:
             for i in keep:
-                results[i] = TemporaryFailure("paced", wait)
+                results[i] = TemporaryFailure("paced", wait, paced=True)
             return results
         # The board image gets its own result: a board that fails must not send the text before it again.
-        boards = [i for i in keep if messages[i].kind is Kind.BOARD]
-        texts = [messages[i] for i in keep if i not in boards]
+        boards = [i for i in go if messages[i].kind is Kind.BOARD]
+        texts = [messages[i] for i in go if i not in boards]
         failure = self._attempt(address, chat, lambda at: self._deliver(at, texts)) if texts else Delivered()
-        for i in keep:
+        for i in go:
             results[i] = failure
         for i in boards:
             if isinstance(failure, Delivered):
                 results[i] = self._attempt(address, chat, partial(self._board_message, message=messages[i]))
-
+        later = [i for i in keep if i not in go]
+        if any(messages[i].kind is Kind.BOARD for i in later):
+            self._board_held.setdefault(chat, self.clock())
+        elif boards:
+            self._board_held.pop(chat, None)
+        for i in later:
+            wait = max(self._wait(chat, [messages[i]], cosmetic=messages[i].kind.cosmetic), 0.1)
+            results[i] = TemporaryFailure("paced", wait, paced=True)
         return results
 
     # --- internals --------------------------------------------------------------------------------------
 
-    def _wait(self, chat: int, messages: Sequence[Outbound]) -> float:
-        """Seconds until this chat may get another send or edit (0: now)."""
+    def _wait(self, chat: int, messages: Sequence[Outbound], *, cosmetic: bool = False) -> float:
+        """Seconds until this chat may get these messages (0: now); ``cosmetic``: a counter or a board only, which
+        in a group leave ``COSMETIC_RESERVE`` calls of the minute free."""
         now = self.clock()
         pace = self._pace.setdefault(chat, _Pace())
-        wait = pace.blocked_until - now
+        wait = max(pace.blocked_until, pace.free) - now
         if chat < 0:
             while pace.window and pace.window[0] <= now - 60.0:
                 pace.window.popleft()
-            if len(pace.window) >= GROUP_PER_MINUTE:
-                wait = max(wait, pace.window[0] + 60.0 - now)
-            wait = max(wait, pace.last + GROUP_INTERVAL - now)
-        else:
-            wait = max(wait, pace.last + PRIVATE_INTERVAL - now)
-        board = chat < 0 and any(m.kind is Kind.BOARD for m in messages) and len(messages) > 1
-        # The board image is a call of its own after the text: leave room for both in this minute.
-        if board and len(pace.window) >= GROUP_PER_MINUTE - 1:
-            wait = max(wait, pace.window[-(GROUP_PER_MINUTE - 1)] + 60.0 - now)
-        shown = [m for m in messages if m.kind is not Kind.BOARD]  # a vote leaves the board as it was
-        if shown and all(m.kind is Kind.COUNTER for m in shown):
+            room = GROUP_PER_MINUTE - (COSMETIC_RESERVE if cosmetic else 0)
+            over = min(len(pace.window) + _calls(messages) - room, len(pace.window))
+            if over > 0:  # the minute would hold too many: wait until enough of its calls are a minute old
+                wait = max(wait, pace.window[over - 1] + 60.0 - now)
+        if any(m.kind is Kind.COUNTER for m in messages) and all(m.kind.cosmetic for m in messages):
             interval = COUNTER_INTERVAL if chat < 0 else PRIVATE_COUNTER_INTERVAL
             wait = max(wait, pace.counter + interval - now)
         return max(wait, 0.0)
@@ -446,9 +504,10 @@ class TelegramChannel:
     def _sent(self, chat: int, *, counter: bool = False) -> None:
         now = self.clock()
         pace = self._pace.setdefault(chat, _Pace())
-        pace.last = now
+        pace.free = max(pace.free, now) + (GROUP_INTERVAL if chat < 0 else PRIVATE_INTERVAL)
         if chat < 0:
             pace.window.append(now)
+            self._paced.add(chat)
         if counter:
             pace.counter = now
 
@@ -468,6 +527,8 @@ class TelegramChannel:
         except RetryAfter as exc:
             seconds = _seconds(exc)
             self._pace.setdefault(chat, _Pace()).blocked_until = self.clock() + seconds
+            if chat < 0:
+                self._paced.add(chat)
             return TemporaryFailure(f"telegram: retry_after={seconds:g}", seconds)
         except (Forbidden, BadRequest) as exc:
             failed = getattr(exc, "moderator_chat", chat)  # the QR code goes to a group, not to ``chat``
@@ -676,7 +737,7 @@ class TelegramChannel:
             except BadRequest:
                 pass
         sent = self._send_text(chat, counter, secret=False, markup=None)
-        self._sent(chat, counter=True)
+        self._pace[chat].counter = self.clock()
         self._counter[chat] = (message.decision, _Live(sent.message_id, "", None, counter=counter))
 
     def _board_message(self, chat: int, message: Outbound) -> str:
@@ -709,6 +770,15 @@ def _relevant(messages: Sequence[Outbound]) -> list[int]:
     if counters and any(i not in boards for i in range(counters[-1] + 1, len(messages))):
         drop.add(counters[-1])
     return [i for i in range(len(messages)) if i not in drop]
+
+
+def _calls(messages: Sequence[Outbound]) -> int:
+    """At most how many Bot API calls these messages take in one chat (a fold of plain texts may take fewer)."""
+    own = [m.kind in _OWN_CALL or (m.kind is Kind.ECHO and m.press is not None) for m in messages]
+    return sum(own) + len(chunks([m for m, alone in zip(messages, own, strict=True) if not alone]))
+
+
+_OWN_CALL: Final = frozenset({Kind.JOIN, Kind.LOBBY, Kind.COUNTER, Kind.BOARD})
 
 
 def _seconds(exc: RetryAfter) -> float:

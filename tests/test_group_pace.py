@@ -1,0 +1,224 @@
+"""A group at a fast table: it hears each result before the next prompt reaches a seat, never more than 20 calls
+a minute (across restarts too), and no counter or board edit ever delays a result.
+
+End to end through a real python-telegram-bot Application against the fake Bot API (tests/fake_telegram.py), and
+the outbox's order rule through the ``Sender`` with recording channels."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from moderator.catalog import Catalog
+from moderator.channels import Capabilities, Kind, Outbound
+from moderator.delivery import Sender
+from moderator.store import Store, TableRow, TableStatus
+from moderator.transports.telegram import GROUP_INTERVAL, GROUP_PER_MINUTE
+from tests.fake_telegram import buttons
+from tests.fakes import RecordingChannel
+from tests.telegram_table import TelegramTable, _is_game, group_chat, run
+
+EN = Catalog.load("classic", "en")
+NAMES = ["Ann", "Bob", "Cy", "Dee", "Eve", "Fay", "Gus"]
+GROUP = group_chat(-100600)
+
+
+async def _quick_table(t: TelegramTable) -> None:
+    """Seven people at a table in the group, the game started; they will press half a second after a prompt."""
+    t.typing = 0.0
+    await t.boot()
+    await t.open_and_join(NAMES, group=GROUP)
+    t.clock.advance(4.0)
+    await t.say(NAMES[0], "/startgame", chat=GROUP)
+
+
+async def _press_quickly(t: TelegramTable, rng: random.Random, presses: int) -> None:
+    """Whoever has a prompt presses a random answer half a second after it shows, as a fast table does."""
+    for _ in range(20 * presses):
+        if presses <= 0 or t.table().status == "over":
+            return
+        waiting = [(n, m) for n in NAMES if (m := t.prompt(n)) is not None]
+        t.clock.advance(0.5)
+        if not waiting:
+            await t.bot.deliver()
+            continue
+        name, message = rng.choice(waiting)
+        chat = t.chat_of(name)
+        t.pressed.add((chat, message["message_id"]))
+        button = rng.choice([b for b in buttons(message) if _is_game(b["callback_data"])])
+        await t.press(name, chat, message["message_id"], button["callback_data"])
+        presses -= 1
+        _assert_no_prompt_before_the_group(t)
+
+
+def _assert_no_prompt_before_the_group(t: TelegramTable) -> None:
+    """No message to a seat went out while the group still waited for something queued before it (but the
+    counter and the board, which wait for the group's spare minutes)."""
+    overtaken = t.store.execute(
+        "SELECT count(*) FROM outbox AS p JOIN outbox AS g ON g.table_id = p.table_id AND g.id < p.id"
+        " WHERE g.address = ? AND g.status = 'pending' AND json_extract(g.body, '$.kind') NOT IN ('counter', 'board')"
+        " AND p.address != ? AND p.status = 'sent' AND json_extract(p.body, '$.kind') != 'echo'",
+        (str(GROUP["id"]), str(GROUP["id"])),
+    ).fetchone()[0]
+    assert overtaken == 0
+
+
+def _group_texts(t: TelegramTable) -> list[tuple[int, str]]:
+    """(call index, text) of every new message in the group."""
+    return [(i, str(c.params.get("text", ""))) for i, c in enumerate(t.api.calls)
+            if c.method == "sendMessage" and c.chat_id == GROUP["id"]]
+
+
+def test_the_ballots_reach_nobody_before_the_group_has_the_nomination(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        t = TelegramTable(tmp_path / "m.db", seed=3)
+        await _quick_table(t)
+        await t.settle()
+        president = next(n for n in NAMES if t.prompt(n) is not None)
+        prompt = t.prompt(president)
+        assert prompt is not None
+        # Something goes to the group just before the nomination, so the nomination must wait for its slot.
+        await t.say(NAMES[1], "/board", chat=GROUP)
+        t.clock.advance(0.5)
+        t.pressed.add((t.chat_of(president), prompt["message_id"]))
+        start = len(t.api.calls)
+        await t.press(president, t.chat_of(president), prompt["message_id"], buttons(prompt)[0]["callback_data"])
+        nominated = EN.text("chancellor-nominated", president=president, chancellor="x").split(" nominates")[0]
+        assert not any(f"{nominated} nominates" in text for _, text in _group_texts(t))  # paced, not yet
+        assert all(t.prompt(n) is None for n in NAMES)  # ...and so is every ballot
+        for _ in range(int(GROUP_INTERVAL / 0.5) + 1):
+            t.clock.advance(0.5)
+            await t.bot.deliver()
+        told = next(i for i, text in _group_texts(t) if f"{nominated} nominates" in text)
+        ballots = [i for i, c in enumerate(t.api.calls) if i >= start and c.method == "sendMessage"
+                   and (c.chat_id or 0) > 0
+                   and any(_is_game(b.get("callback_data", "")) for row in
+                           c.params.get("reply_markup", {}).get("inline_keyboard", []) for b in row)]
+        assert ballots and all(i > told for i in ballots)
+        assert all(t.prompt(n) is not None for n in NAMES)  # everyone alive votes
+        await t.stop()
+
+    run(scenario())
+
+
+def test_at_a_fast_table_no_prompt_reaches_a_seat_before_the_group_has_the_result_it_follows(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        t = TelegramTable(tmp_path / "m.db", seed=8)
+        await _quick_table(t)
+        await _press_quickly(t, random.Random(8), presses=10_000)  # asserts the order after every press
+        assert t.table().status == "over"
+        await t.stop()
+
+    run(scenario())
+
+
+@pytest.mark.parametrize("restarts", [0, 6])
+def test_the_group_never_gets_more_than_20_calls_a_minute_across_restarts(tmp_path: Path, restarts: int) -> None:
+    async def scenario() -> None:
+        t = TelegramTable(tmp_path / "m.db", seed=5)
+        await _quick_table(t)
+        rng = random.Random(5)
+        for _ in range(restarts):  # a restart every few seconds: each new process must know the minute's calls
+            await _press_quickly(t, rng, presses=6)
+            await t.stop()
+            await t.boot()
+        await _press_quickly(t, rng, presses=10_000)
+        await t.settle(600.0)
+        assert t.api.max_per_minute(GROUP["id"]) <= GROUP_PER_MINUTE
+        assert t.table().status == "over"
+        await t.stop()
+
+    run(scenario())
+
+
+def test_a_result_never_waits_for_a_counter_edit(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        t = TelegramTable(tmp_path / "m.db", seed=3)
+        await _quick_table(t)
+        await t.settle()
+        president = next(n for n in NAMES if t.prompt(n) is not None)
+        prompt = t.prompt(president)
+        assert prompt is not None
+        t.pressed.add((t.chat_of(president), prompt["message_id"]))
+        await t.press(president, t.chat_of(president), prompt["message_id"], buttons(prompt)[0]["callback_data"])
+        await t.settle()
+        # Six vote slowly enough that the counter is edited and then held back by its interval.
+        for name in NAMES[:6]:
+            ballot = t.prompt(name)
+            assert ballot is not None
+            t.pressed.add((t.chat_of(name), ballot["message_id"]))
+            t.clock.advance(1.0)
+            await t.press(name, t.chat_of(name), ballot["message_id"], buttons(ballot)[0]["callback_data"])
+        counters = [c for c in t.api.of("editMessageText", GROUP["id"]) if "voted" in str(c.params.get("text"))]
+        assert counters  # the first count was shown; the later ones wait for the counter's interval
+        last = t.prompt(NAMES[6])
+        assert last is not None
+        t.clock.advance(GROUP_INTERVAL)
+        pressed = t.clock()
+        await t.press(NAMES[6], t.chat_of(NAMES[6]), last["message_id"], buttons(last)[0]["callback_data"])
+        result = next(c for c in t.api.of("sendMessage", GROUP["id"]) if "Ja to" in str(c.params.get("text")))
+        assert result.at - pressed <= GROUP_INTERVAL
+        await t.settle()
+        late = [c for c in t.api.of("editMessageText", GROUP["id"])
+                if c.at >= result.at and "voted" in str(c.params.get("text"))]
+        assert late == []  # the counters held back were folded into the result, never shown after it
+        await t.stop()
+
+    run(scenario())
+
+
+def test_the_board_is_edited_in_a_slot_of_its_own_and_shown_during_a_fast_game(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        t = TelegramTable(tmp_path / "m.db", seed=8)
+        await _quick_table(t)
+        await _press_quickly(t, random.Random(8), presses=10_000)
+        await t.settle(600.0)
+        group = [c.at for c in t.api.calls if c.chat_id == GROUP["id"] and c.method in
+                 ("sendMessage", "editMessageText", "editMessageMedia", "sendPhoto")]
+        boards = [c.at for c in t.api.of("editMessageMedia", GROUP["id"])]
+        assert len(boards) >= 2  # the board was shown again during the game, not only at its end
+        for at in boards:
+            others = [g for g in group if g != at]
+            assert all(abs(g - at) >= GROUP_INTERVAL - 1e-6 for g in others)
+        await t.stop()
+
+    run(scenario())
+
+
+# --- the outbox's order rule, for any channel that declares it -----------------------------------------------
+
+def test_a_public_first_channel_holds_a_tables_later_messages_to_its_people_and_no_other_channel_waits() -> None:
+    store = Store(memory=True)
+    store.insert_table(TableRow("T", None, TableStatus.PLAYING, "classic", "slow", "101", "slow", "-1", {}, 1,
+                                None, 0), 0.0)
+    slow = RecordingChannel(capabilities=Capabilities(public_first=True), retry_after=5.0)
+    slow.temporary["-1"] = 1  # the group cannot take its result yet
+    other = RecordingChannel()
+    clock = [10.0]
+    sender = Sender(store, {"slow": slow, "other": other}, clock=lambda: clock[0])
+
+    def note(kind: Kind, text: str) -> dict[str, object]:
+        return Outbound(kind, text).to_json()
+
+    store.enqueue([
+        ("T", "slow", "101", "echo", note(Kind.ECHO, "your own choice")),
+        ("T", "slow", "-1", "result", note(Kind.RESULT, "elected")),
+        ("T", "slow", "101", "prompt", note(Kind.PROMPT, "choose a policy")),
+        ("T", "slow", "102", "echo", note(Kind.ECHO, "your vote")),
+        ("T", "other", "+1555", "prompt", note(Kind.PROMPT, "the same news by text")),
+        (None, "slow", "103", "note", note(Kind.NOTE, "at no table")),
+    ], 10.0)
+    sender.deliver_due()
+    assert [b["text"] for b in slow.inbox("101")] == ["your own choice"]  # the prompt waits for the group
+    assert [b["text"] for b in slow.inbox("102")] == ["your vote"]  # a person's own answer never waits
+    assert other.inbox("+1555") and slow.inbox("103")
+    clock[0] += 5.0
+    sender.deliver_due()
+    sender.deliver_due()
+    assert [b["text"] for b in slow.inbox("-1")][:1] == ["elected"]
+    assert [b["text"] for b in slow.inbox("101")] == ["your own choice", "choose a policy"]
+    order = [(a, b["text"]) for a, b in slow.log]
+    assert order.index(("-1", "elected")) < order.index(("101", "choose a policy"))
+    store.close()
