@@ -425,9 +425,8 @@ def stop_streams_on_exit(server: Any, app: Starlette) -> None:
 
 
 def run_telegram(settings: Settings) -> int:
-    """Long polling until interrupted; returns the exit status."""
-    from telegram import Update
-
+    """Long polling until SIGTERM or Ctrl-C; returns the exit status. An update is confirmed to Telegram only once
+    its input is stored (``telegram.Poller``): while the database cannot be written, polling pauses."""
     token = telegram.TelegramSettings.of(settings).token
     assert token is not None
     _logging()
@@ -436,31 +435,45 @@ def run_telegram(settings: Settings) -> int:
     service.handled.append(log_action)
     wiring = Wiring(service, settings, lambda: Store(settings.db_path))
     bot = telegram.TelegramBot(service, screen_url=wiring.screen_url)
-    app = telegram.build_application(token, api_url=telegram.TelegramSettings.of(settings).api_url)
+    app = telegram.build_application(token, api_url=telegram.TelegramSettings.of(settings).api_url, updater=False)
     bot.install(app)
-    ticker: asyncio.Task[None] | None = None
 
-    async def post_init(application: Any) -> None:
-        nonlocal ticker
-        await bot.start(application, lambda channel, after: wiring.delivery(telegram.CHANNEL, channel,
-                                                                            after_round=after))
-        resumed = service.resume_all()
-        service.returned()
-        log.info("telegram: ready as @%s (long polling); %d tables under way; Ctrl-C stops",
-                 application.bot.username, len(resumed))
-        ticker = asyncio.get_running_loop().create_task(_ticks(service, 5.0))
+    async def run() -> None:
+        loop = asyncio.get_running_loop()
+        stop = asyncio.Event()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError, RuntimeError):  # no signals off the main thread
+                loop.add_signal_handler(signum, stop.set)
+        await app.initialize()
+        ticker: asyncio.Task[None] | None = None
+        poller = telegram.Poller(app, bot)
+        polling: asyncio.Task[None] | None = None
+        try:
+            await bot.start(app, lambda channel, after: wiring.delivery(telegram.CHANNEL, channel,
+                                                                        after_round=after))
+            resumed = service.resume_all()
+            service.returned()
+            log.info("telegram: ready as @%s (long polling); %d tables under way; Ctrl-C stops",
+                     app.bot.username, len(resumed))
+            ticker = loop.create_task(_ticks(service, 5.0))
+            polling = loop.create_task(poller.run())
+            stopped = loop.create_task(stop.wait())
+            await asyncio.wait({polling, stopped}, return_when=asyncio.FIRST_COMPLETED)
+            stopped.cancel()
+            if polling.done():
+                polling.result()  # polling ended by itself: a token Telegram refuses, say
+        finally:
+            for task in (polling, ticker):
+                if task is not None:
+                    await _cancel(task)
+            await poller.confirm()
+            await wiring.stop()
+            with contextlib.suppress(Exception):  # a disk that cannot be written: the next start re-prompts
+                service.stopping()
+            await app.shutdown()
+            store.close()
 
-    async def post_shutdown(application: Any) -> None:
-        if ticker is not None:
-            await _cancel(ticker)
-        await wiring.stop()
-        with contextlib.suppress(Exception):  # a disk that cannot be written: the next start re-prompts
-            service.stopping()
-        store.close()
-
-    app.post_init = post_init
-    app.post_shutdown = post_shutdown
-    app.run_polling(allowed_updates=Update.ALL_TYPES)
+    asyncio.run(run())
     return 0
 
 

@@ -3,6 +3,7 @@ counts once, an input that could not be stored is asked for again, and storage f
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sqlite3
 import time
@@ -16,9 +17,10 @@ import pytest
 
 from moderator.app import create_app
 from moderator.settings import Settings
-from moderator.transports.telegram import callback
+from moderator.transports.telegram import Poller, callback
 from tests.fake_telegram import private_chat
 from tests.fake_twilio import FakeTwilio
+from tests.telegram_table import TelegramTable
 from tests.test_serve import ANN, LOCAL, Server, WebhookBotAPI, env, open_table
 
 with warnings.catch_warnings():
@@ -55,6 +57,48 @@ def test_an_update_that_could_not_be_stored_is_answered_503_and_its_redelivery_i
     assert server.rows("SELECT count(*) FROM seats") == [(5,)]
     assert server.update(update) == 200  # and once applied, a redelivery changes nothing
     assert server.rows("SELECT count(*) FROM seats") == [(5,)]
+
+
+def test_long_polling_pauses_while_the_database_cannot_be_written_and_takes_the_update_again_after(
+        tmp_path: Path) -> None:
+    async def scenario() -> None:
+        table = TelegramTable(tmp_path / "m.db")
+        await table.boot()
+        try:
+            await table.say("Ann", "/newgame")
+            pauses: list[float] = []
+
+            async def sleep(seconds: float) -> None:
+                pauses.append(seconds)
+
+            poller = Poller(table.app, table.bot, timeout=0, sleep=sleep)
+            ann = table.person("Ann")
+
+            def typed(update_id: int, text: str) -> dict[str, Any]:
+                return {"update_id": update_id, "message": {
+                    "message_id": update_id, "from": ann, "chat": private_chat(ann), "date": 1_800_000_000,
+                    "text": text, "entities": [{"type": "bot_command", "offset": 0, "length": len(text.split()[0])}]}}
+
+            table.api.updates += [typed(500, "/computers 4"), typed(501, "/status")]
+            seats = "SELECT count(*) FROM seats"
+            table.store.execute("PRAGMA query_only=ON")  # the disk is full
+            for tries in (1, 2):
+                await poller.step()
+                assert pauses == [poller.pause] * tries  # paused, not polling on
+                assert [u["update_id"] for u in table.api.updates] == [500, 501]  # nothing confirmed
+                assert all((c.params.get("offset") or 0) <= 500 for c in table.api.of("getUpdates"))
+                assert table.store.execute(seats).fetchone()[0] == 1
+            table.store.execute("PRAGMA query_only=OFF")  # space is back: it goes on by itself
+            await poller.step()
+            assert len(pauses) == 2 and not poller.paused
+            assert table.store.execute(seats).fetchone()[0] == 5
+            await poller.step()
+            assert table.api.updates == []  # both confirmed once stored
+            assert table.store.execute(seats).fetchone()[0] == 5  # and applied once
+        finally:
+            await table.stop()
+
+    asyncio.run(scenario())
 
 
 class TooLateBotAPI(WebhookBotAPI):
