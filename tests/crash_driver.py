@@ -25,8 +25,13 @@ import hashlib
 import json
 import os
 import random
+import signal
+import socket
+import subprocess
 import sys
+import threading
 import time
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -204,23 +209,36 @@ def main() -> int:
 # ``python tests/crash_driver.py --serve DB_FILE`` runs ``moderator serve``'s app under uvicorn (settings from the
 # environment, ``serve_env``) with the Bot API and Twilio's REST API replaced by fakes that journal every message
 # they accept (fsync'd before they answer, so before the outbox marks it sent). ``HttpPlayers`` plays scripted
-# 7-player tables through its webhooks, Telegram and SMS seats mixed at every table: one input at a time, the next
-# only once the server has delivered everything the last one caused, so a run is a pure function of the seed
-# however slow the machine is and wherever the server is killed. An input the server did not answer is sent
-# again, the same update or MessageSid, once it is back.
+# 7-player tables through its webhooks and pages, Telegram, SMS and browser seats mixed at every table: one input at
+# a time, the next only once the server has delivered everything the last one caused, so a run is a pure function
+# of the seed however slow the machine is and wherever the server is killed. An input the server did not answer is
+# sent again once it is back: the same update or MessageSid, and a browser's tap with the same nonce, as seat.js
+# sends it again (also after a 5xx).
 
 SECRET = "crash-webhook-secret"
 
 
 def seat_channel(table: int, seat: int) -> str:
-    """Telegram and SMS alternate around every table, and from table to table (so hosts use both)."""
-    return "telegram" if (table + seat) % 2 == 0 else "sms"
+    """Telegram, SMS and browser seats take turns around every table (hosts alternate Telegram and SMS)."""
+    if seat == 0:
+        return "telegram" if table % 2 == 0 else "sms"
+    return ("telegram", "sms", "web")[(table + seat) % 3]
+
+
+def seat_token(table: int, seat: int) -> str:
+    """A browser seat's token (its cookie): fixed, so its address is known before it joins."""
+    return f"crash-browser-{table}-{seat}-" + hashlib.sha256(f"{table}/{seat}".encode()).hexdigest()[:16]
 
 
 def seat_address(table: int, seat: int) -> str:
-    """The address the service knows a scripted seat by: a Telegram user id or an E.164 number."""
-    if seat_channel(table, seat) == "telegram":
-        return str(10_000 + 10 * table + seat)
+    """The address the service knows a scripted seat by: a Telegram user id, an E.164 number, a browser's hash."""
+    from moderator.transports.web import address_of
+
+    match seat_channel(table, seat):
+        case "telegram":
+            return str(10_000 + 10 * table + seat)
+        case "web":
+            return address_of(seat_token(table, seat))
     return f"+12025551{table % 10}{seat:02d}"
 
 
@@ -240,6 +258,7 @@ def serve_env(db: Path, port: int) -> dict[str, str]:
         "TWILIO_ACCOUNT_SID": ACCOUNT_SID,
         "TWILIO_AUTH_TOKEN": AUTH_TOKEN,
         "TWILIO_FROM": OUR_NUMBER,
+        "MODERATOR_WEB": "on",
         "PYTHONPATH": str(Path(__file__).resolve().parent.parent),
     }
 
@@ -250,8 +269,10 @@ class Journal:
     def __init__(self, path: Path) -> None:
         self.file = open(path, "ab")  # noqa: SIM115 - open for the server's lifetime
 
-    def write(self, to: str, text: str) -> None:
-        self.file.write((json.dumps({"address": to, "text": text}, ensure_ascii=False) + "\n").encode())
+    def write(self, to: str, text: str, api: str = "send") -> None:
+        """One accepted message (``api``: ``send``, or ``edit`` for a message edited in place)."""
+        entry = {"address": to, "text": text, "api": api}
+        self.file.write((json.dumps(entry, ensure_ascii=False) + "\n").encode())
         self.file.flush()
         os.fsync(self.file.fileno())
 
@@ -276,7 +297,7 @@ def serve(db: Path, seed: int) -> None:
                 return True
             result = super()._result(api, params, chat)
             if api in ("sendMessage", "editMessageText"):
-                journal.write(f"telegram:{chat}", self._text(params)[0])
+                journal.write(f"telegram:{chat}", self._text(params)[0], "send" if api == "sendMessage" else "edit")
             elif api == "sendPhoto":
                 journal.write(f"telegram:{chat}", self._text(params, "caption")[0])
             return result
@@ -308,6 +329,63 @@ def serve(db: Path, seed: int) -> None:
     uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning", timeout_keep_alive=KEEP_ALIVE)
 
 
+class Server:
+    """``crash_driver.py --serve`` in a child process on a fixed port, started again after every kill."""
+
+    def __init__(self, db: Path, seed: int) -> None:
+        self.db, self.seed = db, seed
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = int(s.getsockname()[1])
+        self.process: subprocess.Popen[bytes] | None = None
+        self.lock = threading.Lock()
+        self.starts = 0
+        self.restarts: list[float] = []
+        """Wall-clock times at which a server was started after a kill."""
+
+    def start(self) -> None:
+        with self.lock:
+            self.process = subprocess.Popen(
+                [sys.executable, __file__, str(self.db), str(self.seed), "--serve"],
+                env=serve_env(self.db, self.port), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            self.starts += 1
+        self.wait_up()
+
+    def wait_up(self, timeout: float = 60.0) -> None:
+        """Return once the server answers /healthz (after a kill, the killer starts the next one)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=1) as s:
+                    s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                    if s.recv(64).startswith(b"HTTP/1.1 200"):
+                        return
+            except OSError:
+                pass
+            time.sleep(0.05)
+        raise AssertionError("the server did not come up")
+
+    def kill(self) -> None:
+        """SIGKILL, and start the next one at once."""
+        with self.lock:
+            assert self.process is not None
+            self.process.send_signal(signal.SIGKILL)
+            self.process.wait()
+            self.restarts.append(time.time())
+        self.start()
+
+    def stop(self) -> None:
+        with self.lock:
+            if self.process is not None and self.process.poll() is None:
+                self.process.terminate()
+                try:
+                    self.process.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    self.process.kill()
+                    self.process.wait()
+            self.process = None
+
+
 class HttpPlayers:
     """The scripted seats of every table, playing through the server's webhooks (see the section's comment)."""
 
@@ -322,11 +400,16 @@ class HttpPlayers:
         self.accepted: list[tuple[str, str]] = []
         """(channel, external id) of every input the server answered 200."""
         self.retries = 0
+        self.retried: Counter[str] = Counter()
+        """Requests sent again, by the path's first part (``telegram``, ``sms``, ``join`` and ``play``: a browser)."""
+        self.answer = b""
+        """The body of the last answer."""
 
     # --- HTTP -------------------------------------------------------------------------------------------
 
-    def _post(self, path: str, body: bytes, headers: dict[str, str]) -> int:
-        """POST until the server answers (it may be down, or killed while it handles this): the status."""
+    def _post(self, path: str, body: bytes, headers: dict[str, str], *, again_on_5xx: bool = False) -> int:
+        """POST until the server answers (it may be down, or killed while it handles this): the status
+        (``again_on_5xx``: a 5xx is sent again too, as seat.js does). The answer's body is in ``self.answer``."""
         import http.client
 
         while True:
@@ -335,13 +418,16 @@ class HttpPlayers:
                     self._connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
                 self._connection.request("POST", path, body, headers)
                 response = self._connection.getresponse()
-                response.read()
+                self.answer = response.read()
+                if again_on_5xx and response.status >= 500:
+                    raise http.client.HTTPException(f"answered {response.status}")
                 return response.status
             except (OSError, http.client.HTTPException):
                 if self._connection is not None:
                     self._connection.close()
                     self._connection = None
                 self.retries += 1
+                self.retried[path.split("/")[1]] += 1
                 self.wait_up()
 
     def telegram(self, update: dict[str, Any], external_id: str) -> None:
@@ -364,6 +450,20 @@ class HttpPlayers:
             "Content-Type": "application/x-www-form-urlencoded", "X-Twilio-Signature": signature(url, form)})
         assert status == 200, f"sms webhook answered {status}"
         self.accepted.append(("sms", sid))
+
+    def browser(self, table: int, seat: int, path: str, form: dict[str, str]) -> int:
+        """A browser seat's POST, as its page sends it (its cookie, its Origin; a tap with ``X-Send``); a form's
+        ``nonce`` is its input's id, the same when it is sent again."""
+        from urllib.parse import urlencode
+
+        from moderator.transports.web import SEAT_COOKIE
+
+        row = self.table_row(table)
+        assert row is not None
+        status = self._post(path, urlencode(form).encode(), {
+            "Content-Type": "application/x-www-form-urlencoded", "Origin": f"http://127.0.0.1:{self.port}",
+            "Cookie": f"{SEAT_COOKIE}{row[0]}={seat_token(table, seat)}", "X-Send": "1"}, again_on_5xx=True)
+        return status
 
     # --- the seats --------------------------------------------------------------------------------------
 
@@ -394,6 +494,15 @@ class HttpPlayers:
                  "message": {"message_id": 1, "date": 1_800_000_000, "text": "?",
                              "chat": {"id": address, "type": "private", "first_name": f"P{seat}"}}}
         self.telegram({"update_id": next(self.ids), "callback_query": query}, f"cb:{query_id}")
+
+    def tap(self, table: int, seat: int, prompt: dict[str, Any], token: str) -> None:
+        """A browser seat taps a prompt's button (in the background, as seat.js does: the answer is JSON)."""
+        nonce = f"t{table}s{seat}d{prompt['decision']}"
+        status = self.browser(table, seat, f"/play/{prompt['table']}",
+                              {"token": token, "decision": str(prompt["decision"]), "nonce": nonce})
+        assert status == 200, f"the seat's page answered {status}"
+        if json.loads(self.answer).get("counted"):
+            self.accepted.append(("web", f"web:{nonce}"))
 
     # --- what the server did (read from the database, committed) ------------------------------------------
 
@@ -434,8 +543,16 @@ class HttpPlayers:
         row = self.table_row(table)
         assert row is not None and row[1], f"table {table} has no join code"
         for seat in range(1, PLAYERS):
-            self.say(table, seat, f"JOIN {row[1]} P{seat}" if seat_channel(table, seat) == "sms"
-                     else f"/start {row[1]}")
+            match seat_channel(table, seat):
+                case "web":
+                    nonce = f"t{table}s{seat}join"
+                    status = self.browser(table, seat, f"/join/{row[1]}", {"name": f"P{seat}", "nonce": nonce})
+                    assert status == 303, f"the join page answered {status}"
+                    self.accepted.append(("web", f"web:{nonce}"))
+                case "sms":
+                    self.say(table, seat, f"JOIN {row[1]} P{seat}")
+                case _:
+                    self.say(table, seat, f"/start {row[1]}")
             self.settle()
         self.say(table, 0, "GO" if host_sms else "/startgame")
         self.settle()
@@ -464,6 +581,8 @@ class HttpPlayers:
                     index = rng.randrange(len(prompt["options"]))
                     if seat_channel(table, seat) == "sms":
                         self.say(table, seat, str(index + 1))
+                    elif seat_channel(table, seat) == "web":
+                        self.tap(table, seat, prompt, prompt["options"][index][1])
                     else:
                         self.press(table, seat, prompt, prompt["options"][index][1])
                     self.settle()
