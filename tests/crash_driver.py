@@ -34,7 +34,7 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -216,6 +216,16 @@ def main() -> int:
 # sends it again (also after a 5xx).
 
 SECRET = "crash-webhook-secret"
+FAST: Final = 1000
+"""How much faster than the wall's the server's clock runs."""
+FAST_AT: Final = 1_800_000_000.0
+WALL_AT: Final = 1_790_000_000.0
+"""The server's clock reads ``FAST_AT`` when the wall's reads ``WALL_AT``."""
+
+
+def wall_time(server_time: float) -> float:
+    """The wall-clock time a time of the server's (fast) clock stands for."""
+    return (server_time - FAST_AT) / FAST + WALL_AT
 
 
 def seat_channel(table: int, seat: int) -> str:
@@ -319,7 +329,7 @@ def serve(db: Path, seed: int) -> None:
     def fast() -> float:
         """A clock a thousand times faster than the wall's (and later after every restart): the Telegram channel
         paces counters to a few per minute, and the script waits for every message before its next input."""
-        return 1_800_000_000.0 + (time.time() - 1_790_000_000.0) * 1000
+        return FAST_AT + (time.time() - WALL_AT) * FAST
 
     settings = Settings.load()
     # Delivery looks for due messages every 10 ms, not 500: the script waits for every delivery before its next input
