@@ -277,11 +277,16 @@ class Journal:
     """Appends one JSON line per accepted message, fsync'd before the fake answers."""
 
     def __init__(self, path: Path) -> None:
+        self.path = path
         self.file = open(path, "ab")  # noqa: SIM115 - open for the server's lifetime
 
-    def write(self, to: str, text: str, api: str = "send") -> None:
-        """One accepted message (``api``: ``send``, or ``edit`` for a message edited in place)."""
-        entry = {"address": to, "text": text, "api": api}
+    def write(self, to: str, text: str, api: str = "send", *, sender: str | None = None,
+              created: float | None = None) -> None:
+        """One accepted message (``api``: ``send``, or ``edit`` for a message edited in place; a text: its sender
+        and when Twilio created it)."""
+        entry: dict[str, Any] = {"address": to, "text": text, "api": api}
+        if created is not None:
+            entry.update({"from": sender, "created": created})
         self.file.write((json.dumps(entry, ensure_ascii=False) + "\n").encode())
         self.file.flush()
         os.fsync(self.file.fileno())
@@ -316,9 +321,10 @@ def serve(db: Path, seed: int) -> None:
         def request(self, method: str, uri: str, params: Any = None, data: Any = None, *args: Any,
                     **kwargs: Any) -> Any:
             response = super().request(method, uri, params, data, *args, **kwargs)
-            if response.status_code < 300:
+            if method == "POST" and response.status_code < 300:  # a text accepted (a GET looks texts up)
                 form = dict(data or {})
-                journal.write(f"sms:{form['To']}", str(form["Body"]))
+                journal.write(f"sms:{form['To']}", str(form["Body"]), sender=str(form.get("From", "")),
+                              created=self.created[-1])
             return response
 
     def table_seed() -> int:
@@ -331,10 +337,16 @@ def serve(db: Path, seed: int) -> None:
         paces counters to a few per minute, and the script waits for every message before its next input."""
         return FAST_AT + (time.time() - WALL_AT) * FAST
 
+    # Twilio remembers the texts it accepted across the server's restarts (a lookup after a crash finds them).
+    earlier = [e for e in read_journal(journal.path) if e["address"].startswith("sms:") and "created" in e]
+    twilio = Twilio(clock=fast,
+                    sent=[{"To": e["address"].removeprefix("sms:"), "From": e["from"], "Body": e["text"]}
+                          for e in earlier],
+                    created=[float(e["created"]) for e in earlier])
     settings = Settings.load()
     # Delivery looks for due messages every 10 ms, not 500: the script waits for every delivery before its next input
     # (and the Telegram channel's paced vote counters then go within 10 ms of their turn).
-    app = create_app(settings, network={"telegram": BotAPI(clock=fast), "sms": Twilio()}, seed=table_seed,
+    app = create_app(settings, network={"telegram": BotAPI(clock=fast), "sms": twilio}, seed=table_seed,
                      clock=fast, deliver_every=0.01)
     uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning", timeout_keep_alive=KEEP_ALIVE)
 
@@ -350,6 +362,8 @@ class Server:
         self.process: subprocess.Popen[bytes] | None = None
         self.lock = threading.Lock()
         self.starts = 0
+        self.log = open(db.with_name(db.name + ".server.log"), "ab")  # noqa: SIM115 - every server's stderr
+        """Every server's stderr (a pipe nobody reads would stop a server that logs much once it is full)."""
         self.restarts: list[float] = []
         """Wall-clock times at which a server was started after a kill."""
 
@@ -357,7 +371,7 @@ class Server:
         with self.lock:
             self.process = subprocess.Popen(
                 [sys.executable, __file__, str(self.db), str(self.seed), "--serve"],
-                env=serve_env(self.db, self.port), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                env=serve_env(self.db, self.port), stdout=subprocess.DEVNULL, stderr=self.log)
             self.starts += 1
         self.wait_up()
 
@@ -394,6 +408,7 @@ class Server:
                     self.process.kill()
                     self.process.wait()
             self.process = None
+            self.log.flush()
 
 
 class HttpPlayers:
