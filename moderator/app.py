@@ -8,8 +8,8 @@ channel's outbox is delivered on a thread of its own with its own store connecti
 
 Routes of the wiring itself:
 
-- ``GET /healthz``: database reachable, catalogs and fonts loaded, outbox backlog, version, channels on (for
-  this machine; anyone else learns only ok or not).
+- ``GET /healthz``: database reachable and writable, catalogs and fonts loaded, outbox backlog, version, channels
+  on (for this machine; anyone else learns only ok or not).
 - ``GET /join/<code>``: every way to take a seat at a table (links and QR codes; the browser's form if it is on),
   under the service's guessing limit per client.
 
@@ -307,8 +307,8 @@ async def _ticks(service: Service, every: float) -> None:
 
 
 async def healthz(request: Request) -> Response:
-    """Database reachable, words and fonts loaded, outbox backlog, version and channels: all of it for a request
-    from this machine, only ``{"ok": ...}`` for anyone else (``guard.public_health``)."""
+    """Database reachable and writable, words and fonts loaded, outbox backlog, version and channels: all of it for a
+    request from this machine, only ``{"ok": ...}`` for anyone else (``guard.public_health``)."""
     state = request.app.state
     missing = catalog_problems() + font_problems()
     if missing:
@@ -322,6 +322,14 @@ async def healthz(request: Request) -> Response:
     except Exception as exc:
         log.error("health check: database unreachable: %s", exc)
         return _health(request, {"ok": False, "database": "unreachable", "version": version()}, 503)
+    try:  # the heartbeat, written and committed: a full or read-only disk answers here
+        with store.transaction():
+            store.alive(state.wiring.time())
+        if isinstance(store, SerialStore):
+            await store.durable()
+    except Exception as exc:
+        log.error("health check: the database cannot be written: %s", exc)
+        return _health(request, {"ok": False, "database": "not writable", "version": version()}, 503)
     return _health(request, {"ok": True, "database": "ok", "outbox_backlog": backlog, "version": version(),
                              "channels": sorted(state.channels)})
 

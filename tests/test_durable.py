@@ -21,7 +21,7 @@ from moderator.transports.telegram import Poller, callback
 from tests.fake_telegram import private_chat
 from tests.fake_twilio import FakeTwilio
 from tests.telegram_table import TelegramTable
-from tests.test_serve import ANN, LOCAL, Server, WebhookBotAPI, env, open_table
+from tests.test_serve import ANN, LOCAL, SMS_URL, Server, WebhookBotAPI, env, open_table
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")  # Starlette 1.x asks for httpx2; httpx works the same here
@@ -57,6 +57,36 @@ def test_an_update_that_could_not_be_stored_is_answered_503_and_its_redelivery_i
     assert server.rows("SELECT count(*) FROM seats") == [(5,)]
     assert server.update(update) == 200  # and once applied, a redelivery changes nothing
     assert server.rows("SELECT count(*) FROM seats") == [(5,)]
+
+
+def test_healthz_is_unhealthy_while_the_database_cannot_be_written_and_healthy_again_after(server: Server) -> None:
+    assert server.client.get("/healthz").status_code == 200
+    _unwritable(server, True)
+    answer = server.client.get("/healthz")
+    assert answer.status_code == 503 and answer.json()["database"] == "not writable"
+    _unwritable(server, False)
+    assert server.client.get("/healthz").status_code == 200
+
+
+def test_an_sms_that_could_not_be_stored_is_answered_send_it_again_and_its_resend_counts(server: Server) -> None:
+    from tests.fake_twilio import incoming, signature
+
+    phone = "+4915112345678"  # a German number: the answer is in German
+
+    def text(body: str, sid: str) -> Any:
+        form = incoming(phone, body, sid)
+        return server.client.post("/sms", data=form,
+                                  headers={"X-Twilio-Signature": signature(SMS_URL, form)})
+
+    _unwritable(server, True)
+    answer = text("NEWGAME Ann", "SM-full-1")
+    assert answer.status_code == 200
+    assert "Nicht gespeichert" in answer.text and "noch einmal senden" in answer.text
+    assert server.rows("SELECT count(*) FROM game_tables") == [(0,)]
+    _unwritable(server, False)
+    answer = text("NEWGAME Ann", "SM-full-2")  # sent again by the person: a new text, and it counts
+    assert answer.status_code == 200 and "Nicht gespeichert" not in answer.text
+    assert server.rows("SELECT count(*) FROM game_tables") == [(1,)]
 
 
 def test_long_polling_pauses_while_the_database_cannot_be_written_and_takes_the_update_again_after(
