@@ -331,3 +331,24 @@ def test_nothing_is_sent_while_its_sent_mark_cannot_be_written(tmp_path: Path) -
         assert sent == ["hello"]
     finally:
         store.close()
+
+
+@pytest.mark.parametrize("command", ["serve", "telegram"])
+@pytest.mark.parametrize("kind", ["unopenable", "not-a-database"])
+def test_a_database_that_cannot_be_opened_or_written_at_start_up_is_named_in_one_line_and_exits_2(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], command: str,
+        kind: str) -> None:
+    from moderator import cli
+
+    if kind == "unopenable":  # its folder is a file: no one, not even root, can create it
+        (tmp_path / "a-file").write_text("")
+        db = tmp_path / "a-file" / "m.db"
+    else:
+        db = tmp_path / "m.db"
+        db.write_bytes(b"this is not an SQLite file, " * 100)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("MODERATOR_DB", str(db))
+    monkeypatch.setenv("TELEGRAM_TOKEN", "7000:TEST-token")
+    assert cli.main([command]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and str(db) in err[0] and "database" in err[0]
