@@ -45,7 +45,7 @@ sys.path.insert(0, str(ROOT))
 
 from moderator.catalog import DEFAULT_THEME, Catalog  # noqa: E402
 from moderator.channels import REPEAT_MESSAGE  # noqa: E402
-from tests.crash_driver import HttpPlayers, Server, read_journal, wall_time  # noqa: E402
+from tests.crash_driver import HttpPlayers, Server, deliveries, read_journal, wall_time  # noqa: E402
 
 
 def play(db: Path, seed: int, tables: int, kills: int, gap: tuple[float, float]) -> tuple[HttpPlayers, Server,
@@ -124,26 +124,6 @@ def read(db: Path, players: HttpPlayers) -> dict[str, Any]:
             "journal": [{**e, "text": same(e["text"])} for e in read_journal(db.with_name(db.name + ".journal"))]}
 
 
-def deliveries(run: dict[str, Any], marker: str) -> tuple[Counter[tuple[str, str]], Counter[tuple[str, str]], int]:
-    """(SMS texts by address, lines of Telegram messages sent by address, marked repeats), leaving out a restart's
-    reminders (and the prompt sent with them in the same text) and the marker's line."""
-    texts: Counter[tuple[str, str]] = Counter()
-    lines: Counter[tuple[str, str]] = Counter()
-    repeats = 0
-    for entry in run["journal"]:
-        body = entry["text"].splitlines()
-        if any(line in run["reminder_lines"] for line in body):
-            continue
-        if entry["address"].startswith("sms:"):
-            texts[(entry["address"], entry["text"])] += 1
-        elif entry.get("api", "send") == "send":
-            if body and body[0] == marker:
-                repeats += 1
-                continue
-            lines.update((entry["address"], line) for line in body if line)
-    return texts, lines, repeats
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--kills", type=int, default=10)
@@ -168,8 +148,8 @@ def main() -> int:
     unstored = len(set(players.accepted) - crashed["handled"])
     missing = sum((reference["actions"] - crashed["actions"]).values())
     doubled = sum((crashed["actions"] - reference["actions"]).values())
-    ref_texts, ref_lines, _ = deliveries(reference, marker)
-    texts, lines, repeats = deliveries(crashed, marker)
+    ref_texts, ref_lines, _ = deliveries(reference["journal"], reference["reminder_lines"], marker)
+    texts, lines, repeats = deliveries(crashed["journal"], crashed["reminder_lines"], marker)
     sms_twice = sum((texts - ref_texts).values())
     sms_missing = sum((ref_texts - texts).values())
     # A line the reference showed by editing a message in place (a vote counter) comes as a message of its own

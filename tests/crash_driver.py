@@ -91,6 +91,28 @@ def read_journal(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in data[:end].splitlines()]
 
 
+def deliveries(journal: list[dict[str, Any]], reminder_lines: set[str], marker: str
+               ) -> tuple[Counter[tuple[str, str]], Counter[tuple[str, str]], int]:
+    """What a server's journal says reached each phone and chat: (SMS texts by address, lines of Telegram messages
+    sent (not edited) by address, Telegram messages marked as a repeat), leaving out a restart's reminders (with
+    the prompt sent in the same text) and the repeat marker's line."""
+    texts: Counter[tuple[str, str]] = Counter()
+    lines: Counter[tuple[str, str]] = Counter()
+    repeats = 0
+    for entry in journal:
+        body = entry["text"].splitlines()
+        if any(line in reminder_lines for line in body):
+            continue
+        if entry["address"].startswith("sms:"):
+            texts[(entry["address"], entry["text"])] += 1
+        elif entry.get("api", "send") == "send":
+            if body and body[0] == marker:
+                repeats += 1
+                continue
+            lines.update((entry["address"], line) for line in body if line)
+    return texts, lines, repeats
+
+
 class JournalChannel:
     """A channel that appends every delivered message to the journal, durably, before it counts as sent."""
 

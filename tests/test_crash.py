@@ -23,8 +23,10 @@ SMS and browser seats at each, through ``POST /telegram`` (messages and button p
 browser's join form and background taps (``POST /play/<table>`` with ``X-Send``), while a seeded killer SIGKILLs the
 server at random moments and starts it again; a request left unanswered is sent again (the same update, the same
 MessageSid, a tap with the same nonce, as seat.js does). Against a run without kills: the same winner, reason and
-action list for every table, every input answered 200 in the database, the same outbox, all of it sent, and
-every line of every message that reached a phone or chat in the reference reaches it again, nothing else.
+action list for every table, every input answered 200 in the database, the same outbox, all of it sent,
+every line of every message that reached a phone or chat in the reference reaches it again, nothing else, no text
+reaches a phone twice (Twilio is asked first), and no more Telegram messages are sent again, marked as a repeat,
+than there were kills.
 
 Environment: ``MODERATOR_CRASH_ROUNDS`` (default 1) runs that many rounds, each with its own seed, tables and
 kill schedule (e.g. ``MODERATOR_CRASH_ROUNDS=20 python -m pytest tests/test_crash.py -s`` for a long run);
@@ -50,9 +52,11 @@ from typing import Any
 
 import pytest
 
+from moderator.catalog import DEFAULT_THEME, Catalog
+from moderator.channels import REPEAT_MESSAGE
 from moderator.service import Service
 from moderator.store import Store
-from tests.crash_driver import CHANNEL, PLAYERS, HttpPlayers, Server, address, read_journal
+from tests.crash_driver import CHANNEL, PLAYERS, HttpPlayers, Server, address, deliveries, read_journal
 
 DRIVER = Path(__file__).resolve().parent / "crash_driver.py"
 ROUNDS = int(os.environ.get("MODERATOR_CRASH_ROUNDS", "1"))
@@ -366,8 +370,10 @@ def _http_outcome(db: Path, players: HttpPlayers) -> dict[str, Any]:
     delivered: Counter[tuple[str, str]] = Counter(
         (entry["address"], line) for entry in journal for line in same(entry["text"]).splitlines()
         if line and line not in reminders)
+    marker = Catalog.load(DEFAULT_THEME, "en").text(REPEAT_MESSAGE)
+    texts, _, marked = deliveries([{**e, "text": same(e["text"])} for e in journal], reminders, marker)
     return {"results": results, "outbox": outbox, "handled": handled, "delivered": delivered,
-            "sends": len(journal), "repeats": repeats}
+            "sends": len(journal), "repeats": repeats, "texts": texts, "marked": marked}
 
 
 @pytest.mark.parametrize("round_", range(ROUNDS))
@@ -398,10 +404,16 @@ def test_a_killed_server_plays_telegram_sms_and_browser_games_over_http_to_the_s
     assert not lost, f"never delivered: {sorted(lost)[:3]}"
     strangers = crashed["delivered"].keys() - reference["delivered"].keys()
     assert not strangers, f"delivered but not in the reference: {sorted(strangers)[:3]}"
+    # Twilio is asked before a text is sent again: none reaches a phone twice. Telegram cannot be asked: a message
+    # sent again says it is a repeat, at most one per kill.
+    twice = crashed["texts"] - reference["texts"]
+    assert not twice, f"texts delivered twice: {sorted(twice)[:3]}"
+    assert crashed["marked"] <= kills, f"{crashed['marked']} Telegram repeats after {kills} kills"
     actions = sum(len(a) for _, _, a in reference["results"].values())
     browser = players.retried["join"] + players.retried["play"]
     print(f"\nhttp crash round {round_} (seed {seed}): {HTTP_TABLES} tables, {actions} actions, "
           f"{reference['sends']} messages sent or edited ({crashed['sends']} with kills); {kills} kills, "
           f"{players.retries} requests sent again ({browser} by browsers), {crashed['repeats']} prompts repeated "
-          f"after a restart; 0 lost; "
+          f"after a restart; 0 texts twice, {crashed['marked']} Telegram messages sent again marked as a repeat; "
+          f"0 lost; "
           f"{time.perf_counter() - started:.1f} s")
