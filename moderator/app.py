@@ -322,16 +322,35 @@ async def healthz(request: Request) -> Response:
     except Exception as exc:
         log.error("health check: database unreachable: %s", exc)
         return _health(request, {"ok": False, "database": "unreachable", "version": version()}, 503)
-    try:  # the heartbeat, written and committed: a full or read-only disk answers here
+    if not await _writable(state):
+        return _health(request, {"ok": False, "database": "not writable", "version": version()}, 503)
+    return _health(request, {"ok": True, "database": "ok", "outbox_backlog": backlog, "version": version(),
+                             "channels": sorted(state.channels)})
+
+
+WRITE_CHECK_EVERY: Final = 2.0
+"""Seconds a health check's write stands for: a flood of ``/healthz`` costs at most one commit per this."""
+
+
+async def _writable(state: Any) -> bool:
+    """True if the heartbeat, written and committed, went in (a full or read-only disk says no here); the answer
+    stands for ``WRITE_CHECK_EVERY`` seconds."""
+    checked: tuple[float, bool] | None = getattr(state, "write_checked", None)
+    now = time.monotonic()
+    if checked is not None and now - checked[0] < WRITE_CHECK_EVERY:
+        return checked[1]
+    store: Store = state.store
+    try:
         with store.transaction():
             store.alive(state.wiring.time())
         if isinstance(store, SerialStore):
             await store.durable()
+        ok = True
     except Exception as exc:
         log.error("health check: the database cannot be written: %s", exc)
-        return _health(request, {"ok": False, "database": "not writable", "version": version()}, 503)
-    return _health(request, {"ok": True, "database": "ok", "outbox_backlog": backlog, "version": version(),
-                             "channels": sorted(state.channels)})
+        ok = False
+    state.write_checked = (now, ok)
+    return ok
 
 
 def _health(request: Request, report: dict[str, object], status: int = 200) -> Response:
