@@ -8,8 +8,8 @@ channel's outbox is delivered on a thread of its own with its own store connecti
 
 Routes of the wiring itself:
 
-- ``GET /healthz``: database reachable, catalogs and fonts loaded, outbox backlog, version, channels on (for
-  this machine; anyone else learns only ok or not).
+- ``GET /healthz``: database reachable and writable, catalogs and fonts loaded, outbox backlog, version, channels
+  on (for this machine; anyone else learns only ok or not).
 - ``GET /join/<code>``: every way to take a seat at a table (links and QR codes; the browser's form if it is on),
   under the service's guessing limit per client.
 
@@ -307,8 +307,8 @@ async def _ticks(service: Service, every: float) -> None:
 
 
 async def healthz(request: Request) -> Response:
-    """Database reachable, words and fonts loaded, outbox backlog, version and channels: all of it for a request
-    from this machine, only ``{"ok": ...}`` for anyone else (``guard.public_health``)."""
+    """Database reachable and writable, words and fonts loaded, outbox backlog, version and channels: all of it for a
+    request from this machine, only ``{"ok": ...}`` for anyone else (``guard.public_health``)."""
     state = request.app.state
     missing = catalog_problems() + font_problems()
     if missing:
@@ -322,8 +322,35 @@ async def healthz(request: Request) -> Response:
     except Exception as exc:
         log.error("health check: database unreachable: %s", exc)
         return _health(request, {"ok": False, "database": "unreachable", "version": version()}, 503)
+    if not await _writable(state):
+        return _health(request, {"ok": False, "database": "not writable", "version": version()}, 503)
     return _health(request, {"ok": True, "database": "ok", "outbox_backlog": backlog, "version": version(),
                              "channels": sorted(state.channels)})
+
+
+WRITE_CHECK_EVERY: Final = 2.0
+"""Seconds a health check's write stands for: a flood of ``/healthz`` costs at most one commit per this."""
+
+
+async def _writable(state: Any) -> bool:
+    """True if the heartbeat, written and committed, went in (a full or read-only disk says no here); the answer
+    stands for ``WRITE_CHECK_EVERY`` seconds."""
+    checked: tuple[float, bool] | None = getattr(state, "write_checked", None)
+    now = time.monotonic()
+    if checked is not None and now - checked[0] < WRITE_CHECK_EVERY:
+        return checked[1]
+    store: Store = state.store
+    try:
+        with store.transaction():
+            store.alive(state.wiring.time())
+        if isinstance(store, SerialStore):
+            await store.durable()
+        ok = True
+    except Exception as exc:
+        log.error("health check: the database cannot be written: %s", exc)
+        ok = False
+    state.write_checked = (now, ok)
+    return ok
 
 
 def _health(request: Request, report: dict[str, object], status: int = 200) -> Response:
@@ -425,9 +452,8 @@ def stop_streams_on_exit(server: Any, app: Starlette) -> None:
 
 
 def run_telegram(settings: Settings) -> int:
-    """Long polling until interrupted; returns the exit status."""
-    from telegram import Update
-
+    """Long polling until SIGTERM or Ctrl-C; returns the exit status. An update is confirmed to Telegram only once
+    its input is stored (``telegram.Poller``): while the database cannot be written, polling pauses."""
     token = telegram.TelegramSettings.of(settings).token
     assert token is not None
     _logging()
@@ -436,31 +462,45 @@ def run_telegram(settings: Settings) -> int:
     service.handled.append(log_action)
     wiring = Wiring(service, settings, lambda: Store(settings.db_path))
     bot = telegram.TelegramBot(service, screen_url=wiring.screen_url)
-    app = telegram.build_application(token, api_url=telegram.TelegramSettings.of(settings).api_url)
+    app = telegram.build_application(token, api_url=telegram.TelegramSettings.of(settings).api_url, updater=False)
     bot.install(app)
-    ticker: asyncio.Task[None] | None = None
 
-    async def post_init(application: Any) -> None:
-        nonlocal ticker
-        await bot.start(application, lambda channel, after: wiring.delivery(telegram.CHANNEL, channel,
-                                                                            after_round=after))
-        resumed = service.resume_all()
-        service.returned()
-        log.info("telegram: ready as @%s (long polling); %d tables under way; Ctrl-C stops",
-                 application.bot.username, len(resumed))
-        ticker = asyncio.get_running_loop().create_task(_ticks(service, 5.0))
+    async def run() -> None:
+        loop = asyncio.get_running_loop()
+        stop = asyncio.Event()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError, RuntimeError):  # no signals off the main thread
+                loop.add_signal_handler(signum, stop.set)
+        await app.initialize()
+        ticker: asyncio.Task[None] | None = None
+        poller = telegram.Poller(app, bot)
+        polling: asyncio.Task[None] | None = None
+        try:
+            await bot.start(app, lambda channel, after: wiring.delivery(telegram.CHANNEL, channel,
+                                                                        after_round=after))
+            resumed = service.resume_all()
+            service.returned()
+            log.info("telegram: ready as @%s (long polling); %d tables under way; Ctrl-C stops",
+                     app.bot.username, len(resumed))
+            ticker = loop.create_task(_ticks(service, 5.0))
+            polling = loop.create_task(poller.run())
+            stopped = loop.create_task(stop.wait())
+            await asyncio.wait({polling, stopped}, return_when=asyncio.FIRST_COMPLETED)
+            stopped.cancel()
+            if polling.done():
+                polling.result()  # polling ended by itself: a token Telegram refuses, say
+        finally:
+            for task in (polling, ticker):
+                if task is not None:
+                    await _cancel(task)
+            await poller.confirm()
+            await wiring.stop()
+            with contextlib.suppress(Exception):  # a disk that cannot be written: the next start re-prompts
+                service.stopping()
+            await app.shutdown()
+            store.close()
 
-    async def post_shutdown(application: Any) -> None:
-        if ticker is not None:
-            await _cancel(ticker)
-        await wiring.stop()
-        with contextlib.suppress(Exception):  # a disk that cannot be written: the next start re-prompts
-            service.stopping()
-        store.close()
-
-    app.post_init = post_init
-    app.post_shutdown = post_shutdown
-    app.run_polling(allowed_updates=Update.ALL_TYPES)
+    asyncio.run(run())
     return 0
 
 

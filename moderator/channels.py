@@ -259,6 +259,9 @@ Result = Delivered | TemporaryFailure | PermanentFailure
 REPEAT_MESSAGE: Final = "repeat-after-restart"
 """The catalog words a channel puts before a message it is given again (``Outbound.handed``) when it has no way
 to know whether the first try reached the person: it reads as a repeat, not as a new event."""
+NOT_STORED_MESSAGE: Final = "not-saved"
+"""The catalog words a channel answers an input with that could not be stored (``NotStored``) when its provider
+will not send it again by itself (Twilio does not retry a webhook): the person sends it again."""
 
 
 class NotStored(Exception):

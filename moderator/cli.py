@@ -80,6 +80,27 @@ def _settings(command: str) -> Settings | None:
         return None
 
 
+def _database(command: str, settings: Settings) -> bool:
+    """True if the database opens and takes a write; else False, said in one line naming its path (a server that
+    cannot store inputs must not start answering them)."""
+    import sqlite3
+
+    from .store import Store
+
+    try:
+        store = Store(settings.db_path)
+        try:
+            store.check_writable()
+        finally:
+            store.close()
+    except (OSError, sqlite3.Error) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        print(f"moderator {command}: cannot open or write the database {settings.db_path}: {reason}",
+              file=sys.stderr)
+        return False
+    return True
+
+
 def _words(command: str, args: argparse.Namespace) -> bool:
     """Resolve ``--theme`` and ``--lang`` to a catalog, whatever their case; False (the choices said on stderr)
     if there is none."""
@@ -131,7 +152,7 @@ def _play_web(args: argparse.Namespace) -> int:
     from . import app
 
     settings = _settings("play --web")
-    if settings is None:
+    if settings is None or not _database("play --web", settings):
         return 2
     try:
         return app.play_on_lan(
@@ -154,6 +175,8 @@ def _telegram(args: argparse.Namespace) -> int:
     if TelegramSettings.of(settings).token is None:
         print("moderator telegram: no TELEGRAM_TOKEN (set it in the environment or in ./.env)", file=sys.stderr)
         return 2
+    if not _database("telegram", settings):
+        return 2
     try:
         return app.run_telegram(settings)
     except KeyboardInterrupt:
@@ -170,6 +193,8 @@ def _sms(args: argparse.Namespace) -> int:
     if not SmsSettings.of(settings).complete:
         print("moderator sms: set TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN and TWILIO_FROM (or "
               "TWILIO_MESSAGING_SERVICE_SID)", file=sys.stderr)
+        return 2
+    if not _database("sms", settings):
         return 2
     try:
         return app.serve_sms(settings)
@@ -202,7 +227,7 @@ def _serve(args: argparse.Namespace) -> int:
     from . import app
 
     settings = _settings("serve")
-    if settings is None:
+    if settings is None or not _database("serve", settings):
         return 2
     try:
         return app.serve(settings)

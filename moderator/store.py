@@ -477,6 +477,12 @@ class Store:
             self.alive(now)
         return marks.get("alive"), marks.get("stopped")
 
+    def check_writable(self) -> None:
+        """Raise (``sqlite3.Error``) unless a write commits; it leaves nothing behind (a start-up check)."""
+        with self.transaction():
+            self.execute("INSERT INTO lifecycle (key, at) VALUES ('write-check', 0) ON CONFLICT (key) DO NOTHING")
+            self.execute("DELETE FROM lifecycle WHERE key = 'write-check'")
+
     def alive(self, now: float) -> None:
         """This run is alive at ``now`` (a heartbeat: a crash is known by its silence)."""
         self.execute("INSERT INTO lifecycle (key, at) VALUES ('alive', ?)"

@@ -25,11 +25,16 @@ import hashlib
 import json
 import os
 import random
+import signal
+import socket
+import subprocess
 import sys
+import threading
 import time
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -84,6 +89,28 @@ def read_journal(path: Path) -> list[dict[str, Any]]:
             f.flush()
             os.fsync(f.fileno())
     return [json.loads(line) for line in data[:end].splitlines()]
+
+
+def deliveries(journal: list[dict[str, Any]], reminder_lines: set[str], marker: str
+               ) -> tuple[Counter[tuple[str, str]], Counter[tuple[str, str]], int]:
+    """What a server's journal says reached each phone and chat: (SMS texts by address, lines of Telegram messages
+    sent (not edited) by address, Telegram messages marked as a repeat), leaving out a restart's reminders (with
+    the prompt sent in the same text) and the repeat marker's line."""
+    texts: Counter[tuple[str, str]] = Counter()
+    lines: Counter[tuple[str, str]] = Counter()
+    repeats = 0
+    for entry in journal:
+        body = entry["text"].splitlines()
+        if any(line in reminder_lines for line in body):
+            continue
+        if entry["address"].startswith("sms:"):
+            texts[(entry["address"], entry["text"])] += 1
+        elif entry.get("api", "send") == "send":
+            if body and body[0] == marker:
+                repeats += 1
+                continue
+            lines.update((entry["address"], line) for line in body if line)
+    return texts, lines, repeats
 
 
 class JournalChannel:
@@ -204,23 +231,46 @@ def main() -> int:
 # ``python tests/crash_driver.py --serve DB_FILE`` runs ``moderator serve``'s app under uvicorn (settings from the
 # environment, ``serve_env``) with the Bot API and Twilio's REST API replaced by fakes that journal every message
 # they accept (fsync'd before they answer, so before the outbox marks it sent). ``HttpPlayers`` plays scripted
-# 7-player tables through its webhooks, Telegram and SMS seats mixed at every table: one input at a time, the next
-# only once the server has delivered everything the last one caused, so a run is a pure function of the seed
-# however slow the machine is and wherever the server is killed. An input the server did not answer is sent
-# again, the same update or MessageSid, once it is back.
+# 7-player tables through its webhooks and pages, Telegram, SMS and browser seats mixed at every table: one input at
+# a time, the next only once the server has delivered everything the last one caused, so a run is a pure function
+# of the seed however slow the machine is and wherever the server is killed. An input the server did not answer is
+# sent again once it is back: the same update or MessageSid, and a browser's tap with the same nonce, as seat.js
+# sends it again (also after a 5xx).
 
 SECRET = "crash-webhook-secret"
+FAST: Final = 1000
+"""How much faster than the wall's the server's clock runs."""
+FAST_AT: Final = 1_800_000_000.0
+WALL_AT: Final = 1_790_000_000.0
+"""The server's clock reads ``FAST_AT`` when the wall's reads ``WALL_AT``."""
+
+
+def wall_time(server_time: float) -> float:
+    """The wall-clock time a time of the server's (fast) clock stands for."""
+    return (server_time - FAST_AT) / FAST + WALL_AT
 
 
 def seat_channel(table: int, seat: int) -> str:
-    """Telegram and SMS alternate around every table, and from table to table (so hosts use both)."""
-    return "telegram" if (table + seat) % 2 == 0 else "sms"
+    """Telegram, SMS and browser seats take turns around every table (hosts alternate Telegram and SMS)."""
+    if seat == 0:
+        return "telegram" if table % 2 == 0 else "sms"
+    return ("telegram", "sms", "web")[(table + seat) % 3]
+
+
+def seat_token(table: int, seat: int) -> str:
+    """A browser seat's token (its cookie): fixed, so its address is known before it joins."""
+    return f"crash-browser-{table}-{seat}-" + hashlib.sha256(f"{table}/{seat}".encode()).hexdigest()[:16]
 
 
 def seat_address(table: int, seat: int) -> str:
-    """The address the service knows a scripted seat by: a Telegram user id or an E.164 number."""
-    if seat_channel(table, seat) == "telegram":
-        return str(10_000 + 10 * table + seat)
+    """The address the service knows a scripted seat by: a Telegram user id, an E.164 number, a browser's hash."""
+    from moderator.transports.web import address_of
+
+    match seat_channel(table, seat):
+        case "telegram":
+            return str(10_000 + 10 * table + seat)
+        case "web":
+            return address_of(seat_token(table, seat))
     return f"+12025551{table % 10}{seat:02d}"
 
 
@@ -240,6 +290,7 @@ def serve_env(db: Path, port: int) -> dict[str, str]:
         "TWILIO_ACCOUNT_SID": ACCOUNT_SID,
         "TWILIO_AUTH_TOKEN": AUTH_TOKEN,
         "TWILIO_FROM": OUR_NUMBER,
+        "MODERATOR_WEB": "on",
         "PYTHONPATH": str(Path(__file__).resolve().parent.parent),
     }
 
@@ -248,10 +299,17 @@ class Journal:
     """Appends one JSON line per accepted message, fsync'd before the fake answers."""
 
     def __init__(self, path: Path) -> None:
+        self.path = path
         self.file = open(path, "ab")  # noqa: SIM115 - open for the server's lifetime
 
-    def write(self, to: str, text: str) -> None:
-        self.file.write((json.dumps({"address": to, "text": text}, ensure_ascii=False) + "\n").encode())
+    def write(self, to: str, text: str, api: str = "send", *, sender: str | None = None,
+              created: float | None = None) -> None:
+        """One accepted message (``api``: ``send``, or ``edit`` for a message edited in place; a text: its sender
+        and when Twilio created it)."""
+        entry: dict[str, Any] = {"address": to, "text": text, "api": api}
+        if created is not None:
+            entry.update({"from": sender, "created": created})
+        self.file.write((json.dumps(entry, ensure_ascii=False) + "\n").encode())
         self.file.flush()
         os.fsync(self.file.fileno())
 
@@ -276,7 +334,7 @@ def serve(db: Path, seed: int) -> None:
                 return True
             result = super()._result(api, params, chat)
             if api in ("sendMessage", "editMessageText"):
-                journal.write(f"telegram:{chat}", self._text(params)[0])
+                journal.write(f"telegram:{chat}", self._text(params)[0], "send" if api == "sendMessage" else "edit")
             elif api == "sendPhoto":
                 journal.write(f"telegram:{chat}", self._text(params, "caption")[0])
             return result
@@ -285,9 +343,10 @@ def serve(db: Path, seed: int) -> None:
         def request(self, method: str, uri: str, params: Any = None, data: Any = None, *args: Any,
                     **kwargs: Any) -> Any:
             response = super().request(method, uri, params, data, *args, **kwargs)
-            if response.status_code < 300:
+            if method == "POST" and response.status_code < 300:  # a text accepted (a GET looks texts up)
                 form = dict(data or {})
-                journal.write(f"sms:{form['To']}", str(form["Body"]))
+                journal.write(f"sms:{form['To']}", str(form["Body"]), sender=str(form.get("From", "")),
+                              created=self.created[-1])
             return response
 
     def table_seed() -> int:
@@ -298,14 +357,80 @@ def serve(db: Path, seed: int) -> None:
     def fast() -> float:
         """A clock a thousand times faster than the wall's (and later after every restart): the Telegram channel
         paces counters to a few per minute, and the script waits for every message before its next input."""
-        return 1_800_000_000.0 + (time.time() - 1_790_000_000.0) * 1000
+        return FAST_AT + (time.time() - WALL_AT) * FAST
 
+    # Twilio remembers the texts it accepted across the server's restarts (a lookup after a crash finds them).
+    earlier = [e for e in read_journal(journal.path) if e["address"].startswith("sms:") and "created" in e]
+    twilio = Twilio(clock=fast,
+                    sent=[{"To": e["address"].removeprefix("sms:"), "From": e["from"], "Body": e["text"]}
+                          for e in earlier],
+                    created=[float(e["created"]) for e in earlier])
     settings = Settings.load()
     # Delivery looks for due messages every 10 ms, not 500: the script waits for every delivery before its next input
     # (and the Telegram channel's paced vote counters then go within 10 ms of their turn).
-    app = create_app(settings, network={"telegram": BotAPI(clock=fast), "sms": Twilio()}, seed=table_seed,
+    app = create_app(settings, network={"telegram": BotAPI(clock=fast), "sms": twilio}, seed=table_seed,
                      clock=fast, deliver_every=0.01)
     uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning", timeout_keep_alive=KEEP_ALIVE)
+
+
+class Server:
+    """``crash_driver.py --serve`` in a child process on a fixed port, started again after every kill."""
+
+    def __init__(self, db: Path, seed: int) -> None:
+        self.db, self.seed = db, seed
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = int(s.getsockname()[1])
+        self.process: subprocess.Popen[bytes] | None = None
+        self.lock = threading.Lock()
+        self.starts = 0
+        self.log = open(db.with_name(db.name + ".server.log"), "ab")  # noqa: SIM115 - every server's stderr
+        """Every server's stderr (a pipe nobody reads would stop a server that logs much once it is full)."""
+        self.restarts: list[float] = []
+        """Wall-clock times at which a server was started after a kill."""
+
+    def start(self) -> None:
+        with self.lock:
+            self.process = subprocess.Popen(
+                [sys.executable, __file__, str(self.db), str(self.seed), "--serve"],
+                env=serve_env(self.db, self.port), stdout=subprocess.DEVNULL, stderr=self.log)
+            self.starts += 1
+        self.wait_up()
+
+    def wait_up(self, timeout: float = 60.0) -> None:
+        """Return once the server answers /healthz (after a kill, the killer starts the next one)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=1) as s:
+                    s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                    if s.recv(64).startswith(b"HTTP/1.1 200"):
+                        return
+            except OSError:
+                pass
+            time.sleep(0.05)
+        raise AssertionError("the server did not come up")
+
+    def kill(self) -> None:
+        """SIGKILL, and start the next one at once."""
+        with self.lock:
+            assert self.process is not None
+            self.process.send_signal(signal.SIGKILL)
+            self.process.wait()
+            self.restarts.append(time.time())
+        self.start()
+
+    def stop(self) -> None:
+        with self.lock:
+            if self.process is not None and self.process.poll() is None:
+                self.process.terminate()
+                try:
+                    self.process.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    self.process.kill()
+                    self.process.wait()
+            self.process = None
+            self.log.flush()
 
 
 class HttpPlayers:
@@ -322,11 +447,16 @@ class HttpPlayers:
         self.accepted: list[tuple[str, str]] = []
         """(channel, external id) of every input the server answered 200."""
         self.retries = 0
+        self.retried: Counter[str] = Counter()
+        """Requests sent again, by the path's first part (``telegram``, ``sms``, ``join`` and ``play``: a browser)."""
+        self.answer = b""
+        """The body of the last answer."""
 
     # --- HTTP -------------------------------------------------------------------------------------------
 
-    def _post(self, path: str, body: bytes, headers: dict[str, str]) -> int:
-        """POST until the server answers (it may be down, or killed while it handles this): the status."""
+    def _post(self, path: str, body: bytes, headers: dict[str, str], *, again_on_5xx: bool = False) -> int:
+        """POST until the server answers (it may be down, or killed while it handles this): the status
+        (``again_on_5xx``: a 5xx is sent again too, as seat.js does). The answer's body is in ``self.answer``."""
         import http.client
 
         while True:
@@ -335,13 +465,16 @@ class HttpPlayers:
                     self._connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
                 self._connection.request("POST", path, body, headers)
                 response = self._connection.getresponse()
-                response.read()
+                self.answer = response.read()
+                if again_on_5xx and response.status >= 500:
+                    raise http.client.HTTPException(f"answered {response.status}")
                 return response.status
             except (OSError, http.client.HTTPException):
                 if self._connection is not None:
                     self._connection.close()
                     self._connection = None
                 self.retries += 1
+                self.retried[path.split("/")[1]] += 1
                 self.wait_up()
 
     def telegram(self, update: dict[str, Any], external_id: str) -> None:
@@ -364,6 +497,20 @@ class HttpPlayers:
             "Content-Type": "application/x-www-form-urlencoded", "X-Twilio-Signature": signature(url, form)})
         assert status == 200, f"sms webhook answered {status}"
         self.accepted.append(("sms", sid))
+
+    def browser(self, table: int, seat: int, path: str, form: dict[str, str]) -> int:
+        """A browser seat's POST, as its page sends it (its cookie, its Origin; a tap with ``X-Send``); a form's
+        ``nonce`` is its input's id, the same when it is sent again."""
+        from urllib.parse import urlencode
+
+        from moderator.transports.web import SEAT_COOKIE
+
+        row = self.table_row(table)
+        assert row is not None
+        status = self._post(path, urlencode(form).encode(), {
+            "Content-Type": "application/x-www-form-urlencoded", "Origin": f"http://127.0.0.1:{self.port}",
+            "Cookie": f"{SEAT_COOKIE}{row[0]}={seat_token(table, seat)}", "X-Send": "1"}, again_on_5xx=True)
+        return status
 
     # --- the seats --------------------------------------------------------------------------------------
 
@@ -394,6 +541,15 @@ class HttpPlayers:
                  "message": {"message_id": 1, "date": 1_800_000_000, "text": "?",
                              "chat": {"id": address, "type": "private", "first_name": f"P{seat}"}}}
         self.telegram({"update_id": next(self.ids), "callback_query": query}, f"cb:{query_id}")
+
+    def tap(self, table: int, seat: int, prompt: dict[str, Any], token: str) -> None:
+        """A browser seat taps a prompt's button (in the background, as seat.js does: the answer is JSON)."""
+        nonce = f"t{table}s{seat}d{prompt['decision']}"
+        status = self.browser(table, seat, f"/play/{prompt['table']}",
+                              {"token": token, "decision": str(prompt["decision"]), "nonce": nonce})
+        assert status == 200, f"the seat's page answered {status}"
+        if json.loads(self.answer).get("counted"):
+            self.accepted.append(("web", f"web:{nonce}"))
 
     # --- what the server did (read from the database, committed) ------------------------------------------
 
@@ -434,8 +590,16 @@ class HttpPlayers:
         row = self.table_row(table)
         assert row is not None and row[1], f"table {table} has no join code"
         for seat in range(1, PLAYERS):
-            self.say(table, seat, f"JOIN {row[1]} P{seat}" if seat_channel(table, seat) == "sms"
-                     else f"/start {row[1]}")
+            match seat_channel(table, seat):
+                case "web":
+                    nonce = f"t{table}s{seat}join"
+                    status = self.browser(table, seat, f"/join/{row[1]}", {"name": f"P{seat}", "nonce": nonce})
+                    assert status == 303, f"the join page answered {status}"
+                    self.accepted.append(("web", f"web:{nonce}"))
+                case "sms":
+                    self.say(table, seat, f"JOIN {row[1]} P{seat}")
+                case _:
+                    self.say(table, seat, f"/start {row[1]}")
             self.settle()
         self.say(table, 0, "GO" if host_sms else "/startgame")
         self.settle()
@@ -464,6 +628,8 @@ class HttpPlayers:
                     index = rng.randrange(len(prompt["options"]))
                     if seat_channel(table, seat) == "sms":
                         self.say(table, seat, str(index + 1))
+                    elif seat_channel(table, seat) == "web":
+                        self.tap(table, seat, prompt, prompt["options"][index][1])
                     else:
                         self.press(table, seat, prompt, prompt["options"][index][1])
                     self.settle()

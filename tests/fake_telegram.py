@@ -2,9 +2,9 @@
 exactly as Telegram sends them.
 
 ``FakeBotAPI`` answers getMe, getUpdates, sendMessage, sendPhoto, editMessageText, editMessageMedia,
-answerCallbackQuery, setMyCommands and deleteMessage, records every call with the fake clock's time, keeps every chat's
-messages as
-a phone would show them (edits applied), parses ``parse_mode=HTML`` as strictly as Telegram (an unescaped
+answerCallbackQuery, setMyCommands, deleteWebhook and deleteMessage, records every call with the fake clock's time,
+keeps every chat's messages as a phone would show them (edits applied), holds updates for long polling until an
+``offset`` confirms them (as Telegram does), parses ``parse_mode=HTML`` as strictly as Telegram (an unescaped
 ``<`` or ``&`` is a 400), and fails on request: a 403 for a chat that never opened the bot, a one-off 429 with
 ``retry_after``, a 400 with ``migrate_to_chat_id``.
 """
@@ -132,6 +132,8 @@ class FakeBotAPI(BaseRequest):
         self.migrated: dict[int, int] = {}
         """Groups upgraded to a supergroup: every send there answers 400 with ``migrate_to_chat_id``."""
         self._ids = itertools.count(100)
+        self.updates: list[dict[str, Any]] = []
+        """Updates waiting for ``getUpdates``: each stays until a later call's ``offset`` is past its id."""
 
     # --- BaseRequest ----------------------------------------------------------------------------------
 
@@ -184,7 +186,9 @@ class FakeBotAPI(BaseRequest):
                         "can_join_groups": True, "can_read_all_group_messages": False,
                         "supports_inline_queries": False}
             case "getUpdates":
-                return []
+                offset = int(params.get("offset") or 0)
+                self.updates = [u for u in self.updates if u["update_id"] >= offset]  # confirmed: gone for good
+                return self.updates[: int(params.get("limit") or 100)]
             case "sendMessage" | "sendPhoto":
                 assert chat is not None
                 message = self._message(chat, params, photo=api == "sendPhoto")
@@ -224,7 +228,7 @@ class FakeBotAPI(BaseRequest):
                 assert chat is not None
                 self.chats[chat].pop(int(params["message_id"]), None)
                 return True
-            case "answerCallbackQuery" | "setMyCommands":
+            case "answerCallbackQuery" | "setMyCommands" | "deleteWebhook":
                 return True
         raise LookupError(f"method {api} is not in this fake")
 

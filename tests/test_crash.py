@@ -18,12 +18,15 @@ restarting the driver after every kill until it reports ``DONE``. Then:
   (``Sender.flush``) delivers a message twice; those duplicates are counted and printed (run with ``-s``).
 
 The second: ``crash_driver.py --serve`` runs ``moderator serve``'s app under uvicorn with the fake Bot API and the
-fake Twilio, which journal every message they accept; ``HttpPlayers`` plays scripted 7-player tables, Telegram and
-SMS seats alternating at each, through ``POST /telegram`` (messages and button presses) and ``POST /sms``,
-while a seeded killer SIGKILLs the server at random moments and starts it again; a request left unanswered is
-sent again (the same update, the same MessageSid). Against a run without kills: the same winner, reason and
-action list for every table, every input answered 200 in the database, the same outbox, all of it sent, and
-every line of every message that reached a phone or chat in the reference reaches it again, nothing else.
+fake Twilio, which journal every message they accept; ``HttpPlayers`` plays scripted 7-player tables, Telegram,
+SMS and browser seats at each, through ``POST /telegram`` (messages and button presses), ``POST /sms`` and the
+browser's join form and background taps (``POST /play/<table>`` with ``X-Send``), while a seeded killer SIGKILLs the
+server at random moments and starts it again; a request left unanswered is sent again (the same update, the same
+MessageSid, a tap with the same nonce, as seat.js does). Against a run without kills: the same winner, reason and
+action list for every table, every input answered 200 in the database, the same outbox, all of it sent,
+every line of every message that reached a phone or chat in the reference reaches it again, nothing else, no text
+reaches a phone twice (Twilio is asked first), and no more Telegram messages are sent again, marked as a repeat,
+than there were kills.
 
 Environment: ``MODERATOR_CRASH_ROUNDS`` (default 1) runs that many rounds, each with its own seed, tables and
 kill schedule (e.g. ``MODERATOR_CRASH_ROUNDS=20 python -m pytest tests/test_crash.py -s`` for a long run);
@@ -38,7 +41,6 @@ import json
 import os
 import random
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -50,9 +52,11 @@ from typing import Any
 
 import pytest
 
+from moderator.catalog import DEFAULT_THEME, Catalog
+from moderator.channels import REPEAT_MESSAGE
 from moderator.service import Service
 from moderator.store import Store
-from tests.crash_driver import CHANNEL, PLAYERS, HttpPlayers, address, read_journal, serve_env
+from tests.crash_driver import CHANNEL, PLAYERS, HttpPlayers, Server, address, deliveries, read_journal
 
 DRIVER = Path(__file__).resolve().parent / "crash_driver.py"
 ROUNDS = int(os.environ.get("MODERATOR_CRASH_ROUNDS", "1"))
@@ -268,60 +272,6 @@ HTTP_TABLES = int(os.environ.get("MODERATOR_CRASH_HTTP_TABLES", "1"))
 HTTP_KILLS = int(os.environ.get("MODERATOR_CRASH_HTTP_KILLS", "3"))
 
 
-class Server:
-    """``crash_driver.py --serve`` in a child process on a fixed port, started again after every kill."""
-
-    def __init__(self, db: Path, seed: int) -> None:
-        self.db, self.seed = db, seed
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port = int(s.getsockname()[1])
-        self.process: subprocess.Popen[bytes] | None = None
-        self.lock = threading.Lock()
-        self.starts = 0
-
-    def start(self) -> None:
-        with self.lock:
-            self.process = subprocess.Popen(
-                [sys.executable, str(DRIVER), str(self.db), str(self.seed), "--serve"],
-                env=serve_env(self.db, self.port), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-            self.starts += 1
-        self.wait_up()
-
-    def wait_up(self, timeout: float = 60.0) -> None:
-        """Return once the server answers /healthz (after a kill, the killer starts the next one)."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=1) as s:
-                    s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-                    if s.recv(64).startswith(b"HTTP/1.1 200"):
-                        return
-            except OSError:
-                pass
-            time.sleep(0.05)
-        raise AssertionError("the server did not come up")
-
-    def kill(self) -> None:
-        """SIGKILL, and start the next one at once."""
-        with self.lock:
-            assert self.process is not None
-            self.process.send_signal(signal.SIGKILL)
-            self.process.wait()
-        self.start()
-
-    def stop(self) -> None:
-        with self.lock:
-            if self.process is not None and self.process.poll() is None:
-                self.process.terminate()
-                try:
-                    self.process.wait(timeout=30)
-                except subprocess.TimeoutExpired:
-                    self.process.kill()
-                    self.process.wait()
-            self.process = None
-
-
 def _http_run(db: Path, seed: int, kills: int) -> tuple[HttpPlayers, int]:
     """Play the scripted tables through a server killed ``kills`` times at seeded random moments; the players
     and the number of kills that landed."""
@@ -420,17 +370,20 @@ def _http_outcome(db: Path, players: HttpPlayers) -> dict[str, Any]:
     delivered: Counter[tuple[str, str]] = Counter(
         (entry["address"], line) for entry in journal for line in same(entry["text"]).splitlines()
         if line and line not in reminders)
+    marker = Catalog.load(DEFAULT_THEME, "en").text(REPEAT_MESSAGE)
+    texts, _, marked = deliveries([{**e, "text": same(e["text"])} for e in journal], reminders, marker)
     return {"results": results, "outbox": outbox, "handled": handled, "delivered": delivered,
-            "sends": len(journal), "repeats": repeats}
+            "sends": len(journal), "repeats": repeats, "texts": texts, "marked": marked}
 
 
 @pytest.mark.parametrize("round_", range(ROUNDS))
-def test_a_killed_server_plays_telegram_and_sms_games_over_http_to_the_same_end(tmp_path: Path, round_: int) -> None:
+def test_a_killed_server_plays_telegram_sms_and_browser_games_over_http_to_the_same_end(
+        tmp_path: Path, round_: int) -> None:
     """The issue's crash test: ``moderator serve`` in a child process, SIGKILLed at random moments while scripted
-    7-player tables (Telegram and SMS seats at each) play through its webhooks over loopback HTTP, started again
-    each time. Against a run without kills: every game ends the same (winner, reason, every action), no input
-    the server answered is lost, the outbox is the same (nothing applied twice), and every message reached its
-    phone or chat (a kill between delivering and recording it may deliver it twice; nothing new appears)."""
+    7-player tables (Telegram, SMS and browser seats at each) play through its webhooks and pages over loopback
+    HTTP, started again each time. Against a run without kills: every game ends the same (winner, reason, every
+    action), no input the server answered is lost, the outbox is the same (nothing applied twice), and every message
+    reached its phone or chat (a kill between delivering and recording it may deliver it twice; nothing new appears)."""
     seed = 2000 + round_
     started = time.perf_counter()
     reference_players, _ = _http_run(tmp_path / "reference.db", seed, kills=0)
@@ -451,8 +404,16 @@ def test_a_killed_server_plays_telegram_and_sms_games_over_http_to_the_same_end(
     assert not lost, f"never delivered: {sorted(lost)[:3]}"
     strangers = crashed["delivered"].keys() - reference["delivered"].keys()
     assert not strangers, f"delivered but not in the reference: {sorted(strangers)[:3]}"
+    # Twilio is asked before a text is sent again: none reaches a phone twice. Telegram cannot be asked: a message
+    # sent again says it is a repeat, at most one per kill.
+    twice = crashed["texts"] - reference["texts"]
+    assert not twice, f"texts delivered twice: {sorted(twice)[:3]}"
+    assert crashed["marked"] <= kills, f"{crashed['marked']} Telegram repeats after {kills} kills"
     actions = sum(len(a) for _, _, a in reference["results"].values())
+    browser = players.retried["join"] + players.retried["play"]
     print(f"\nhttp crash round {round_} (seed {seed}): {HTTP_TABLES} tables, {actions} actions, "
           f"{reference['sends']} messages sent or edited ({crashed['sends']} with kills); {kills} kills, "
-          f"{players.retries} requests sent again, {crashed['repeats']} prompts repeated after a restart; 0 lost; "
+          f"{players.retries} requests sent again ({browser} by browsers), {crashed['repeats']} prompts repeated "
+          f"after a restart; 0 texts twice, {crashed['marked']} Telegram messages sent again marked as a repeat; "
+          f"0 lost; "
           f"{time.perf_counter() - started:.1f} s")

@@ -3,6 +3,7 @@ counts once, an input that could not be stored is asked for again, and storage f
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sqlite3
 import time
@@ -16,10 +17,11 @@ import pytest
 
 from moderator.app import create_app
 from moderator.settings import Settings
-from moderator.transports.telegram import callback
+from moderator.transports.telegram import Poller, callback
 from tests.fake_telegram import private_chat
 from tests.fake_twilio import FakeTwilio
-from tests.test_serve import ANN, LOCAL, Server, WebhookBotAPI, env, open_table
+from tests.telegram_table import TelegramTable
+from tests.test_serve import ANN, LOCAL, SMS_URL, Server, WebhookBotAPI, env, open_table
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")  # Starlette 1.x asks for httpx2; httpx works the same here
@@ -55,6 +57,82 @@ def test_an_update_that_could_not_be_stored_is_answered_503_and_its_redelivery_i
     assert server.rows("SELECT count(*) FROM seats") == [(5,)]
     assert server.update(update) == 200  # and once applied, a redelivery changes nothing
     assert server.rows("SELECT count(*) FROM seats") == [(5,)]
+
+
+def test_healthz_is_unhealthy_while_the_database_cannot_be_written_and_healthy_again_after(
+        server: Server, monkeypatch: pytest.MonkeyPatch) -> None:
+    from moderator import app
+
+    monkeypatch.setattr(app, "WRITE_CHECK_EVERY", 0.0)  # each request checks (else one answer stands for 2 s)
+    assert server.client.get("/healthz").status_code == 200
+    _unwritable(server, True)
+    answer = server.client.get("/healthz")
+    assert answer.status_code == 503 and answer.json()["database"] == "not writable"
+    _unwritable(server, False)
+    assert server.client.get("/healthz").status_code == 200
+
+
+def test_an_sms_that_could_not_be_stored_is_answered_send_it_again_and_its_resend_counts(server: Server) -> None:
+    from tests.fake_twilio import incoming, signature
+
+    phone = "+4915112345678"  # a German number: the answer is in German
+
+    def text(body: str, sid: str) -> Any:
+        form = incoming(phone, body, sid)
+        return server.client.post("/sms", data=form,
+                                  headers={"X-Twilio-Signature": signature(SMS_URL, form)})
+
+    _unwritable(server, True)
+    answer = text("NEWGAME Ann", "SM-full-1")
+    assert answer.status_code == 200
+    assert "Nicht gespeichert" in answer.text and "noch einmal senden" in answer.text
+    assert server.rows("SELECT count(*) FROM game_tables") == [(0,)]
+    _unwritable(server, False)
+    answer = text("NEWGAME Ann", "SM-full-2")  # sent again by the person: a new text, and it counts
+    assert answer.status_code == 200 and "Nicht gespeichert" not in answer.text
+    assert server.rows("SELECT count(*) FROM game_tables") == [(1,)]
+
+
+def test_long_polling_pauses_while_the_database_cannot_be_written_and_takes_the_update_again_after(
+        tmp_path: Path) -> None:
+    async def scenario() -> None:
+        table = TelegramTable(tmp_path / "m.db")
+        await table.boot()
+        try:
+            await table.say("Ann", "/newgame")
+            pauses: list[float] = []
+
+            async def sleep(seconds: float) -> None:
+                pauses.append(seconds)
+
+            poller = Poller(table.app, table.bot, timeout=0, sleep=sleep)
+            ann = table.person("Ann")
+
+            def typed(update_id: int, text: str) -> dict[str, Any]:
+                return {"update_id": update_id, "message": {
+                    "message_id": update_id, "from": ann, "chat": private_chat(ann), "date": 1_800_000_000,
+                    "text": text, "entities": [{"type": "bot_command", "offset": 0, "length": len(text.split()[0])}]}}
+
+            table.api.updates += [typed(500, "/computers 4"), typed(501, "/status")]
+            seats = "SELECT count(*) FROM seats"
+            table.store.execute("PRAGMA query_only=ON")  # the disk is full
+            for tries in (1, 2):
+                await poller.step()
+                assert pauses == [poller.pause] * tries  # paused, not polling on
+                assert [u["update_id"] for u in table.api.updates] == [500, 501]  # nothing confirmed
+                assert all((c.params.get("offset") or 0) <= 500 for c in table.api.of("getUpdates"))
+                assert table.store.execute(seats).fetchone()[0] == 1
+            table.store.execute("PRAGMA query_only=OFF")  # space is back: it goes on by itself
+            await poller.step()
+            assert len(pauses) == 2 and not poller.paused
+            assert table.store.execute(seats).fetchone()[0] == 5
+            await poller.step()
+            assert table.api.updates == []  # both confirmed once stored
+            assert table.store.execute(seats).fetchone()[0] == 5  # and applied once
+        finally:
+            await table.stop()
+
+    asyncio.run(scenario())
 
 
 class TooLateBotAPI(WebhookBotAPI):
@@ -257,3 +335,24 @@ def test_nothing_is_sent_while_its_sent_mark_cannot_be_written(tmp_path: Path) -
         assert sent == ["hello"]
     finally:
         store.close()
+
+
+@pytest.mark.parametrize("command", ["serve", "telegram"])
+@pytest.mark.parametrize("kind", ["unopenable", "not-a-database"])
+def test_a_database_that_cannot_be_opened_or_written_at_start_up_is_named_in_one_line_and_exits_2(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], command: str,
+        kind: str) -> None:
+    from moderator import cli
+
+    if kind == "unopenable":  # its folder is a file: no one, not even root, can create it
+        (tmp_path / "a-file").write_text("")
+        db = tmp_path / "a-file" / "m.db"
+    else:
+        db = tmp_path / "m.db"
+        db.write_bytes(b"this is not an SQLite file, " * 100)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("MODERATOR_DB", str(db))
+    monkeypatch.setenv("TELEGRAM_TOKEN", "7000:TEST-token")
+    assert cli.main([command]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and str(db) in err[0] and "database" in err[0]

@@ -32,12 +32,14 @@ from twilio.request_validator import RequestValidator
 from twilio.rest import Client
 from twilio.twiml.messaging_response import MessagingResponse
 
-from ..catalog import SMS_LIMIT, languages, sms_segments, to_gsm7
+from ..catalog import DEFAULT_LANGUAGE, DEFAULT_THEME, SMS_LIMIT, Catalog, languages, sms_segments, to_gsm7
 from ..channels import (
+    NOT_STORED_MESSAGE,
     Capabilities,
     Delivered,
     JoinWay,
     Kind,
+    NotStored,
     Outbound,
     PermanentFailure,
     Port,
@@ -247,8 +249,11 @@ class SmsGateway:
         return known
 
 
-def _twiml() -> Response:
-    return Response(str(MessagingResponse()), media_type="application/xml")
+def _twiml(reply: str | None = None) -> Response:
+    answer = MessagingResponse()
+    if reply is not None:
+        answer.message(reply)
+    return Response(str(answer), media_type="application/xml")
 
 
 def routes(settings: SmsSettings) -> list[BaseRoute]:
@@ -275,8 +280,16 @@ def routes(settings: SmsSettings) -> list[BaseRoute]:
         params = await signed(request, settings.webhook_url, WEBHOOK_PATH)
         if params is None:
             return Response(status_code=403)
-        if not gateway(request).receive(params):
-            log.info("ignored an SMS webhook without a usable sender or message id")
+        try:
+            if not gateway(request).receive(params):
+                log.info("ignored an SMS webhook without a usable sender or message id")
+        except NotStored as exc:
+            # Twilio never sends a webhook again: the person must, so they are told (in the answer itself,
+            # since nothing can be put in the outbox now).
+            log.error("an SMS could not be stored (%s); its sender is asked to send it again", exc)
+            number = normalise_number(params.get("From", ""), gateway(request).region)
+            language = language_of(number) if number else None
+            return _twiml(fit_sms(Catalog.load(DEFAULT_THEME, language or DEFAULT_LANGUAGE).text(NOT_STORED_MESSAGE)))
         return _twiml()
 
     async def status(request: Request) -> Response:

@@ -807,9 +807,8 @@ class TelegramBot:
         self.channel: TelegramChannel | None = None
         self.delivery: Delivery | None = None
         self.not_stored: set[int] = set()
-        """Ids of updates whose input could not be stored (the webhook answers them 503 so Telegram retries)."""
-        self.on_not_stored: Callable[[], None] | None = None
-        """Called when an update could not be stored (long polling pauses)."""
+        """Ids of updates whose input could not be stored: the webhook answers them 503 so Telegram retries, long
+        polling (``Poller``) leaves them unconfirmed and pauses."""
 
     # --- set-up -------------------------------------------------------------------------------------------
 
@@ -990,8 +989,6 @@ class TelegramBot:
             log.error("telegram: an update could not be stored (%s); it is asked for again", context.error)
             if isinstance(update, Update):
                 self.not_stored.add(update.update_id)
-            if self.on_not_stored is not None:
-                self.on_not_stored()
             return
         log.error("telegram: an update failed", exc_info=context.error)
 
@@ -1038,6 +1035,81 @@ async def _delete(message: Message) -> None:
         await message.delete()
     except TelegramError as exc:  # not an admin, or too old: the vote is still not counted
         log.info("telegram: could not delete a vote typed in the group: %s", exc)
+
+
+# --- long polling (under ``moderator telegram``) -------------------------------------------------------------
+
+
+class Poller:
+    """Long polling that confirms an update to Telegram only once its input is stored.
+
+    PTB's own updater confirms every update it fetches before it is handled. Here updates are handled in order and
+    the offset moves past one only after it was stored; at the first that could not be (``TelegramBot.not_stored``:
+    the disk is full or read-only) polling pauses for ``pause`` seconds and then asks Telegram again from that
+    update on, which it keeps until confirmed. It goes on by itself once the database can be written again."""
+
+    def __init__(self, app: Application[Any, Any, Any, Any, Any, Any], bot: TelegramBot, *,
+                 timeout: float = 50.0, pause: float = 5.0,
+                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
+        self.app = app
+        self.bot = bot
+        self.timeout = timeout
+        self.pause = pause
+        self.sleep = sleep
+        self.offset: int | None = None
+        """The first update not yet confirmed (Telegram's ``offset``)."""
+        self.paused = False
+
+    async def poll(self) -> bool:
+        """One ``getUpdates`` and its updates handled in order; False if one could not be stored (it and those
+        after it stay unconfirmed)."""
+        updates = await self.app.bot.get_updates(offset=self.offset, timeout=timedelta(seconds=self.timeout),
+                                                 allowed_updates=Update.ALL_TYPES)
+        for update in updates:
+            await self.app.process_update(update)
+            if update.update_id in self.bot.not_stored:
+                self.bot.not_stored.discard(update.update_id)
+                return False
+            self.offset = update.update_id + 1
+        return True
+
+    async def step(self) -> None:
+        """One poll, then the wait its outcome asks for: a pause while storage fails, Telegram's ``retry_after``,
+        a short wait on a network error."""
+        try:
+            stored = await self.poll()
+        except RetryAfter as exc:
+            await self.sleep(_seconds(exc))
+            return
+        except NetworkError as exc:  # a timeout too: Telegram or the network is away for a moment
+            log.info("telegram: polling failed (%s); trying again", exc)
+            await self.sleep(1.0)
+            return
+        except TelegramError as exc:  # another instance polls, or a webhook is set: say so and wait
+            log.warning("telegram: polling refused: %s", exc)
+            await self.sleep(self.pause)
+            return
+        if not stored:
+            if not self.paused:
+                log.error("telegram: the database cannot be written; polling pauses (updates stay with Telegram)")
+            self.paused = True
+            await self.sleep(self.pause)
+        elif self.paused:
+            log.warning("telegram: the database can be written again; polling goes on")
+            self.paused = False
+
+    async def run(self) -> None:
+        """Poll until cancelled (no webhook may be set while polling)."""
+        await self.app.bot.delete_webhook()
+        while True:
+            await self.step()
+
+    async def confirm(self) -> None:
+        """(At a clean stop.) Confirm what was handled, so the next start does not fetch it again."""
+        if self.offset is None:
+            return
+        with contextlib.suppress(TelegramError):
+            await self.app.bot.get_updates(offset=self.offset, timeout=timedelta(0), limit=1)
 
 
 # --- the webhook (under ``moderator serve``) ---------------------------------------------------------------
