@@ -300,6 +300,7 @@ def start(ctx: Context, table: Table, reply: Reply, out: Outgoing) -> None:
     options = {**table.row.options, "started": now}  # the cost of this game counts from here
     table.update(ctx.store, now, status=TableStatus.PLAYING, code=None, setup=setup, game=game,
                  decision_step=decision_id(game, 0), options=options)
+    ctx.store.append_setup(table.id, game, setup, now)  # kept per game: a rematch leaves this one exportable
     table.state, table.actions, table.log, table.said = state, [], [], []
     table.memories = {s.position: Memory(s.position) for s in table.seats if s.computer}
     announce_seats(ctx, table, out, "game-starting", closed=True)
