@@ -257,7 +257,8 @@ def _export(args: argparse.Namespace) -> int:
             for table_id, game, status, seats, started, updated in store.games(50):
                 when = time.strftime("%Y-%m-%d %H:%M", time.localtime(started))
                 last = time.strftime("%Y-%m-%d %H:%M", time.localtime(updated))
-                print(f"{table_id} --game {game:<3}  {seats} seats  started {when}  table {status} (last used {last})")
+                # The game's start, then the table's status and its last change (which closes it when idle).
+                print(f"{table_id} --game {game:<3}  {seats} seats  {when}  {status:8}  {last}")
             return 0
         service = Service(store)
         row = store.table(args.table) or store.table_by_code(args.table.strip().upper())

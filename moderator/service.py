@@ -122,6 +122,8 @@ LOBBY_MESSAGES: Final = (
     "host-name",
     "renamed",
     "renamed-in-game",
+    "you-renamed",
+    "you-renamed-in-game",
     "table-votes-on",
     "table-votes-off",
     "stand-in",
