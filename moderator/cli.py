@@ -266,7 +266,8 @@ def _backup(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    """A finished game's record (table id or join code), as ``moderator replay`` reads it."""
+    """A finished game's record (table id or join code; ``--game N`` for an earlier game of that table), as
+    ``moderator replay`` reads it."""
     from .engine import Phase
     from .service import Service
     from .store import Store, TableStatus, default_path
@@ -277,25 +278,31 @@ def _export(args: argparse.Namespace) -> int:
         return 2
     store = Store(source)
     try:
-        if args.game is None:  # which games there are
-            rows = store.execute(
-                "SELECT t.id, t.status, t.game, count(s.position), t.updated FROM game_tables t"
-                " LEFT JOIN seats s ON s.table_id = t.id GROUP BY t.id ORDER BY t.updated DESC LIMIT 50"
-            ).fetchall()
-            for table_id, status, game, seats, updated in rows:
-                when = time.strftime("%Y-%m-%d %H:%M", time.localtime(updated))
-                print(f"{table_id}  {status:8}  game {game}  {seats} seats  {when}")
+        if args.table is None:  # which games there are
+            for table_id, game, status, seats, started, updated in store.games(50):
+                when = time.strftime("%Y-%m-%d %H:%M", time.localtime(started))
+                last = time.strftime("%Y-%m-%d %H:%M", time.localtime(updated))
+                # The game's start, then the table's status and its last change (which closes it when idle).
+                print(f"{table_id} --game {game:<3}  {seats} seats  {when}  {status:8}  {last}")
             return 0
         service = Service(store)
-        row = store.table(args.game) or store.table_by_code(args.game.strip().upper())
+        row = store.table(args.table) or store.table_by_code(args.table.strip().upper())
         table = service.table(row.id) if row is not None else None
         if table is None or table.state is None:
-            print(f"moderator export: no game {args.game}", file=sys.stderr)
+            print(f"moderator export: no game {args.table}", file=sys.stderr)
             return 2
-        if table.state.phase is not Phase.GAME_OVER and table.status not in (TableStatus.OVER, TableStatus.CLOSED):
+        game = table.row.game if args.game is None else args.game
+        record = service.export(table.row.id, game)
+        if record is None:
+            print(f"moderator export: table {args.table} has no game {game} (it played {table.row.game})",
+                  file=sys.stderr)
+            return 2
+        current = game == table.row.game
+        if current and table.state.phase is not Phase.GAME_OVER and table.status not in (TableStatus.OVER,
+                                                                                          TableStatus.CLOSED):
             print("moderator export: that game is not over (its record holds every secret)", file=sys.stderr)
             return 1
-        text = records.dumps(service.export(table.row.id) or {})
+        text = records.dumps(record)
     finally:
         store.close()
     if args.out is not None:
@@ -357,7 +364,10 @@ def build_parser() -> argparse.ArgumentParser:
     bak.add_argument("--db", help="the database (default: MODERATOR_DB)")
     bak.set_defaults(run=_backup)
     exp = commands.add_parser("export", help="a finished game's record (docs/game-record.md)")
-    exp.add_argument("game", nargs="?", help="the table's id (without it: a list of the latest tables)")
+    exp.add_argument("table", nargs="?", metavar="TABLE",
+                     help="the table's id (without it: a list of the latest games of every table)")
+    exp.add_argument("--game", type=int, metavar="N", help="which game of the table, 1 for its first (default: the "
+                     "last one)")
     exp.add_argument("--db", help="the database (default: MODERATOR_DB)")
     exp.add_argument("--out", type=Path, metavar="FILE", help="write the record to FILE (default: standard output)")
     exp.set_defaults(run=_export)

@@ -246,15 +246,18 @@ def problem(ctx: Context, table: Table, reply: Reply, out: Outgoing, found: Inpu
     state = table.state
     owes = (seat is not None and state is not None and table.status is TableStatus.PLAYING
             and seat in awaiting(state) and not table.seats[seat].computer)
-    if found is InputProblem.UNPARSEABLE and not owes and state is not None and _is_number(raw.strip(" .#()")):
-        found = InputProblem.NOTHING_OWED  # a number out of turn: the true reason, not "I did not understand"
+    if found is InputProblem.UNPARSEABLE and state is not None and _is_number(raw.strip(" .#()")):
+        # A number: out of turn, or past the prompt's options. The true reason, not "I did not understand".
+        found = InputProblem.NO_SUCH_OPTION if owes else InputProblem.NOTHING_OWED
     message = render.input_message(found, table.info(), catalog, caps=caps, text=raw, options=options)
     if toast and caps.toasts:
         out.notice = message.text.split("\n", 1)[0]
         return
     out.add(reply.channel, reply.address, message, table=table.id, language=reply.language)
-    if owes and not caps.buttons and seat is not None and found is not InputProblem.NOTHING_OWED:
-        # Without buttons the options are only in the text: a refusal repeats them (the prompt again).
+    again = not caps.buttons or (caps.typed and found is InputProblem.NO_SUCH_OPTION)
+    if owes and again and seat is not None and found is not InputProblem.NOTHING_OWED:
+        # Without buttons the options are only in the text: a refusal repeats them (the prompt again); where
+        # people only type, a number past the options shows them again too.
         prompt = prompt_for(ctx, table, table.seats[seat])
         if prompt is not None:
             out.add(reply.channel, reply.address, prompt, decision=table.row.decision_step, table=table.id,

@@ -19,6 +19,7 @@ from .fanout import (
     announce_seats,
     knowledge,
     prompt_for,
+    public_recipients,
     publish,
     say,
     seating_text,
@@ -300,6 +301,7 @@ def start(ctx: Context, table: Table, reply: Reply, out: Outgoing) -> None:
     options = {**table.row.options, "started": now}  # the cost of this game counts from here
     table.update(ctx.store, now, status=TableStatus.PLAYING, code=None, setup=setup, game=game,
                  decision_step=decision_id(game, 0), options=options)
+    ctx.store.append_setup(table.id, game, setup, now)  # kept per game: a rematch leaves this one exportable
     table.state, table.actions, table.log, table.said = state, [], [], []
     table.memories = {s.position: Memory(s.position) for s in table.seats if s.computer}
     announce_seats(ctx, table, out, "game-starting", closed=True)
@@ -355,7 +357,15 @@ def rename(ctx: Context, table: Table, seat: int | None, name: str, reply: Reply
     new = unique_name(cleaned, [n for n in table.names if n != old.name])
     table.seats[seat] = replace(old, name=new)
     ctx.store.replace_seats(table.id, table.seats)
-    if table.status is TableStatus.LOBBY:
-        announce_seats(ctx, table, out, "renamed", old=old.name, name=new)
-    else:
-        tell(ctx, table, out, "renamed-in-game", old=old.name, name=new)
+    lobby = table.status is TableStatus.LOBBY
+    for to in public_recipients(ctx, table):
+        # The one renamed is told in the second person: their own chat never reads "Player is now called Zoé".
+        yours = (to.channel, to.address) == (old.channel, old.address)
+        if lobby and yours:
+            show_seats(ctx, table, out, to, "you-renamed", name=new)
+        elif lobby:
+            show_seats(ctx, table, out, to, "renamed", old=old.name, name=new)
+        elif yours:
+            say(ctx, out, to, table.row.theme, "you-renamed-in-game", name=new)
+        else:
+            say(ctx, out, to, table.row.theme, "renamed-in-game", old=old.name, name=new)

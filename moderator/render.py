@@ -148,6 +148,8 @@ class InputProblem(StrEnum):
     AMBIGUOUS = "input-ambiguous"
     STALE = "input-stale"
     NOTHING_OWED = "input-nothing-owed"
+    NO_SUCH_OPTION = "input-no-such-option"
+    """A number the prompt has no option for (the prompt is shown again where there are no buttons)."""
 
 
 # --- words for the engine's values ----------------------------------------------------------------------

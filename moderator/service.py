@@ -123,6 +123,8 @@ LOBBY_MESSAGES: Final = (
     "host-name",
     "renamed",
     "renamed-in-game",
+    "you-renamed",
+    "you-renamed-in-game",
     "table-votes-on",
     "table-votes-off",
     "stand-in",
@@ -438,15 +440,26 @@ class Service:
 
     # --- records ------------------------------------------------------------------------------------------
 
-    def export(self, table_id: str) -> dict[str, Any] | None:
-        """The game record of a table's current or last game, every reshuffle it made included, with what the
-        players claimed if they claimed anything (it holds every secret: share it after the game)."""
+    def export(self, table_id: str, game: int | None = None) -> dict[str, Any] | None:
+        """The game record of one game of a table (its current or last one unless ``game`` says which), every
+        reshuffle it made included, with what the players claimed in the current game if they claimed anything;
+        None if the table never played that game. It holds every secret: share it
+        after the game."""
         table = self.tables.get(table_id)
         if table is None or table.state is None or table.row.setup is None:
             return None
-        said = [Spoken(said.step, said.claim) for said in table.said]
-        record = records.to_json(table.row.setup["players"], table.state, [], said)
-        return {**record, "actions": list(table.actions)}
+        if game is None or game == table.row.game:
+            said = [Spoken(said.step, said.claim) for said in table.said]
+            record = records.to_json(table.row.setup["players"], table.state, [], said)
+            return {**record, "actions": list(table.actions)}
+        setup = self.store.setup(table_id, game)
+        if setup is None:
+            return None
+        actions = self.store.actions(table_id, game)
+        # An earlier game is over (a rematch starts only then): its last state, replayed, has every reshuffle.
+        result = records.replay(records.parse({**setup, "actions": actions}))
+        record = records.to_json(setup["players"], result.state, [])
+        return {**record, "actions": actions}
 
     def game_over(self, table_id: str) -> bool:
         """True if the table's game has ended (decided, or ended by the host)."""

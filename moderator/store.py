@@ -305,6 +305,30 @@ def m015_pacing(db: Database) -> None:
     )
 
 
+@migrations()
+def m019_game_setups(db: Database) -> None:
+    """Every game's setup (seats, roles, deck, seed), kept per game: a rematch no longer overwrites the last one,
+    so every game a table played stays exportable. A table's current game is copied in."""
+    db.executescript(
+        """
+        CREATE TABLE game_setups (
+            table_id TEXT NOT NULL,
+            game INTEGER NOT NULL,
+            setup TEXT NOT NULL,
+            started REAL NOT NULL,
+            PRIMARY KEY (table_id, game)
+        ) STRICT;
+        CREATE TRIGGER game_setups_append_only_update BEFORE UPDATE ON game_setups
+            BEGIN SELECT RAISE(ABORT, 'game setups are append-only'); END;
+        CREATE TRIGGER game_setups_append_only_delete BEFORE DELETE ON game_setups
+            BEGIN SELECT RAISE(ABORT, 'game setups are append-only'); END;
+        INSERT INTO game_setups (table_id, game, setup, started)
+            SELECT id, game, setup, coalesce(json_extract(options, '$.started'), created) FROM game_tables
+            WHERE setup IS NOT NULL AND game > 0;
+        """
+    )
+
+
 _COSMETIC: Final = "('counter', 'board')"
 """The kinds an outbox row shows again what a later one shows better (``channels.Kind.cosmetic``)."""
 
@@ -604,6 +628,27 @@ class Store:
             "INSERT INTO actions (table_id, game, n, action, created) VALUES (?, ?, ?, ?, ?)",
             (table_id, game, n, _ACTION_JSON(action), now),
         )
+
+    def append_setup(self, table_id: str, game: int, setup: dict[str, Any], now: float) -> None:
+        """Keep the setup a game of this table starts from (append-only: one per game)."""
+        self.execute("INSERT INTO game_setups (table_id, game, setup, started) VALUES (?, ?, ?, ?)",
+                     (table_id, game, json.dumps(setup), now))
+
+    def setup(self, table_id: str, game: int) -> dict[str, Any] | None:
+        """The setup game ``game`` of this table started from, if it was kept."""
+        row = self.execute("SELECT setup FROM game_setups WHERE table_id = ? AND game = ?",
+                           (table_id, game)).fetchone()
+        return None if row is None else dict(json.loads(row[0]))
+
+    def games(self, limit: int) -> list[tuple[str, int, str, int, float, float]]:
+        """The latest games of every table, newest first: (table id, game, the table's status, seats, when the
+        game started, when the table last changed)."""
+        rows = self.execute(
+            "SELECT g.table_id, g.game, t.status, json_array_length(g.setup, '$.players'), g.started, t.updated"
+            " FROM game_setups g JOIN game_tables t ON t.id = g.table_id ORDER BY g.started DESC, g.game DESC"
+            " LIMIT ?", (limit,)
+        ).fetchall()
+        return [(r[0], r[1], r[2], r[3], r[4], r[5]) for r in rows]
 
     def actions(self, table_id: str, game: int) -> list[dict[str, Any]]:
         """Every action of a game, in order."""

@@ -198,3 +198,21 @@ def test_a_console_game_is_exportable(tmp_path: Path) -> None:
     result = run_moderator("replay", str(record))
     assert result.returncode == 0, result.stderr
     assert "Game over" in result.stdout
+
+
+def test_a_rename_at_the_console_is_told_to_you_in_the_second_person() -> None:
+    _, text = play(["", "rename Zoé"], name=None)  # Enter: the default name; then a new one
+    assert "You are now called Zoé." in text
+    assert "is now called" not in text and "You is" not in text
+
+
+def test_after_language_de_the_console_speaks_german_to_the_goodbye() -> None:
+    """The theme's reply, a number past the options (the prompt again, under your new name), the quit question
+    and the goodbye all follow ``language de``."""
+    _, text = play(["rename Zoé", "language de", "theme corporate", "9", "quit", "ja"], seed=3)
+    after = text.split("Sprache: de.")[1]
+    assert "Thema: corporate." in after
+    again = after.split("Es gibt keine Option 9.")[1]
+    assert "[1] Computer 1" in again and "CEO" in again
+    assert "Das Spiel verlassen?" in after and after.rstrip().endswith("Tschüss!")
+    assert "Theme:" not in after and "Leave the game?" not in after and "Goodbye" not in after

@@ -3,8 +3,10 @@ voting, theme and language. None of them ever takes an action on a player's beha
 
 from __future__ import annotations
 
+import json
 import random
 
+from moderator import record as records
 from moderator.commands import (
     AddComputers,
     Ask,
@@ -277,6 +279,32 @@ def test_rematch_after_a_finished_game() -> None:
     assert table.row.status == "playing"
     h.play_out(table_id, rng)
     assert h.table(table_id).state.phase is Phase.GAME_OVER  # type: ignore[union-attr]
+
+
+def test_every_game_of_a_table_stays_exportable_after_rematches() -> None:
+    """A rematch keeps the last game's setup: each game exports its own record, and each replays to its end,
+    after a restart too (the records come from the database)."""
+    rng = random.Random(10)
+    h, table_id, _ = human_table(5, seed=10)
+    finals = {}
+    for _ in range(3):
+        h.play_out(table_id, rng)
+        table = h.table(table_id)
+        assert table.state is not None and table.state.phase is Phase.GAME_OVER
+        finals[table.row.game] = (table.names, table.state)
+        h.send("p0", Host(HostCommand.REMATCH))
+    h.service.tables.forget()
+    assert h.table(table_id).row.game == 4
+    records_seen = []
+    for game, (names, state) in finals.items():
+        exported = h.service.export(table_id, game)
+        assert exported is not None
+        result = records.replay(records.parse(exported))
+        assert result.error is None and result.state == state
+        assert exported["players"] == list(names)
+        records_seen.append(exported)
+    assert len({json.dumps(r, sort_keys=True) for r in records_seen}) == 3
+    assert h.service.export(table_id, 5) is None and h.service.export(table_id, 0) is None
 
 
 def test_a_button_from_the_previous_game_is_stale_after_a_rematch() -> None:

@@ -225,3 +225,30 @@ def test_m015_an_upgraded_database_keeps_each_groups_pace_from_then_on(tmp_path:
         assert store.paces("sms", 0.0) == {}
     finally:
         store.close()
+
+
+def test_m019_an_upgraded_database_keeps_each_tables_current_game_exportable(
+    reference: tuple[Path, dict[str, tuple[int, str]]], tmp_path: Path
+) -> None:
+    """m019: every game's setup is kept apart; a table's game from before the upgrade is copied in, with when
+    it started, so it exports as before and a rematch no longer overwrites it."""
+    path = tmp_path / "old.db"
+    db = Database(sqlite3.connect(path, isolation_level=None))
+    migrations.apply(db, stop_before="m019_game_setups")
+    with sqlite3.connect(reference[0]) as ref:
+        for table in ("game_tables", "seats", "actions"):
+            names = columns(db.conn, table)
+            marks = ", ".join("?" for _ in names)
+            db.conn.executemany(f"INSERT INTO {table} ({', '.join(names)}) VALUES ({marks})", rows(ref, table, names))
+        kept = rows(ref, "game_setups", ["table_id", "game", "setup", "started"])
+    db.close()
+    store = Store(path)
+    try:
+        assert rows(store.db.conn, "game_setups", ["table_id", "game", "setup", "started"]) == kept
+        service = Service(store)
+        for table_id in reference[1]:
+            table = service.table(table_id)
+            assert table is not None
+            assert table.row.setup is not None and store.setup(table_id, table.row.game) == table.row.setup
+    finally:
+        store.close()

@@ -427,6 +427,40 @@ def test_export_writes_a_finished_games_record_only(tmp_path: Path, capsys: pyte
     assert table_id in capsys.readouterr().out
 
 
+def test_export_writes_every_game_of_a_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A rematch does not overwrite the game before it: ``--game N`` exports each, and the list names each."""
+    from moderator.commands import AddComputers, Host, HostCommand, Inbound, OpenTable, Start
+    from moderator.service import Service
+
+    db = tmp_path / "m.db"
+    store = Store(db)
+    service = Service(store, seed=iter(range(100)).__next__)
+    service.handle(Inbound("console", "host", OpenTable("Host")))
+    [(table_id,)] = store.execute("SELECT id FROM game_tables").fetchall()
+    service.handle(Inbound("console", "host", AddComputers(4)))
+    service.handle(Inbound("console", "host", Start()))
+    service.handle(Inbound("console", "host", Host(HostCommand.END)))
+    service.handle(Inbound("console", "host", Host(HostCommand.REMATCH)))
+    store.close()
+    capsys.readouterr()
+    assert cli.main(["export", table_id, "--db", str(db)]) == 1  # the rematch is under way: its record waits
+    assert cli.main(["export", table_id, "--game", "3", "--db", str(db)]) == 2  # no such game
+    first = tmp_path / "first.json"
+    assert cli.main(["export", table_id, "--game", "1", "--db", str(db), "--out", str(first)]) == 0
+    store = Store(db)
+    Service(store).handle(Inbound("console", "host", Host(HostCommand.END)))
+    store.close()
+    second = tmp_path / "second.json"
+    assert cli.main(["export", table_id, "--game", "2", "--db", str(db), "--out", str(second)]) == 0
+    records = [json.loads(path.read_text()) for path in (first, second)]
+    assert records[0]["seed"] != records[1]["seed"]
+    assert cli.main(["replay", str(first), "--json"]) == 0 and cli.main(["replay", str(second), "--json"]) == 0
+    capsys.readouterr()
+    assert cli.main(["export", "--db", str(db)]) == 0
+    listed = capsys.readouterr().out.splitlines()
+    assert [line.split()[:3] for line in listed] == [[table_id, "--game", "2"], [table_id, "--game", "1"]]
+
+
 # --- over real HTTP ---------------------------------------------------------------------------------------
 
 

@@ -458,7 +458,8 @@ def test_bad_input_gets_one_private_reply_and_changes_nothing() -> None:
     r = reply(president, Decide("?", "blorp"), raw="blorp")
     assert r["message_id"] == "input-unparseable" and "blorp" in r["text"]
     assert reply(president, Choose("zz", old["decision"]), raw="zz")["message_id"] == "input-unparseable"
-    assert reply(president, Choose("99", None), raw="99")["message_id"] == "input-unparseable"
+    r = reply(president, Choose("99", None), raw="99")  # a number past the options: said so, not "not understood"
+    assert r["message_id"] == "input-no-such-option" and "99" in r["text"]
     # A name that could mean two players (Ulla, Ulrich would be; here: every name starting with a letter).
     h2_names = [n for n in NAMES[:7] if n.startswith(("X", "Q", "Z", "Y", "W", "K", "U"))]
     assert len(h2_names) == 7

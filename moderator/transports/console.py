@@ -34,9 +34,8 @@ TABLE = "table"
 
 _QUIT = frozenset({"quit", "exit", "q"})
 
-CONSOLE_MESSAGES: Final = ("console-your-name", "console-default-name", "console-quit", "console-goodbye",
-                           "console-no-such-option")
-"""The console's own words (the catalog's): asking a name, leaving, a number no option has."""
+CONSOLE_MESSAGES: Final = ("console-your-name", "console-default-name", "console-quit", "console-goodbye")
+"""The console's own words (the catalog's): asking a name, leaving."""
 
 
 @dataclass
@@ -48,10 +47,10 @@ class ConsoleChannel:
     table_id: str | None = None
     printed: list[str] = field(default_factory=list)
     capabilities: Capabilities = CAPABILITIES
-    prompt: Outbound | None = None
-    """The last prompt shown, to show again when a number matches none of its options."""
     recent: set[str] = field(default_factory=set)
     """Lines shown since the last prompt: one screen says a rule once, though the table and the deal both do."""
+    language: str | None = None
+    """The language the service last spoke here in (the seat's, once ``language de`` changed it)."""
 
     def send_batch(self, address: str, messages: Sequence[Outbound]) -> list[Result]:
         """Print each message (with its numbered options, if it is a prompt)."""
@@ -62,6 +61,7 @@ class ConsoleChannel:
     def show(self, message: Outbound) -> None:
         if message.table:
             self.table_id = message.table
+        self.language = message.language
         if message.kind in (Kind.COUNTER, Kind.JOIN, Kind.LOBBY):
             # A group chat edits one counter in place; at the console you always vote last, so it would only
             # count the computers. A console table is seated and started at once: no code to share, and the
@@ -74,7 +74,6 @@ class ConsoleChannel:
         text = "\n".join(lines)
         if message.kind is Kind.PROMPT and message.options:
             self.decision = message.decision if message.decision is not None else self.decision
-            self.prompt = message
             self.recent.clear()
             options = "  ".join(f"[{i}] {o.label}" for i, o in enumerate(message.options, 1))
             text = f"{text}\n{options}"
@@ -82,15 +81,6 @@ class ConsoleChannel:
         self.printed.append(text)
         print(text, file=self.output)
         print(file=self.output)
-
-    def no_such_option(self, line: str, words: Catalog) -> bool:
-        """True if ``line`` is a number that none of the last prompt's options has (the prompt is shown again)."""
-        text = line.strip()
-        if not text.isdigit() or self.prompt is None or 1 <= int(text) <= len(self.prompt.options):
-            return False
-        print(words.text("console-no-such-option", number=int(text)), file=self.output)
-        self.show(self.prompt)
-        return True
 
 
 def parse(line: str, decision: int | None) -> Command | None:
@@ -120,7 +110,14 @@ def play(
     the exit status. ``deliver`` prints whatever the service queued. Without ``name``, asks for one."""
     counter = iter(range(1, 1_000_000_000))
     table_id: str | None = None
-    words = Catalog.load(theme, language)
+    catalogs = {language: Catalog.load(theme, language)}
+
+    def words() -> Catalog:
+        # The console's own lines speak the language the table last spoke here in (``language de`` changes it).
+        spoken = console.language or language
+        if spoken not in catalogs:
+            catalogs[spoken] = Catalog.load(theme, spoken)
+        return catalogs[spoken]
 
     def send(command: Command, raw: str = "", chat: str | None = None) -> None:
         nonlocal table_id
@@ -133,7 +130,7 @@ def play(
         # Your seat's game ends with you: the host's "endgame" shows everyone's role, as at a real table.
         if table_id is not None and not port.game_over(table_id):
             send(Host(HostCommand.END))
-        print(words.text("console-goodbye"), file=console.output)
+        print(words().text("console-goodbye"), file=console.output)
         return 0
 
     if watch:
@@ -141,7 +138,7 @@ def play(
         send(OpenTable(name or "", theme=theme, public=True, seat=False), chat=TABLE)
         send(AddComputers(players))
     else:
-        send(OpenTable(name or ask_name(words, read), theme=theme))
+        send(OpenTable(name or ask_name(words(), read), theme=theme))
         send(AddComputers(players - 1))
     send(Start())
     while True:
@@ -152,15 +149,13 @@ def play(
             raise RuntimeError("the watched game stopped before its end")
         try:
             line = read("> ")
-            if line.strip().casefold() in _QUIT and not _yes(read(words.text("console-quit") + " ")):
+            if line.strip().casefold() in _QUIT and not _yes(read(words().text("console-quit") + " ")):
                 continue
         except EOFError:  # Ctrl-D: nothing more can be asked
             print(file=console.output)
             return leave()
         if line.strip().casefold() in _QUIT:
             return leave()
-        if console.no_such_option(line, words):
-            continue
         command = parse(line, console.decision)
         if command is not None:
             send(command, raw=line)
