@@ -11,7 +11,7 @@ from .commands import HostCommand
 from .context import Context
 from .engine import awaiting
 from .fanout import PUBLIC_RESULTS, PUBLIC_TO_HOST, knowledge, prompt_again, prompt_for, reveal_roles, say, tell
-from .lobby import CODE_ALPHABET, CODE_LENGTH, MOVE_CODES, pass_host, rematch
+from .lobby import CODE_ALPHABET, CODE_LENGTH, MOVE_CODES, pass_host, rematch, show_lobby
 from .names import match_name
 from .outbox import COMPUTER_CHANNEL, Outgoing, Reply
 from .store import TableStatus
@@ -199,6 +199,8 @@ def opted_in(ctx: Context, channel: str, address: str, out: Outgoing) -> None:
         if table.status in (TableStatus.LOBBY, *LIVE) and not table.is_host(channel, address):
             host = Reply(table.row.host_channel, table.row.host_address, table.host_language)
             say(ctx, out, host, table.row.theme, "player-opted-in", name=name)
+        if table.status is TableStatus.LOBBY:
+            show_lobby(ctx, table, Reply(channel, address, table.seats[seat].language), out)  # who joined since
         if table.state is not None and table.status is TableStatus.PLAYING:
             # What the seat missed since STOP: what it knows, and the decision the table may be waiting for.
             knowledge(ctx, table, seat, Reply(channel, address, table.seats[seat].language), out)

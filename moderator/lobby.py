@@ -54,6 +54,13 @@ def open_table(ctx: Context, inbound: Inbound, command: OpenTable, out: Outgoing
     except UnknownCatalog:
         say(ctx, out, reply, DEFAULT_THEME, "unknown-theme", theme=theme)
         return None
+    if command.seat and (other := ctx.tables.seated_elsewhere(inbound.channel, inbound.address, "")) is not None:
+        # One person, one table: a second seat's prompts and the answers to them would be mixed up.
+        if other.status is TableStatus.LOBBY:
+            say(ctx, out, reply, other.row.theme, "open-seated-elsewhere-lobby", code=other.row.code or "")
+        else:
+            say(ctx, out, reply, other.row.theme, "seated-elsewhere")
+        return None
     table_id = "".join(ctx.codes.choice(ID_ALPHABET) for _ in range(ID_LENGTH))
     code = new_code(ctx)
     public = command.public and inbound.chat is not None

@@ -236,6 +236,11 @@ class Tables:
                 return other
         return None
 
+    def muted(self, channel: str, address: str) -> bool:
+        """True if this address opted out of its channel at a table it sits at (nothing may be sent to it: the
+        carrier refuses every text until it opts in again)."""
+        return any(t.opted_out(channel, address) for t in self.of(channel, address))
+
     def under_way(self) -> list[str]:
         """Every table with a game under way."""
         return self.store.open_tables()

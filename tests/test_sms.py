@@ -517,10 +517,19 @@ def test_a_player_who_opts_out_gets_nothing_more_and_the_host_is_told(phones: Ph
     assert pending >= 2
     before = len(p.inbox(number(2)))
     p.text(number(2), "STOP")
-    p.text(number(2), "STATUS")  # whatever else comes from them is still a player's input
-    assert len(p.inbox(number(2))) > before and p.inbox(number(2))[before].startswith("The board:")
+    # Until START nothing at all is queued for them: no answer, no result, no note (Twilio would refuse it).
+    p.text(number(2), "STATUS")
+    p.text(number(2), "HELP")
+    table = p.table_of(number(0))
+    assert table.state is not None and table.state.president is not None
+    president = table.seats[table.state.president].address
+    if president != number(2):
+        p.text(president, "1")  # a nomination: a public result for every phone
+    assert p.inbox(number(2))[before:] == []
+    assert p.call(lambda: p.service.store.execute(
+        "SELECT count(*) FROM outbox WHERE address = ? AND status = 'pending'", (number(2),)).fetchone()[0]) == 0
     assert not any("Role:" in t for t in p.inbox(number(2)))
-    assert Catalog.load().text("player-opted-out", sms=True, name="Zora") in p.inbox(number(0))[-1].split("\n")
+    assert Catalog.load().text("player-opted-out", sms=True, name="Zora") in "\n".join(p.inbox(number(0)))
     cancelled = p.call(lambda: p.service.store.execute(
         "SELECT count(*) FROM outbox WHERE address = ? AND status = 'cancelled'", (number(2),)).fetchone()[0])
     assert cancelled == pending
@@ -930,6 +939,20 @@ def test_one_phone_sits_at_one_table_and_is_told_how_to_leave_the_first(phones: 
     p.text(number(1), f"JOIN {second} Vic")
     assert p.inbox(number(1))[-1].startswith("Welcome, Vic!")
     assert p.table_of(number(5)).seat_of(CHANNEL, number(1)) is not None
+
+
+def test_newgame_while_seated_at_another_table_is_refused_with_how_to_leave(phones: Phones) -> None:
+    p = phones
+    open_table(p, NAMES[:5])
+    p.text(number(6), "NEWGAME Zoe")
+    code = p.code(number(6))
+    p.text(number(6), "NEWGAME Zoe")  # in the lobby of their own table
+    assert p.inbox(number(6))[-1] == Catalog.load().text("open-seated-elsewhere-lobby", sms=True, code=code)
+    p.text(number(0), "GO")
+    p.text(number(2), "NEWGAME Zora")  # in a running game
+    assert p.inbox(number(2))[-1] == Catalog.load().text("seated-elsewhere", sms=True)
+    assert len(p.call(lambda: p.service.store.tables_of(CHANNEL, number(2)))) == 1
+    assert len(p.call(lambda: p.service.store.tables_of(CHANNEL, number(6)))) == 1
 
 
 def test_names_are_written_in_gsm7_and_a_name_without_letters_is_refused(phones: Phones) -> None:
