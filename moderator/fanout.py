@@ -19,6 +19,7 @@ from .channels import Kind, Option, Outbound, Seating
 from .claims import Claim
 from .context import Context
 from .engine import Event, Phase, awaiting, public_view, view_for
+from .engine.events import ElectionDecided, LegislativeSessionStarted
 from .outbox import Outgoing, Reply
 from .render import Message
 from .store import SeatRow, TableStatus
@@ -172,18 +173,25 @@ def publish(ctx: Context, table: Table, events: Sequence[Event], out: Outgoing, 
             out.board(channel, address, Board.of(board, info), table.row.game, table.public_language)
     waiting = set(awaiting(state)) if new_decision else set()
     physical = bool(table.row.options.get("physical_voting")) and state.phase is Phase.ELECTION
+    start = len(table.log) - len(events)
+    held, hold_from = _held_results(ctx, table, events, start, info, board, now)
     # An event renders the same for every seat that may see it (render's contract): once per language/channel.
     rendered: dict[tuple[int, str, str], list[Message]] = {}
-    audiences = [e.audience for e in events]
     for seat in table.seats:
         if seat.computer:
             continue
         caps = ctx.caps(seat.channel)
         catalog = ctx.catalog(table.row.theme, seat.language)
         public = group is None and gets_public(ctx, table, seat)
-        for i, (event, audience) in enumerate(zip(events, audiences, strict=True)):
+        holds = public and info.table_votes and caps.paid_per_message
+        indices = [*(held if holds else ()), *range(start, len(table.log))]
+        for i in indices:
+            event = table.log[i]
+            audience = event.audience
             if not audience.includes(seat.position) or not (public or not audience.everyone):
                 continue
+            if holds and audience.everyone and hold_from is not None and i >= hold_from:
+                continue  # this government's election rides with the session's result
             key = (i, seat.language, seat.channel)
             messages = rendered.get(key)
             if messages is None:
@@ -196,10 +204,46 @@ def publish(ctx: Context, table: Table, events: Sequence[Event], out: Outgoing, 
             prompt = render.prompt(view_for(state, seat.position), info, catalog, caps=caps)
             if prompt is not None:
                 out.add(seat.channel, seat.address, prompt, decision=decision, table=table.id, language=seat.language)
-        if physical and new_decision and seat.position == state.president:
+        if (physical and new_decision and seat.position == state.president
+                and not render.nomination_tells_table_vote(board, info, catalog, caps)):  # else it was said already
             say(ctx, out, Reply(seat.channel, seat.address, seat.language), table.row.theme, "physical-vote-prompt")
     if over:
         finish(ctx, table, out)
+
+
+HELD_RESULTS: Final = "held_results"
+"""Table option (votes at the table): ``[game, log index]`` of an elected government's election, whose public
+results phones that pay per text get with the session's result (the table saw the cards; the President and
+Chancellor have their prompts), or None."""
+
+
+def _held_results(ctx: Context, table: Table, events: Sequence[Event], start: int, info: render.TableInfo,
+                  board: Any, now: float) -> tuple[list[int], int | None]:
+    """With votes at the table: (log indices of public events held from an earlier input that ride with this
+    one's, the log index from which this input's public events are held for a later one)."""
+    if not info.table_votes:
+        return [], None
+    state = table.state
+    assert state is not None
+    mark = table.row.options.get(HELD_RESULTS)
+    held: list[int] = []
+    if mark is not None and mark[0] == table.row.game:
+        catalog = ctx.catalog(table.row.theme, table.host_language)
+        caps = next((ctx.caps(s.channel) for s in table.seats if ctx.caps(s.channel).paid_per_message), None)
+        said = caps is not None and any(
+            e.audience.everyone and render.event_messages(e, None, info, catalog, caps=caps, board=board)
+            for e in events)
+        if not said and state.phase is not Phase.GAME_OVER:
+            return [], None  # nothing public to ride with yet: the election's results wait on
+        # "They legislate, no talking" is over by now: the session's result says what came of it.
+        held = [i for i in range(mark[1], start)
+                if table.log[i].audience.everyone and not isinstance(table.log[i], LegislativeSessionStarted)]
+        table.set_option(ctx.store, now, **{HELD_RESULTS: None})
+    elected = [start + i for i, e in enumerate(events) if isinstance(e, ElectionDecided) and e.elected]
+    if elected and state.phase in (Phase.LEGISLATIVE_PRESIDENT, Phase.LEGISLATIVE_CHANCELLOR):
+        table.set_option(ctx.store, now, **{HELD_RESULTS: [table.row.game, elected[-1]]})
+        return held, elected[-1]
+    return held, None
 
 
 _CLAIMED_AFTER: Final = frozenset(("policy-enacted", "policy-enacted-chaos", "veto-accepted", "deck-reshuffled",

@@ -121,6 +121,8 @@ class TableInfo:
 
     names: tuple[str, ...]
     theme: str = DEFAULT_THEME
+    table_votes: bool = False
+    """Votes at the table (with cards): where every text costs, a nomination rides with its election's result."""
 
     @cached_property
     def short_names(self) -> tuple[str, ...]:
@@ -319,6 +321,8 @@ def _candidate(e: Event, w: _Words, board: PublicView | None) -> list[Message]:
 @_renders(ChancellorNominated)
 def _nominated(e: Event, w: _Words, board: PublicView | None) -> list[Message]:
     assert isinstance(e, ChancellorNominated)
+    if w.table.table_votes and w.caps.paid_per_message:
+        return []  # the table hears it said; the result names the government (one text per election)
     text = w.t("chancellor-nominated", president=w.name(e.president), chancellor=w.name(e.chancellor))
     return [w.message("chancellor-nominated", [text], kind=Kind.CALL)]
 
@@ -363,6 +367,17 @@ def _election(e: Event, w: _Words, board: PublicView | None) -> list[Message]:
     lines = [text]
     if not e.elected and len(ja) == len(nein) and not w.compact:
         lines.append(w.t("election-tie"))  # a surprise to many tables: a government needs a majority
+    if w.table.table_votes and w.caps.paid_per_message:
+        # The nomination was not texted on its own: the result names the government (a line of its own only
+        # where one line cannot hold both).
+        government = {"president": w.name(e.president), "chancellor": w.name(e.chancellor)}
+        named = w.t(mid + "-named", ja=len(ja), nein=len(nein), ja_voters=w.names(ja), nein_voters=w.names(nein),
+                    **government)
+        if w.caps.text_limit is None or len(to_gsm7(w.join([named, *lines[1:]]))) <= w.caps.text_limit:
+            return [w.message(mid, [named, *lines[1:]], kind=Kind.RESULT)]
+        nominated = w.t("government-nominated", **government)
+        return [w.message("government-nominated", [nominated], kind=Kind.RESULT),
+                w.message(mid, lines, kind=Kind.RESULT)]
     return [w.message(mid, lines, kind=Kind.RESULT)]
 
 
@@ -661,6 +676,18 @@ def _label(w: _Words, action: Action) -> str:
 
 
 
+def nomination_tells_table_vote(public: PublicView, table: TableInfo, catalog: Catalog, caps: Capabilities) -> bool:
+    """True if, with votes at the table on a channel where every text costs, the President's nomination prompt
+    also says how the table votes and what to text after (it fits one text with every living player as an
+    option); else the President is told so in a text of its own once they have nominated."""
+    if not (table.table_votes and caps.paid_per_message) or public.president is None:
+        return False
+    w = _Words(table, catalog, caps)
+    others = [s for s in range(public.players) if public.alive[s] and s != public.president]
+    options = _LIST_SEPARATOR.join(f"{i} {w.name(s)}" for i, s in enumerate(others, 1))
+    return caps.text_limit is None or len(to_gsm7(w.t("prompt-nominate-table", options=options))) <= caps.text_limit
+
+
 def prompt(view: PlayerView, table: TableInfo, catalog: Catalog, *, caps: Capabilities = PLAIN) -> Message | None:
     """What this seat must decide now, one ``Choice`` per legal action; None if it has nothing to decide.
 
@@ -678,7 +705,8 @@ def prompt(view: PlayerView, table: TableInfo, catalog: Catalog, *, caps: Capabi
     params: dict[str, object] = {"options": options}
     match public.phase:
         case Phase.NOMINATION:
-            mid = "prompt-nominate"
+            told = nomination_tells_table_vote(public, table, catalog, caps)
+            mid = "prompt-nominate-table" if told else "prompt-nominate"
             limited = [s for s in public.term_limited if public.alive[s] and s != public.president]
             if limited and not w.compact:  # why a name is missing from the list
                 notes.append(w.t("prompt-term-limited", names=w.names(limited)))

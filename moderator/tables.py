@@ -95,7 +95,7 @@ class Table:
 
     def info(self) -> TableInfo:
         """What rendering needs to know about this table."""
-        return TableInfo(self.names, self.row.theme)
+        return TableInfo(self.names, self.row.theme, table_votes=bool(self.row.options.get("physical_voting")))
 
     def seat_of(self, channel: str, address: str) -> int | None:
         """The seat this address sits in, if any."""

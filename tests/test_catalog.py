@@ -240,8 +240,9 @@ def test_every_message_id_is_used_and_every_used_id_exists() -> None:
     for theme, lang in CATALOGS:
         for sms in (False, True):
             catalog = recording(theme, lang)
-            table = TableInfo(worst_names(), theme)
-            corpus(table, catalog, sms=sms)  # a missing id or param raises KeyError here
+            for table_votes in (False, True):
+                table = TableInfo(worst_names(), theme, table_votes=table_votes)
+                corpus(table, catalog, sms=sms)  # a missing id or param raises KeyError here
             used |= {mid for mid, _ in catalog.log}  # type: ignore[attr-defined]
     used |= SERVICE_IDS | set(WEB_MESSAGES) | set(CONSOLE_MESSAGES) | {REPEAT_MESSAGE}  # pages, console, repeats
     assert used == set(REFERENCE.messages), (
