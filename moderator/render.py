@@ -880,11 +880,32 @@ def board_messages(
         assert public.winner is not None and public.roles is not None
         lines.append(w.t("board-game-over", winner=w.team(public.winner)))
         lines.append(_roles_line(w, public.roles))
+    elif public.phase is Phase.ELECTION and table.table_votes:
+        assert president is not None
+        lines.append(w.t("board-waiting-table-votes", president=w.name(president)))
     elif public.phase is Phase.ELECTION:
         lines.append(w.t("board-waiting-votes", cast=public.votes_cast, voters=public.alive.count(True)))
+        if public.not_voted:
+            lines.append(w.t("board-not-voted", names=w.names(public.not_voted)))
     else:
         lines.append(w.t("board-waiting", names=w.names(public.awaiting), phase=w.phase(public.phase)))
+    if w.compact:
+        # One text: who won and who was who, or who the table waits for, first; then the tracks; then the rest.
+        rest = lines[1:]
+        ends = [len(rest) - 2, len(rest) - 1] if over else [len(rest) - 1]
+        order = [*ends, 0, *(i for i in range(1, len(rest)) if i not in ends)]
+        return [w.message("board-title", _one_text(w, rest, order))]
     return w.packed("board-title", lines, secret=False)
+
+
+def _one_text(w: _Words, lines: Sequence[str], order: Sequence[int]) -> list[str]:
+    """As many of ``lines`` as one text holds, in their order, taken by priority (``order``: their places)."""
+    limit = w.caps.text_limit
+    chosen: set[int] = set()
+    for i in order:
+        if not chosen or limit is None or len(to_gsm7(w.join([lines[j] for j in sorted({*chosen, i})]))) <= limit:
+            chosen.add(i)
+    return [lines[j] for j in sorted(chosen)]
 
 
 def _slots(w: _Words, players: int, covered: int) -> str:

@@ -1042,3 +1042,33 @@ def test_a_refusal_at_a_prompt_repeats_its_options_and_a_number_out_of_turn_says
     other = next(s.address for s in table.seats if s.address != president)
     p.text(other, "1")
     assert p.inbox(other)[-1].startswith(Catalog.load().text("input-nothing-owed", sms=True))
+
+
+@pytest.mark.parametrize("names", [NAMES[:5], LONG_NAMES])
+def test_status_is_one_text_that_names_whoever_the_table_waits_for(phones: Phones, names: tuple[str, ...]) -> None:
+    p = phones
+    open_table(p, names, seating=False)
+    p.text(number(0), "GO")
+    table = p.table_of(number(0))
+    assert table.state is not None and table.state.president is not None
+    short = table.info().short_names
+    president = table.seats[table.state.president].address
+    for phone in (number(1), president):
+        before = len(p.inbox(phone))
+        p.text(phone, "STATUS")
+        assert len(p.inbox(phone)) == before + 1
+        answer = p.inbox(phone)[-1]
+        assert short[table.state.president] in answer.rsplit("\n", 1)[-1] and len(answer) <= SMS_LIMIT
+    p.text(president, "1")  # a nomination: the vote is open
+    table = p.table_of(number(0))
+    assert table.state is not None and table.state.phase is Phase.ELECTION
+    voted = [s.address for s in table.seats[:3]]
+    for phone in voted:
+        p.text(phone, "1")
+    before = len(p.inbox(number(4)))
+    p.text(number(4), "STATUS")
+    assert len(p.inbox(number(4))) == before + 1
+    waiting = p.inbox(number(4))[-1].rsplit("\n", 1)[-1]
+    assert waiting.startswith("Still to vote: ")
+    for seat in table.seats:
+        assert (short[seat.position] in waiting) is (seat.address not in voted), (seat.name, waiting)
