@@ -15,6 +15,7 @@ from typing import Any, Final
 
 from . import render
 from .board import Board
+from .catalog import to_gsm7
 from .channels import Kind, Option, Outbound, Seating
 from .claims import Claim
 from .context import Context
@@ -105,8 +106,30 @@ def start_controls() -> tuple[Option, ...]:
     return Option(_COMPUTER, "cpu"), Option(_GO, "go")
 
 
-def seating_text(table: Table) -> str:
-    return ", ".join(f"{i + 1}. {s.name}" for i, s in enumerate(table.seats))
+def seating_text(table: Table, *, short: bool = False, numbered: bool = True) -> str:
+    """The seats in order (``short``: names as a short message shows them)."""
+    names = table.info().short_names if short else table.names
+    return ", ".join(f"{i + 1}. {name}" if numbered else name for i, name in enumerate(names))
+
+
+def seating_words(ctx: Context, to: Reply, table: Table, message_id: str, /, *, numbered: bool = True,
+                  **params: Any) -> str:
+    """A message that lists the seats (``seating``): with the names as given, or shortened where one text of the
+    channel would not hold them (ten 20-character names)."""
+    text = words(ctx, to, table.row.theme, message_id, seating=seating_text(table, numbered=numbered), **params)
+    limit = ctx.caps(to.channel).text_limit
+    if limit is not None and len(to_gsm7(text)) > limit:
+        text = words(ctx, to, table.row.theme, message_id,
+                     seating=seating_text(table, short=True, numbered=numbered), **params)
+    return text
+
+
+def say_seating(ctx: Context, out: Outgoing, to: Reply, table: Table, message_id: str, /, *, numbered: bool = True,
+                **params: Any) -> None:
+    """A private reply that lists the seats (see ``seating_words``)."""
+    text = seating_words(ctx, to, table, message_id, numbered=numbered, **params)
+    out.put(to.channel, to.address, Outbound(Kind.NOTE, text, message_id=message_id, table=out.table_id,
+                                             language=to.language))
 
 
 def announce_seats(ctx: Context, table: Table, out: Outgoing, message_id: str, /, *, closed: bool = False,
@@ -122,8 +145,7 @@ def show_seats(ctx: Context, table: Table, out: Outgoing, reply: Reply, message_
     """The seat list to one recipient."""
     host = table.is_host(reply.channel, reply.address) or reply.address == table.row.public_address
     controls = lobby_controls(table) if host and not closed else ()
-    text = words(ctx, reply, table.row.theme, message_id, players=len(table.seats), seating=seating_text(table),
-                 **params)
+    text = seating_words(ctx, reply, table, message_id, players=len(table.seats), **params)
     out.put(reply.channel, reply.address, Outbound(
         Kind.LOBBY, text, table=table.id, seating=Seating(table.names, controls, open=not closed),
         # A closed list belongs to the game's first decision: the game's opening lines say it again.

@@ -10,7 +10,17 @@ from .catalog import DEFAULT_LANGUAGE, Catalog, UnknownCatalog, sms_segments
 from .commands import HostCommand
 from .context import Context
 from .engine import awaiting
-from .fanout import PUBLIC_RESULTS, PUBLIC_TO_HOST, knowledge, prompt_again, prompt_for, reveal_roles, say, tell
+from .fanout import (
+    PUBLIC_RESULTS,
+    PUBLIC_TO_HOST,
+    knowledge,
+    prompt_again,
+    prompt_for,
+    reveal_roles,
+    say,
+    say_seating,
+    tell,
+)
 from .lobby import CODE_ALPHABET, CODE_LENGTH, MOVE_CODES, pass_host, rematch, show_lobby
 from .names import match_name
 from .outbox import COMPUTER_CHANNEL, Outgoing, Reply
@@ -121,7 +131,7 @@ def move_phone(ctx: Context, table: Table, name: str, reply: Reply, out: Outgoin
     """A one-time code for the host to give a player whose phone died: sent from another phone, the seat moves."""
     found = match_name(name, table.names)
     if found is None:
-        say(ctx, out, reply, table.row.theme, "seating-mismatch", seating=", ".join(table.names))
+        say_seating(ctx, out, reply, table, "seating-mismatch", numbered=False)
         return
     code = "".join(ctx.codes.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH + 2))
     codes = {**table.row.options.get(MOVE_CODES, {}), code: table.names.index(found)}
@@ -252,7 +262,7 @@ def stand_in(ctx: Context, table: Table, name: str, back: bool, reply: Reply, ou
         say(ctx, out, reply, table.row.theme, "game-not-started")
         return
     if seat is None:
-        say(ctx, out, reply, table.row.theme, "seating-mismatch", seating=", ".join(table.names))
+        say_seating(ctx, out, reply, table, "seating-mismatch", numbered=False)
         return
     row = table.seats[seat]
     if row.channel == COMPUTER_CHANNEL or row.computer is not back:

@@ -21,7 +21,7 @@ from .fanout import (
     prompt_for,
     publish,
     say,
-    seating_text,
+    say_seating,
     seating_version,
     show_seats,
     start_controls,
@@ -218,7 +218,7 @@ def reseat(ctx: Context, table: Table, names: Sequence[str], reply: Reply, out: 
         return
     picked = [match_name(n, table.names) for n in names]
     if None in picked or len(set(picked)) != len(table.seats) or len(picked) != len(table.seats):
-        say(ctx, out, reply, table.row.theme, "seating-mismatch", seating=", ".join(table.names))
+        say_seating(ctx, out, reply, table, "seating-mismatch", numbered=False)
         return
     by_name = {s.name: s for s in table.seats}
     table.reseat(ctx.store, [by_name[n] for n in picked if n])
@@ -231,7 +231,7 @@ def move_seat(ctx: Context, table: Table, name: str, position: int, reply: Reply
         return
     found = match_name(name, table.names)
     if found is None or not 1 <= position <= len(table.seats):
-        say(ctx, out, reply, table.row.theme, "seating-mismatch", seating=", ".join(table.names))
+        say_seating(ctx, out, reply, table, "seating-mismatch", numbered=False)
         return
     order = [s for s in table.seats if s.name != found]
     order.insert(position - 1, next(s for s in table.seats if s.name == found))
@@ -245,7 +245,7 @@ def remove_seat(ctx: Context, table: Table, name: str, reply: Reply, out: Outgoi
         return
     found = match_name(name, table.names)
     if found is None:
-        say(ctx, out, reply, table.row.theme, "seating-mismatch", seating=", ".join(table.names))
+        say_seating(ctx, out, reply, table, "seating-mismatch", numbered=False)
         return
     gone = next(s for s in table.seats if s.name == found)
     table.reseat(ctx.store, [s for s in table.seats if s is not gone])
@@ -279,7 +279,7 @@ def show_lobby(ctx: Context, table: Table, reply: Reply, out: Outgoing) -> None:
     if table.status is TableStatus.LOBBY:
         show_seats(ctx, table, out, reply, "seats-list")
     else:
-        say(ctx, out, reply, table.row.theme, "seats-list", players=len(table.seats), seating=seating_text(table))
+        say_seating(ctx, out, reply, table, "seats-list", players=len(table.seats))
 
 
 def _in_lobby(ctx: Context, table: Table, reply: Reply, out: Outgoing) -> bool:

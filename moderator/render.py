@@ -128,7 +128,7 @@ class TableInfo:
     def short_names(self) -> tuple[str, ...]:
         """Names as a short message shows them: GSM-7 only, at most ``SMS_NAME_LENGTH`` characters, still
         distinct."""
-        short = [to_gsm7(n).strip()[:SMS_NAME_LENGTH] for n in self.names]
+        short = [to_gsm7(n).strip()[:SMS_NAME_LENGTH].rstrip() for n in self.names]  # "Anneliese", not "Anneliese "
         out: list[str] = []
         for seat, name in enumerate(short):
             if not name or short.count(name) > 1:

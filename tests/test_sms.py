@@ -1072,3 +1072,18 @@ def test_status_is_one_text_that_names_whoever_the_table_waits_for(phones: Phone
     assert waiting.startswith("Still to vote: ")
     for seat in table.seats:
         assert (short[seat.position] in waiting) is (seat.address not in voted), (seat.name, waiting)
+
+
+@pytest.mark.parametrize("players", [7, 10])
+def test_the_lobby_list_is_one_text_with_twenty_character_names(phones: Phones, players: int) -> None:
+    p = phones
+    open_table(p, LONG_NAMES[:players], seating=False)
+    for phone in (number(0), number(3)):
+        p.text(phone, "STATUS")
+        listed = p.inbox(phone)[-1]
+        assert listed.startswith("Seats: 1. ") and len(listed) <= SMS_LIMIT and is_gsm7(listed), listed
+        assert f"{players}. " in listed and not listed.endswith("...")
+    p.text(number(0), "SEATS " + ", ".join(reversed(LONG_NAMES[:players])))
+    assert p.table_of(number(0)).names[0].startswith(LONG_NAMES[players - 1][:5])
+    listed = p.inbox(number(0))[-1]
+    assert len(listed) <= SMS_LIMIT and f"{players}. " in listed and not listed.endswith("...")
