@@ -20,7 +20,7 @@ from .channels import Kind, Option, Outbound, Seating
 from .claims import Claim
 from .context import Context
 from .engine import Event, Phase, awaiting, public_view, view_for
-from .engine.events import ElectionDecided, LegislativeSessionStarted
+from .engine.events import ElectionDecided, GameEnded, LegislativeSessionStarted
 from .outbox import Outgoing, Reply
 from .render import Message
 from .store import SeatRow, TableStatus
@@ -210,7 +210,10 @@ def publish(ctx: Context, table: Table, events: Sequence[Event], out: Outgoing, 
         for i in indices:
             event = table.log[i]
             audience = event.audience
-            if not audience.includes(seat.position) or not (public or not audience.everyone):
+            # The end reaches every seat, also where the host reads results out (HOSTONLY) or a group shows them
+            # on another channel: who won, why, and who was who.
+            end = isinstance(event, GameEnded) and (group is None or seat.channel != group[0])
+            if not audience.includes(seat.position) or not (public or end or not audience.everyone):
                 continue
             if holds and audience.everyone and hold_from is not None and i >= hold_from:
                 continue  # this government's election rides with the session's result

@@ -952,8 +952,9 @@ def truth_timeline(
     roles = ended[-1].roles
     w = _Words(table, catalog, caps)
     if w.compact:
-        # Too long for SMS: one segment that points to the table screen and the game record.
-        return [w.message("truth-title", [w.t("truth-title")])]
+        # Too long for SMS (every text costs); the end's result already named every role, and the channel adds
+        # the table screen's address to it where there is one.
+        return []
     lines = [w.t("truth-title")]
     number = 0
     drawn: tuple[Policy, ...] | None = None

@@ -259,7 +259,8 @@ def _service_calls() -> list[tuple[str, frozenset[str], int]]:
                 continue
             func = node.func
             name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-            if name not in ("say", "tell", "tell_host", "words", "announce_seats", "show_seats", "text", "pass_host"):
+            if name not in ("say", "tell", "tell_host", "words", "announce_seats", "show_seats", "text", "pass_host",
+                            "say_seating"):
                 continue
             ids = [a.value for a in node.args if isinstance(a, ast.Constant) and a.value in SERVICE_IDS]
             if name == "pass_host" and not ids:
@@ -269,6 +270,8 @@ def _service_calls() -> list[tuple[str, frozenset[str], int]]:
             passed = {k.arg for k in node.keywords if k.arg} - {"sms", "kind", "closed"}
             if name in ("announce_seats", "show_seats"):
                 passed |= {"players", "seating"}  # the seat list adds these
+            if name == "say_seating":
+                passed |= {"seating"}
             if name == "pass_host":
                 passed |= {"name"}  # the new host's
             calls.append((ids[0], frozenset(passed), node.lineno))

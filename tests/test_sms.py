@@ -718,9 +718,9 @@ def test_a_whole_game_played_only_by_text(players: int, seed: int) -> None:
         table = play_by_text(p, rng)
         assert table.state is not None and table.state.phase is Phase.GAME_OVER
         check_texts(p, seats)
-        truth = Catalog.load().text("truth-title", sms=True)
-        for phone in seats:
-            assert any(truth in t for t in p.inbox(phone))
+        for phone in seats:  # every phone hears the end: who won and who was who (no pointer to a screen that
+            assert "win!" in p.inbox(phone)[-1] and "Hitler:" in p.inbox(phone)[-1]  # plain `sms` does not have)
+            assert not any("Full story" in t for t in p.inbox(phone))
         # The host asks what the game cost: exactly the texts sent since GO.
         game_texts = len(p.fake.sent) - started
         p.text(number(0), "COST")
@@ -748,8 +748,11 @@ def test_public_results_on_the_host_phone_only(phones: Phones) -> None:
             assert any(t.startswith("Elected") or "\nElected" in t for t in got)
             assert any("win!" in t for t in got)
         else:
-            assert not any(word in t for t in got for word in public), got
+            # Only the end reaches them, in one text: who won, why, and who was who.
+            assert not any(word in t for t in got[:-1] for word in public), got
+            assert "win!" in got[-1] and "Hitler:" in got[-1], got[-1]
             assert any("Role:" in t for t in got) and any("Reply:" in t for t in got)
+        assert not any("Full story" in t or "http" in t for t in got)  # no table screen under plain `moderator sms`
     p.text(number(0), "ALLPHONES")
     assert p.inbox(number(0))[-1] == Catalog.load().text("public-results-all", sms=True)
 
@@ -1087,3 +1090,53 @@ def test_the_lobby_list_is_one_text_with_twenty_character_names(phones: Phones, 
     assert p.table_of(number(0)).names[0].startswith(LONG_NAMES[players - 1][:5])
     listed = p.inbox(number(0))[-1]
     assert len(listed) <= SMS_LIMIT and f"{players}. " in listed and not listed.endswith("...")
+
+
+def test_the_end_and_the_join_code_carry_the_table_screen_link_where_there_is_one() -> None:
+    messages = [Outbound(Kind.RESULT, "Five Liberal Policies are enacted: the Liberals win!\nHitler: Ann.",
+                         message_id="game-ended-liberal-policies", table="T1")]
+    with_screen, without = FakeTwilio(), FakeTwilio()
+    SmsChannel(client(with_screen), OUR_NUMBER,
+               screen_url=lambda table: f"https://example.org/table/{table}").send_batch(number(1), messages)
+    assert with_screen.to(number(1)) == [messages[0].text + "\nhttps://example.org/table/T1"]
+    SmsChannel(client(without), OUR_NUMBER).send_batch(number(1), messages)
+    assert without.to(number(1)) == [messages[0].text]
+
+
+@pytest.mark.parametrize("lang,theme,seed", [("en", "classic", 7), ("de", "corporate", 8)])
+def test_votes_at_the_table_by_text_fit_one_segment_and_each_election_reaches_the_host_in_one_text(
+        lang: str, theme: str, seed: int, caplog: pytest.LogCaptureFixture) -> None:
+    p = Phones(seed=seed)
+    rng = random.Random(seed)
+    try:
+        seats = open_table(p, LONG_NAMES, seating=False)
+        if lang == "de":
+            for phone in seats:
+                p.text(phone, "LANGUAGE de")
+        p.text(number(0), f"THEME {theme}")
+        p.text(number(0), "HOSTONLY")
+        p.text(number(0), "TABLEVOTES on")
+        p.text(number(0), "go")
+        for _ in range(3000):
+            table = p.table_of(number(0))
+            state = table.state
+            assert state is not None
+            if table.row.status == "over":
+                break
+            if state.phase is Phase.ELECTION:
+                assert state.president is not None
+                p.text(seats[1], "STATUS")
+                ja = [table.names[s].split()[0] for s in range(len(seats)) if state.alive[s] and rng.random() < 0.6]
+                p.text(table.seats[state.president].address, " ".join(["VOTES" if lang == "en" else "STIMMEN", *ja]))
+                continue
+            phone = table.seats[rng.choice(awaiting(state))].address
+            p.text(phone, str(rng.randrange(len(options_of(last_prompt(p, phone)))) + 1))
+        else:
+            raise AssertionError("the game did not end")
+        check_texts(p, seats)
+        assert not [r for r in caplog.records if "was cut" in r.getMessage() or "cut to" in r.getMessage()]
+        # The nomination is never a text of its own on the phones: it rides with the election's result.
+        nominates = Catalog.load(theme, lang).text("chancellor-nominated", sms=True, president="X", chancellor="Y")
+        assert not any(nominates.split("X", 1)[1].split("Y")[0] in t for t in p.inbox(number(0)))
+    finally:
+        p.close()

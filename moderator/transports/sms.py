@@ -32,7 +32,7 @@ from twilio.request_validator import RequestValidator
 from twilio.rest import Client
 from twilio.twiml.messaging_response import MessagingResponse
 
-from ..catalog import SMS_LIMIT, languages, sms_segments, to_gsm7
+from ..catalog import SMS_LIMIT, is_gsm7, languages, sms_segments, to_gsm7
 from ..channels import (
     Capabilities,
     Delivered,
@@ -325,6 +325,9 @@ class SmsChannel:
     texts: int = 0
     """Texts sent so far (each one segment)."""
     capabilities: Capabilities = CAPABILITIES
+    screen_url: Callable[[str], str | None] = lambda table: None
+    """The address of a table's screen, if the browser channel is on and reachable (``Runtime.screen_url``): the
+    host's join code and the end of a game carry it, where it fits."""
 
     def send_batch(self, address: str, messages: Sequence[Outbound]) -> list[Result]:
         """Deliver everything due for one phone, oldest first, folded into one-segment texts."""
@@ -363,7 +366,7 @@ class SmsChannel:
         )
         if self.status_callback:
             origin["status_callback"] = self.status_callback
-        body = fit_sms(merged_text(parts))
+        body = with_link(fit_sms(merged_text(parts)), parts, self.screen_url)
         handed = [m.handed for m in parts if m.handed is not None]
         if handed:  # it may have gone out before a crash: ask Twilio before sending it again
             try:
@@ -462,6 +465,20 @@ def merged_text(messages: Sequence[Outbound]) -> str:
     return "\n".join(header + parts)
 
 
+def with_link(body: str, parts: Sequence[Outbound], screen_url: Callable[[str], str | None]) -> str:
+    """The text, and the table screen's address on a new line after a join code or a game's end, where one
+    exists and the text still fits one segment (links only where they exist: none under plain ``moderator sms``)."""
+    linked = [m.table for m in parts if m.table and (m.kind is Kind.JOIN or m.message_id.startswith(END_PREFIX))]
+    url = screen_url(linked[-1]) if linked else None
+    if url and is_gsm7(url) and len(body) + 1 + len(url) <= SMS_LIMIT:
+        return body + "\n" + url
+    return body
+
+
+END_PREFIX: Final = "game-ended-"
+"""The message ids of a game's end (who won and why, the roles)."""
+
+
 # --- joining ------------------------------------------------------------------------------------------------
 
 
@@ -509,7 +526,7 @@ class SmsSpec:
 
         channel = SmsChannel(sms.client(runtime.network(CHANNEL)), sms.sender, sms.messaging_service_sid,
                              on_join_code=show if settings.print_join_codes else None,
-                             status_callback=sms.status_callback)
+                             status_callback=sms.status_callback, screen_url=runtime.screen_url)
         delivery = runtime.delivery(CHANNEL, channel)
         log.info("sms: webhook at %s", sms.webhook_url)
         yield Running(SmsGateway(runtime.port, region=sms.region, kick=delivery.kick),
