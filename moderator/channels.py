@@ -98,6 +98,9 @@ class Capabilities:
     """How help writes a word for this channel's people to type."""
     typed: bool = False
     """People answer only by typing (an option's number or name): there is nothing to press."""
+    preview_lines: int = 1
+    """Lines of a message a locked phone may show in its notification: a private message's neutral header takes
+    that many lines (the header, then filler lines), so that its secret starts below what a lock screen shows."""
 
 
 

@@ -82,6 +82,8 @@ from .engine.types import CHAOS_AT, FASCIST_TRACK, FEW_ALIVE, ROLE_COUNTS
 from .grammar import RULES, Verb, Who, grammar
 from .moves import MoveKind, move
 
+PREVIEW_FILLER: Final = "."
+"""A line that says nothing, below a private message's header (a sign, the same in every language)."""
 SMS_NAME_LENGTH: Final = 10
 """SMS shows at most this many characters of a name, so that lists of ten names fit one SMS."""
 
@@ -215,15 +217,19 @@ class _Words:
         """Parts as lines; a secret message gets the neutral header line first."""
         body = self.join(parts)
         if secret:
-            body = self.t("private-header") + "\n" + body
+            body = self.header() + "\n" + body
         return Message(message_id, body, secret, choices, kind)
+
+    def header(self) -> str:
+        """A private message's neutral first lines: the header, then filler up to the channel's preview lines."""
+        return self.join([self.t("private-header"), *[PREVIEW_FILLER] * (self.caps.preview_lines - 1)])
 
     def packed(self, message_id: str, lines: Sequence[str], *, secret: bool) -> list[Message]:
         """One message in long form; with a text limit, as few messages within it as the lines allow."""
         limit = self.caps.text_limit
         if limit is None:
             return [self.message(message_id, lines, secret=secret)]
-        header = self.t("private-header") + "\n" if secret else ""
+        header = self.header() + "\n" if secret else ""
         chunks: list[list[str]] = [[]]
         for line in lines:
             candidate = header + self.join(chunks[-1] + [line])
@@ -619,7 +625,7 @@ def _knows_line(w: _Words, role: Role, known: Sequence[tuple[Seat, Role]]) -> st
 
 def _deal_lines(w: _Words, role: Role, known: Sequence[tuple[Seat, Role]], players: int) -> list[str]:
     lines = [
-        w.t("private-header"),
+        w.header(),
         w.t("deal-role", role=w.role(role), party=w.party(role.party)),
         _knows_line(w, role, known),
     ]

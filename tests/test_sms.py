@@ -56,6 +56,7 @@ from moderator.store import Store
 from moderator.tables import Table
 from moderator.transports.sms import (
     CHANNEL,
+    PREVIEW_LINES,
     RESERVED_WORDS,
     SPEC,
     Keyword,
@@ -91,7 +92,9 @@ ENV = {
     "TWILIO_FROM": OUR_NUMBER,
     "MODERATOR_PUBLIC_URL": PUBLIC_URL,
 }
-HEADER = {lang: Catalog.load("classic", lang).text("private-header", sms=True) for lang in ("en", "de")}
+HEADER = {lang: "\n".join([Catalog.load("classic", lang).text("private-header", sms=True),
+                            *["."] * (PREVIEW_LINES - 1)]) for lang in ("en", "de")}
+"""A private text's first lines: the neutral header, then filler down to below a lock screen's preview."""
 NAMES = ("Ximena", "Quentin", "Zora", "Yusuf", "Wanda", "Kasimir", "Ulla", "Olek", "Ines", "Vito")
 LONG_NAMES = (
     "Maximilianus Ærøsund",  # 20 characters each, many of them outside GSM-7
@@ -265,7 +268,7 @@ def check_texts(p: Phones, phones: list[str]) -> None:
         for text in texts:
             assert len(text) <= SMS_LIMIT and is_gsm7(text), text
             if any(word in text for word in ("Role:", "Rolle:", "You drew", "Du ziehst")):
-                assert text.split("\n")[0] in HEADER.values(), text
+                assert any(text.startswith(h + "\n") for h in HEADER.values()), text
 
 
 # --- the webhook ----------------------------------------------------------------------------------------
@@ -869,7 +872,7 @@ def test_a_table_resumes_after_a_restart(tmp_path: Any) -> None:
                 before = len(fake.sent)
                 text(number(1), "STATUS", "SMstatus")
                 wait_for(lambda: len(fake.sent) > before)  # noqa: B023 (called at once)
-                assert any(m["Body"].startswith("The board:") for m in fake.sent[before:] if m["To"] == number(1))
+                assert any(m["Body"].startswith("Liberal 0/5") for m in fake.sent[before:] if m["To"] == number(1))
 
 
 def wait_for(condition: Callable[[], bool], timeout: float = 10.0) -> None:
@@ -1140,3 +1143,16 @@ def test_votes_at_the_table_by_text_fit_one_segment_and_each_election_reaches_th
         assert not any(nominates.split("X", 1)[1].split("Y")[0] in t for t in p.inbox(number(0)))
     finally:
         p.close()
+
+
+def test_a_private_text_keeps_its_secret_below_the_lock_screen_preview(phones: Phones) -> None:
+    p = phones
+    seats = open_table(p, LONG_NAMES[:7])
+    p.text(number(0), "GO")
+    for phone in seats:
+        p.text(phone, "WHOAMI")
+        for text in p.inbox(phone):
+            if "Role:" in text:
+                preview, secret = text.split("\n")[:PREVIEW_LINES], text.split("\n")[PREVIEW_LINES:]
+                assert "\n".join(preview) == HEADER["en"] and any("Role:" in line for line in secret)
+                assert len(text) <= SMS_LIMIT

@@ -88,11 +88,16 @@ HELP_WORDS: Final = frozenset({"help", "info"})
 RESERVED_WORDS: Final = OPT_OUT_WORDS | OPT_IN_WORDS | HELP_WORDS
 PASSED_ON: Final = frozenset({"yes"})
 """Keywords Twilio acts on and still passes on to the webhook, which may mean something at the table."""
+PREVIEW_LINES: Final = 4
+"""Lines of a text a locked phone shows in its notification preview: iOS shows up to four lines (about 178
+characters, widely reported); Android shows one line collapsed, and Messages' expanded notification a few (README,
+"Secrets on the lock screen")."""
 CAPABILITIES: Final = Capabilities(
     buttons=False, text_limit=SMS_LIMIT, gsm7=True, paid_per_message=True, word_style=WordStyle.CAPITALS,
-    reserved_words=RESERVED_WORDS - PASSED_ON,
+    reserved_words=RESERVED_WORDS - PASSED_ON, preview_lines=PREVIEW_LINES,
 )
-"""One GSM-7 segment per text, options written into the text, and every text costs."""
+"""One GSM-7 segment per text, options written into the text, every text costs, and a private text's secret
+starts below what a lock screen shows."""
 
 OPTED_OUT_ERROR: Final = 21610
 """Twilio's error code for a send to a number that replied STOP."""
@@ -414,7 +419,8 @@ LOOKUP_LIMIT: Final = 20
 
 
 def _strip_header(text: str) -> str:
-    return text.split("\n", 1)[1] if "\n" in text else ""
+    lines = text.split("\n")
+    return "\n".join(lines[PREVIEW_LINES:])
 
 
 def fold(messages: Sequence[Outbound]) -> list[list[int]]:
@@ -461,7 +467,7 @@ def merged_text(messages: Sequence[Outbound]) -> str:
         return texts[0]
     secret = [t for m, t in zip(shown, texts, strict=True) if m.secret]
     parts = [_strip_header(t) if m.secret else t for m, t in zip(shown, texts, strict=True)]
-    header = [secret[0].split("\n", 1)[0]] if secret else []
+    header = secret[0].split("\n")[:PREVIEW_LINES] if secret else []
     return "\n".join(header + parts)
 
 
