@@ -132,7 +132,8 @@ class Phones:
     def __init__(self, seed: int = 1) -> None:
         self.fake = FakeTwilio()
         self.settings = SmsSettings.of(Settings.load(ENV))
-        self.channel = SmsChannel(client(self.fake), OUR_NUMBER, status_callback=self.settings.status_callback)
+        self.channel = SmsChannel(client(self.fake), OUR_NUMBER, status_callback=self.settings.status_callback,
+                                  join_page=lambda code: f"{PUBLIC_URL}/join/{code}")  # as ``SPEC.start`` wires it
         self.clock = TickingClock()
         rng = random.Random(seed)
         self.app = create_app(Settings.load(ENV), channels=(SPEC,), store_factory=lambda: Store(memory=True),
@@ -192,7 +193,7 @@ class Phones:
         return found
 
     def code(self, host: str) -> str:
-        match = re.search(r"([A-Z0-9]{5})\.\s*$", self.inbox(host)[-1])
+        match = re.search(r" ([A-Z0-9]{5})\.(?:\n|$)", self.inbox(host)[-1])
         assert match, self.inbox(host)[-1]
         return match.group(1)
 
@@ -276,7 +277,9 @@ def check_texts(p: Phones, phones: list[str]) -> None:
 
 def test_a_signed_request_is_handled_and_answered_with_empty_twiml(phones: Phones) -> None:
     phones.text(number(0), "NEWGAME Ann")
-    assert re.fullmatch(r"Table open\. Join code: [A-Z0-9]{5}\.", phones.inbox(number(0))[0])
+    # The join code, and its join page (the server has a public address; no table screen: the browser is off).
+    opened = phones.inbox(number(0))[0]
+    assert re.fullmatch(rf"Table open\. Join code: ([A-Z0-9]{{5}})\.\n{re.escape(PUBLIC_URL)}/join/\1", opened), opened
     request = phones.fake.requests[0]
     assert request["data"] == {"To": number(0), "From": OUR_NUMBER, "Body": phones.inbox(number(0))[0],
                                "StatusCallback": f"{PUBLIC_URL}/sms/status"}
@@ -860,7 +863,7 @@ def test_a_table_resumes_after_a_restart(tmp_path: Any) -> None:
             if round_ == 0:
                 text(number(0), "NEWGAME Ann", "SM1")
                 wait_for(lambda: len(fake.to(number(0))) == 1)
-                code = re.search(r"([A-Z0-9]{5})\.$", fake.to(number(0))[0])
+                code = re.search(r" ([A-Z0-9]{5})\.(?:\n|$)", fake.to(number(0))[0])
                 assert code
                 for i in range(1, 5):
                     text(number(i), f"JOIN {code.group(1)} {NAMES[i]}", f"SMj{i}")

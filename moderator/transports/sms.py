@@ -333,6 +333,9 @@ class SmsChannel:
     screen_url: Callable[[str], str | None] = lambda table: None
     """The address of a table's screen, if the browser channel is on and reachable (``Runtime.screen_url``): the
     host's join code and the end of a game carry it, where it fits."""
+    join_page: Callable[[str], str | None] = lambda code: None
+    """The address of a join code's page (every way to take a seat, as links and QR codes), if the server has a
+    public address: the host's join code carries it, where it fits."""
 
     def send_batch(self, address: str, messages: Sequence[Outbound]) -> list[Result]:
         """Deliver everything due for one phone, oldest first, folded into one-segment texts."""
@@ -371,7 +374,7 @@ class SmsChannel:
         )
         if self.status_callback:
             origin["status_callback"] = self.status_callback
-        body = with_link(fit_sms(merged_text(parts)), parts, self.screen_url)
+        body = with_links(fit_sms(merged_text(parts)), parts, self.screen_url, self.join_page)
         handed = [m.handed for m in parts if m.handed is not None]
         if handed:  # it may have gone out before a crash: ask Twilio before sending it again
             try:
@@ -471,13 +474,17 @@ def merged_text(messages: Sequence[Outbound]) -> str:
     return "\n".join(header + parts)
 
 
-def with_link(body: str, parts: Sequence[Outbound], screen_url: Callable[[str], str | None]) -> str:
-    """The text, and the table screen's address on a new line after a join code or a game's end, where one
-    exists and the text still fits one segment (links only where they exist: none under plain ``moderator sms``)."""
+def with_links(body: str, parts: Sequence[Outbound], screen_url: Callable[[str], str | None],
+               join_page: Callable[[str], str | None]) -> str:
+    """The text, and on new lines after a join code its join page's address, and after a join code or a game's
+    end the table screen's, each where it exists and the text still fits one segment (links only where they
+    exist: no table screen under plain ``moderator sms``)."""
+    urls = [join_page(m.join_code) for m in parts if m.kind is Kind.JOIN and m.join_code]
     linked = [m.table for m in parts if m.table and (m.kind is Kind.JOIN or m.message_id.startswith(END_PREFIX))]
-    url = screen_url(linked[-1]) if linked else None
-    if url and is_gsm7(url) and len(body) + 1 + len(url) <= SMS_LIMIT:
-        return body + "\n" + url
+    urls += [screen_url(linked[-1])] if linked else []
+    for url in urls:
+        if url and is_gsm7(url) and len(body) + 1 + len(url) <= SMS_LIMIT:
+            body += "\n" + url
     return body
 
 
@@ -530,9 +537,15 @@ class SmsSpec:
                 link = join_link(number, code)
                 print(qr_text(link), link, sep="\n", flush=True)
 
+        public = settings.public_url
+
+        def join_page(code: str) -> str | None:
+            return f"{public}/join/{code}" if public else None
+
         channel = SmsChannel(sms.client(runtime.network(CHANNEL)), sms.sender, sms.messaging_service_sid,
                              on_join_code=show if settings.print_join_codes else None,
-                             status_callback=sms.status_callback, screen_url=runtime.screen_url)
+                             status_callback=sms.status_callback, screen_url=runtime.screen_url,
+                             join_page=join_page)
         delivery = runtime.delivery(CHANNEL, channel)
         log.info("sms: webhook at %s", sms.webhook_url)
         yield Running(SmsGateway(runtime.port, region=sms.region, kick=delivery.kick),
