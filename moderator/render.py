@@ -305,7 +305,8 @@ def _game_started(e: Event, w: _Words, board: PublicView | None) -> list[Message
     parts = [w.t("game-started", players=e.players, seating=w.names(range(e.players)))]
     if not w.compact:
         parts.append(w.t(_knowledge_rule_id(e.players)))
-    out = [w.message("game-started", parts)]
+    # Where every text costs, the deal that comes in the same moment says the game has started.
+    out = [] if w.caps.paid_per_message else [w.message("game-started", parts)]
     if e.players <= FEW_ALIVE:
         out.append(w.message("note-five-alive", [w.t("note-five-alive")]))
     return out
