@@ -9,9 +9,12 @@ segments sent and received per game (from GO to the end), and in the lobby.
 Target (issue 5): a 7-player all-SMS game with public results on the host phone only sends fewer than 120
 segments on average. "floor" is one text per phone per input that sends it anything: what perfect folding
 would reach without holding back a result for later (every result reaches the host when it happens).
+Goals (issue 16), 7 players, results on the host's phone only: with votes by text within 5 % of the floor;
+with votes at the table (the host texts TABLEVOTES on; the table votes with cards, the President texts who
+voted Ja) at most 60 segments per game. US$/game prices segments both ways at Twilio's US list price.
 ``--by-message`` prints which messages go to which phone how often (7 players, host phone only).
 
-    python benchmarks/sms_cost.py [--games 30] [--seed 1] [--by-message]
+    python benchmarks/sms_cost.py [--games 30] [--seed 1] [--by-message [--table-votes]]
 """
 
 from __future__ import annotations
@@ -32,13 +35,20 @@ from moderator.bots import ComputerPlayer, Memory
 from moderator.catalog import SMS_LIMIT, is_gsm7, sms_segments
 from moderator.channels import Delivered
 from moderator.delivery import Sender
-from moderator.engine import Phase, awaiting, view_for
+from moderator.engine import CastVote, Phase, awaiting, view_for
 from moderator.moves import token as action_token
 from moderator.service import Service
 from moderator.store import Store
 from moderator.transports.sms import CAPABILITIES, CHANNEL, SmsChannel, SmsGateway, Text
 
 TARGET = 120
+FLOOR_MARGIN = 0.05
+"""Issue 16's goal for votes by text: within 5 % of the floor."""
+TABLE_VOTES_GOAL = 60
+"""Issue 16's goal for votes at the table: at most 60 segments per game (7 players, host phone only)."""
+PRICE_PER_SEGMENT = 0.0083
+PRICE_READ = "read 2026-12-02: the US long-code list price per SMS segment, outbound and inbound alike, as quoted" \
+    " from twilio.com/en-us/sms/pricing/us in July 2026"
 NAMES = ("Anna", "Ben", "Chloe", "David", "Emma", "Finn", "Grace", "Hugo", "Ines", "Jonas")
 """Everyday first names (the tests check every text with 20-character names; ``--long-names`` measures those)."""
 LONG_NAMES = ("Alexandra", "Bartholomew", "Constance", "Dominique", "Evangeline", "Fitzgerald", "Gwendolyn",
@@ -91,8 +101,10 @@ class Tally:
     carried: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)
 
 
-def play(players: int, seed: int, host_only: bool, names: tuple[str, ...] = NAMES) -> tuple[Tally, Tally]:
-    """One game; (lobby, game) segments sent and received."""
+def play(players: int, seed: int, host_only: bool, names: tuple[str, ...] = NAMES,
+         table_votes: bool = False) -> tuple[Tally, Tally]:
+    """One game; (lobby, game) segments sent and received. ``table_votes``: votes at the table (the host texts
+    TABLEVOTES on; each seat's vote is cast with cards, and the President texts who voted Ja)."""
     rng = random.Random(seed)
     store = Store(memory=True)
     service = Service(store, seed=lambda: rng.getrandbits(64), clock=_Clock(), capabilities={CHANNEL: CAPABILITIES})
@@ -122,6 +134,8 @@ def play(players: int, seed: int, host_only: bool, names: tuple[str, ...] = NAME
         text(phones[i], f"JOIN {code.group(1)} {names[i]}")
     if host_only:
         text(phones[0], "HOSTONLY")
+    if table_votes:
+        text(phones[0], "TABLEVOTES on")
     tally = game
     mark = len(channel.carried)
     text(phones[0], "GO")
@@ -130,12 +144,16 @@ def play(players: int, seed: int, host_only: bool, names: tuple[str, ...] = NAME
     bot = ComputerPlayer()
     while table.state.phase is not Phase.GAME_OVER:
         state = table.state
+        if table_votes and state.phase is Phase.ELECTION:
+            assert state.president is not None
+            ja = [names[s] for s in awaiting(state)
+                  if bot.choose(view_for(state, s), memory_of(table, s), rng) == CastVote(s, True)]
+            text(phones[state.president], " ".join(["VOTES", *ja]))
+            table = service.table(table.row.id)  # type: ignore[assignment]
+            assert table is not None and table.state is not None
+            continue
         seat = rng.choice(awaiting(state))
-        memory = Memory(seat)
-        for event in table.log:
-            if event.audience.includes(seat):
-                memory = memory.observe(event)
-        action = bot.choose(view_for(state, seat), memory, rng)
+        action = bot.choose(view_for(state, seat), memory_of(table, seat), rng)
         last = store.last_prompt(CHANNEL, phones[seat])
         assert last is not None and last[1]["decision"] == table.row.decision_step, "a seat owes a decision unasked"
         tokens = [token for _, token in last[1]["options"]]
@@ -145,6 +163,15 @@ def play(players: int, seed: int, host_only: bool, names: tuple[str, ...] = NAME
     game.elections = sum(1 for e in table.log if e.kind == "election-decided")
     game.carried = [("host" if to == phones[0] else "seat", ids) for to, ids in channel.carried[mark:]]
     return lobby, game
+
+
+def memory_of(table: Any, seat: int) -> Memory:
+    """What a seat has been shown so far, as a computer player remembers it."""
+    memory = Memory(seat)
+    for event in table.log:
+        if event.audience.includes(seat):
+            memory = memory.observe(event)
+    return memory
 
 
 class _Clock:
@@ -164,42 +191,59 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--long-names", action="store_true", help="ten-letter names instead of everyday ones")
     parser.add_argument("--by-message", action="store_true", help="texts by phone and messages carried")
+    parser.add_argument("--table-votes", action="store_true", help="--by-message with votes at the table")
     args = parser.parse_args(argv)
     if args.by_message:
-        return by_message(args.games, args.seed, LONG_NAMES if args.long_names else NAMES)
+        return by_message(args.games, args.seed, LONG_NAMES if args.long_names else NAMES, args.table_votes)
     print(f"SMS segments per game, {args.games} games per row (game: GO to the end; lobby: NEWGAME to GO),"
           f" {'ten-letter' if args.long_names else 'everyday'} names")
-    print(f"{'players':>7}  {'public results':<15} {'sent':>7} {'min':>5} {'max':>5} {'floor':>6} {'received':>9}"
-          f" {'elections':>9} {'sent/election':>13} {'lobby':>11}")
-    result = 0
+    print(f"{'players':>7}  {'votes':<8} {'public results':<15} {'sent':>7} {'min':>5} {'max':>5} {'floor':>6}"
+          f" {'received':>9} {'elections':>9} {'sent/election':>13} {'lobby':>11} {'US$/game':>9}")
+    verdicts = []
+    names = LONG_NAMES if args.long_names else NAMES
     for players in (5, 7, 10):
-        for host_only in (False, True):
-            names = LONG_NAMES if args.long_names else NAMES
-            games = [play(players, args.seed * 10_000 + players * 100 + g, host_only, names) for g in range(args.games)]
-            sent = [g.sent for _, g in games]
-            received = statistics.mean(g.received for _, g in games)
-            lobby_sent = statistics.mean(lb.sent for lb, _ in games)
-            lobby = f"{lobby_sent:.0f}/{statistics.mean(lb.received for lb, _ in games):.0f}"
-            label = "host phone only" if host_only else "every phone"
-            elections = statistics.mean(g.elections for _, g in games)
-            floor = statistics.mean(g.floor for _, g in games)
-            print(f"{players:>7}  {label:<15} {statistics.mean(sent):>7.1f} {min(sent):>5} {max(sent):>5} {floor:>6.1f}"
-                  f" {received:>9.1f} {elections:>9.1f} {statistics.mean(sent) / elections:>13.1f} {lobby:>11}")
-            if players == 7 and host_only:
+        for table_votes in (False, True):
+            for host_only in (False, True):
+                games = [play(players, args.seed * 10_000 + players * 100 + g, host_only, names, table_votes)
+                         for g in range(args.games)]
+                sent = [g.sent for _, g in games]
                 average = statistics.mean(sent)
-                verdict = "meets" if average < TARGET else "MISSES"
-                under = sum(1 for n in sent if n < TARGET) / len(sent)
-                result = (
-                    f"target: 7 players, host phone only, < {TARGET} sent on average: {average:.1f} {verdict}"
-                    f" (median {statistics.median(sent):.0f}; {under:.0%} of games under {TARGET})"
-                )
-    print(result)
+                received = statistics.mean(g.received for _, g in games)
+                lobby_sent = statistics.mean(lb.sent for lb, _ in games)
+                lobby = f"{lobby_sent:.0f}/{statistics.mean(lb.received for lb, _ in games):.0f}"
+                label = "host phone only" if host_only else "every phone"
+                votes = "at table" if table_votes else "by text"
+                elections = statistics.mean(g.elections for _, g in games)
+                floor = statistics.mean(g.floor for _, g in games)
+                dollars = (average + received) * PRICE_PER_SEGMENT
+                print(f"{players:>7}  {votes:<8} {label:<15} {average:>7.1f} {min(sent):>5} {max(sent):>5}"
+                      f" {floor:>6.1f} {received:>9.1f} {elections:>9.1f} {average / elections:>13.1f}"
+                      f" {lobby:>11} {dollars:>9.2f}")
+                if players == 7 and host_only and not table_votes:
+                    within = average <= floor * (1 + FLOOR_MARGIN)
+                    verdicts.append(
+                        f"goal: 7 players, votes by text, host phone only, within {FLOOR_MARGIN:.0%} of the floor"
+                        f" ({floor:.1f}): {average:.1f} ({average / floor - 1:+.1%}) {'meets' if within else 'MISSES'}"
+                    )
+                    verdicts.append(
+                        f"target (issue 5): the same game < {TARGET} sent on average: {average:.1f}"
+                        f" {'meets' if average < TARGET else 'MISSES'} (median {statistics.median(sent):.0f};"
+                        f" {sum(1 for n in sent if n < TARGET) / len(sent):.0%} of games under {TARGET})"
+                    )
+                if players == 7 and host_only and table_votes:
+                    verdicts.append(
+                        f"goal: 7 players, votes at the table, host phone only, at most {TABLE_VOTES_GOAL} sent:"
+                        f" {average:.1f} {'meets' if average <= TABLE_VOTES_GOAL else 'MISSES'}"
+                    )
+    print("\n".join(verdicts))
+    print(f"US$/game: segments sent and received at Twilio's US list price of ${PRICE_PER_SEGMENT} per segment each"
+          f" way ({PRICE_READ}); carrier fees and the number's rent are extra")
     return 0
 
 
-def by_message(games: int, seed: int, names: tuple[str, ...]) -> int:
+def by_message(games: int, seed: int, names: tuple[str, ...], table_votes: bool = False) -> int:
     """Texts per game of 7 players, host phone only, by recipient (host or another seat) and messages carried."""
-    played = [play(7, seed * 10_000 + 700 + g, True, names)[1] for g in range(games)]
+    played = [play(7, seed * 10_000 + 700 + g, True, names, table_votes)[1] for g in range(games)]
     counts: Counter[tuple[str, tuple[str, ...]]] = Counter(c for g in played for c in g.carried)
     print(f"texts per game, 7 players, host phone only, {games} games: {statistics.mean(g.sent for g in played):.1f}"
           f" (floor {statistics.mean(g.floor for g in played):.1f})")

@@ -15,10 +15,12 @@ from typing import Any, Final
 
 from . import render
 from .board import Board
+from .catalog import to_gsm7
 from .channels import Kind, Option, Outbound, Seating
 from .claims import Claim
 from .context import Context
 from .engine import Event, Phase, awaiting, public_view, view_for
+from .engine.events import ElectionDecided, GameEnded, LegislativeSessionStarted
 from .outbox import Outgoing, Reply
 from .render import Message
 from .store import SeatRow, TableStatus
@@ -104,8 +106,30 @@ def start_controls() -> tuple[Option, ...]:
     return Option(_COMPUTER, "cpu"), Option(_GO, "go")
 
 
-def seating_text(table: Table) -> str:
-    return ", ".join(f"{i + 1}. {s.name}" for i, s in enumerate(table.seats))
+def seating_text(table: Table, *, short: bool = False, numbered: bool = True) -> str:
+    """The seats in order (``short``: names as a short message shows them)."""
+    names = table.info().short_names if short else table.names
+    return ", ".join(f"{i + 1}. {name}" if numbered else name for i, name in enumerate(names))
+
+
+def seating_words(ctx: Context, to: Reply, table: Table, message_id: str, /, *, numbered: bool = True,
+                  **params: Any) -> str:
+    """A message that lists the seats (``seating``): with the names as given, or shortened where one text of the
+    channel would not hold them (ten 20-character names)."""
+    text = words(ctx, to, table.row.theme, message_id, seating=seating_text(table, numbered=numbered), **params)
+    limit = ctx.caps(to.channel).text_limit
+    if limit is not None and len(to_gsm7(text)) > limit:
+        text = words(ctx, to, table.row.theme, message_id,
+                     seating=seating_text(table, short=True, numbered=numbered), **params)
+    return text
+
+
+def say_seating(ctx: Context, out: Outgoing, to: Reply, table: Table, message_id: str, /, *, numbered: bool = True,
+                **params: Any) -> None:
+    """A private reply that lists the seats (see ``seating_words``)."""
+    text = seating_words(ctx, to, table, message_id, numbered=numbered, **params)
+    out.put(to.channel, to.address, Outbound(Kind.NOTE, text, message_id=message_id, table=out.table_id,
+                                             language=to.language))
 
 
 def announce_seats(ctx: Context, table: Table, out: Outgoing, message_id: str, /, *, closed: bool = False,
@@ -121,8 +145,7 @@ def show_seats(ctx: Context, table: Table, out: Outgoing, reply: Reply, message_
     """The seat list to one recipient."""
     host = table.is_host(reply.channel, reply.address) or reply.address == table.row.public_address
     controls = lobby_controls(table) if host and not closed else ()
-    text = words(ctx, reply, table.row.theme, message_id, players=len(table.seats), seating=seating_text(table),
-                 **params)
+    text = seating_words(ctx, reply, table, message_id, players=len(table.seats), **params)
     out.put(reply.channel, reply.address, Outbound(
         Kind.LOBBY, text, table=table.id, seating=Seating(table.names, controls, open=not closed),
         # A closed list belongs to the game's first decision: the game's opening lines say it again.
@@ -172,18 +195,28 @@ def publish(ctx: Context, table: Table, events: Sequence[Event], out: Outgoing, 
             out.board(channel, address, Board.of(board, info), table.row.game, table.public_language)
     waiting = set(awaiting(state)) if new_decision else set()
     physical = bool(table.row.options.get("physical_voting")) and state.phase is Phase.ELECTION
+    start = len(table.log) - len(events)
+    held, hold_from = _held_results(ctx, table, events, start, info, board, now)
     # An event renders the same for every seat that may see it (render's contract): once per language/channel.
     rendered: dict[tuple[int, str, str], list[Message]] = {}
-    audiences = [e.audience for e in events]
     for seat in table.seats:
         if seat.computer:
             continue
         caps = ctx.caps(seat.channel)
         catalog = ctx.catalog(table.row.theme, seat.language)
         public = group is None and gets_public(ctx, table, seat)
-        for i, (event, audience) in enumerate(zip(events, audiences, strict=True)):
-            if not audience.includes(seat.position) or not (public or not audience.everyone):
+        holds = public and info.table_votes and caps.paid_per_message
+        indices = [*(held if holds else ()), *range(start, len(table.log))]
+        for i in indices:
+            event = table.log[i]
+            audience = event.audience
+            # The end reaches every seat, also where the host reads results out (HOSTONLY) or a group shows them
+            # on another channel: who won, why, and who was who.
+            end = isinstance(event, GameEnded) and (group is None or seat.channel != group[0])
+            if not audience.includes(seat.position) or not (public or end or not audience.everyone):
                 continue
+            if holds and audience.everyone and hold_from is not None and i >= hold_from:
+                continue  # this government's election rides with the session's result
             key = (i, seat.language, seat.channel)
             messages = rendered.get(key)
             if messages is None:
@@ -196,10 +229,46 @@ def publish(ctx: Context, table: Table, events: Sequence[Event], out: Outgoing, 
             prompt = render.prompt(view_for(state, seat.position), info, catalog, caps=caps)
             if prompt is not None:
                 out.add(seat.channel, seat.address, prompt, decision=decision, table=table.id, language=seat.language)
-        if physical and new_decision and seat.position == state.president:
+        if (physical and new_decision and seat.position == state.president
+                and not render.nomination_tells_table_vote(board, info, catalog, caps)):  # else it was said already
             say(ctx, out, Reply(seat.channel, seat.address, seat.language), table.row.theme, "physical-vote-prompt")
     if over:
         finish(ctx, table, out)
+
+
+HELD_RESULTS: Final = "held_results"
+"""Table option (votes at the table): ``[game, log index]`` of an elected government's election, whose public
+results phones that pay per text get with the session's result (the table saw the cards; the President and
+Chancellor have their prompts), or None."""
+
+
+def _held_results(ctx: Context, table: Table, events: Sequence[Event], start: int, info: render.TableInfo,
+                  board: Any, now: float) -> tuple[list[int], int | None]:
+    """With votes at the table: (log indices of public events held from an earlier input that ride with this
+    one's, the log index from which this input's public events are held for a later one)."""
+    if not info.table_votes:
+        return [], None
+    state = table.state
+    assert state is not None
+    mark = table.row.options.get(HELD_RESULTS)
+    held: list[int] = []
+    if mark is not None and mark[0] == table.row.game:
+        catalog = ctx.catalog(table.row.theme, table.host_language)
+        caps = next((ctx.caps(s.channel) for s in table.seats if ctx.caps(s.channel).paid_per_message), None)
+        said = caps is not None and any(
+            e.audience.everyone and render.event_messages(e, None, info, catalog, caps=caps, board=board)
+            for e in events)
+        if not said and state.phase is not Phase.GAME_OVER:
+            return [], None  # nothing public to ride with yet: the election's results wait on
+        # "They legislate, no talking" is over by now: the session's result says what came of it.
+        held = [i for i in range(mark[1], start)
+                if table.log[i].audience.everyone and not isinstance(table.log[i], LegislativeSessionStarted)]
+        table.set_option(ctx.store, now, **{HELD_RESULTS: None})
+    elected = [start + i for i, e in enumerate(events) if isinstance(e, ElectionDecided) and e.elected]
+    if elected and state.phase in (Phase.LEGISLATIVE_PRESIDENT, Phase.LEGISLATIVE_CHANCELLOR):
+        table.set_option(ctx.store, now, **{HELD_RESULTS: [table.row.game, elected[-1]]})
+        return held, elected[-1]
+    return held, None
 
 
 _CLAIMED_AFTER: Final = frozenset(("policy-enacted", "policy-enacted-chaos", "veto-accepted", "deck-reshuffled",

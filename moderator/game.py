@@ -477,7 +477,7 @@ def run_computers(ctx: Context, table_id: str, limit: int = 10_000) -> int:
             with ctx.store.transaction():
                 out = Outgoing(table_id, ctx.clock())
                 play(ctx, table, [action], out)
-                ctx.store.enqueue(out.stored(), out.now)
+                ctx.store.enqueue(out.stored(ctx.tables.muted), out.now)
         except BaseException:
             ctx.tables.forget([table_id])
             raise

@@ -10,8 +10,18 @@ from .catalog import DEFAULT_LANGUAGE, Catalog, UnknownCatalog, sms_segments
 from .commands import HostCommand
 from .context import Context
 from .engine import awaiting
-from .fanout import PUBLIC_RESULTS, PUBLIC_TO_HOST, knowledge, prompt_again, prompt_for, reveal_roles, say, tell
-from .lobby import CODE_ALPHABET, CODE_LENGTH, MOVE_CODES, pass_host, rematch
+from .fanout import (
+    PUBLIC_RESULTS,
+    PUBLIC_TO_HOST,
+    knowledge,
+    prompt_again,
+    prompt_for,
+    reveal_roles,
+    say,
+    say_seating,
+    tell,
+)
+from .lobby import CODE_ALPHABET, CODE_LENGTH, MOVE_CODES, pass_host, rematch, show_lobby
 from .names import match_name
 from .outbox import COMPUTER_CHANNEL, Outgoing, Reply
 from .store import TableStatus
@@ -121,7 +131,7 @@ def move_phone(ctx: Context, table: Table, name: str, reply: Reply, out: Outgoin
     """A one-time code for the host to give a player whose phone died: sent from another phone, the seat moves."""
     found = match_name(name, table.names)
     if found is None:
-        say(ctx, out, reply, table.row.theme, "seating-mismatch", seating=", ".join(table.names))
+        say_seating(ctx, out, reply, table, "seating-mismatch", numbered=False)
         return
     code = "".join(ctx.codes.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH + 2))
     codes = {**table.row.options.get(MOVE_CODES, {}), code: table.names.index(found)}
@@ -199,6 +209,8 @@ def opted_in(ctx: Context, channel: str, address: str, out: Outgoing) -> None:
         if table.status in (TableStatus.LOBBY, *LIVE) and not table.is_host(channel, address):
             host = Reply(table.row.host_channel, table.row.host_address, table.host_language)
             say(ctx, out, host, table.row.theme, "player-opted-in", name=name)
+        if table.status is TableStatus.LOBBY:
+            show_lobby(ctx, table, Reply(channel, address, table.seats[seat].language), out)  # who joined since
         if table.state is not None and table.status is TableStatus.PLAYING:
             # What the seat missed since STOP: what it knows, and the decision the table may be waiting for.
             knowledge(ctx, table, seat, Reply(channel, address, table.seats[seat].language), out)
@@ -250,7 +262,7 @@ def stand_in(ctx: Context, table: Table, name: str, back: bool, reply: Reply, ou
         say(ctx, out, reply, table.row.theme, "game-not-started")
         return
     if seat is None:
-        say(ctx, out, reply, table.row.theme, "seating-mismatch", seating=", ".join(table.names))
+        say_seating(ctx, out, reply, table, "seating-mismatch", numbered=False)
         return
     row = table.seats[seat]
     if row.channel == COMPUTER_CHANNEL or row.computer is not back:

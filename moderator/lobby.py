@@ -22,7 +22,7 @@ from .fanout import (
     public_recipients,
     publish,
     say,
-    seating_text,
+    say_seating,
     seating_version,
     show_seats,
     start_controls,
@@ -54,6 +54,13 @@ def open_table(ctx: Context, inbound: Inbound, command: OpenTable, out: Outgoing
         Catalog.load(theme, language)
     except UnknownCatalog:
         say(ctx, out, reply, DEFAULT_THEME, "unknown-theme", theme=theme)
+        return None
+    if command.seat and (other := ctx.tables.seated_elsewhere(inbound.channel, inbound.address, "")) is not None:
+        # One person, one table: a second seat's prompts and the answers to them would be mixed up.
+        if other.status is TableStatus.LOBBY:
+            say(ctx, out, reply, other.row.theme, "open-seated-elsewhere-lobby", code=other.row.code or "")
+        else:
+            say(ctx, out, reply, other.row.theme, "seated-elsewhere")
         return None
     table_id = "".join(ctx.codes.choice(ID_ALPHABET) for _ in range(ID_LENGTH))
     code = new_code(ctx)
@@ -212,7 +219,7 @@ def reseat(ctx: Context, table: Table, names: Sequence[str], reply: Reply, out: 
         return
     picked = [match_name(n, table.names) for n in names]
     if None in picked or len(set(picked)) != len(table.seats) or len(picked) != len(table.seats):
-        say(ctx, out, reply, table.row.theme, "seating-mismatch", seating=", ".join(table.names))
+        say_seating(ctx, out, reply, table, "seating-mismatch", numbered=False)
         return
     by_name = {s.name: s for s in table.seats}
     table.reseat(ctx.store, [by_name[n] for n in picked if n])
@@ -225,7 +232,7 @@ def move_seat(ctx: Context, table: Table, name: str, position: int, reply: Reply
         return
     found = match_name(name, table.names)
     if found is None or not 1 <= position <= len(table.seats):
-        say(ctx, out, reply, table.row.theme, "seating-mismatch", seating=", ".join(table.names))
+        say_seating(ctx, out, reply, table, "seating-mismatch", numbered=False)
         return
     order = [s for s in table.seats if s.name != found]
     order.insert(position - 1, next(s for s in table.seats if s.name == found))
@@ -239,7 +246,7 @@ def remove_seat(ctx: Context, table: Table, name: str, reply: Reply, out: Outgoi
         return
     found = match_name(name, table.names)
     if found is None:
-        say(ctx, out, reply, table.row.theme, "seating-mismatch", seating=", ".join(table.names))
+        say_seating(ctx, out, reply, table, "seating-mismatch", numbered=False)
         return
     gone = next(s for s in table.seats if s.name == found)
     table.reseat(ctx.store, [s for s in table.seats if s is not gone])
@@ -273,7 +280,7 @@ def show_lobby(ctx: Context, table: Table, reply: Reply, out: Outgoing) -> None:
     if table.status is TableStatus.LOBBY:
         show_seats(ctx, table, out, reply, "seats-list")
     else:
-        say(ctx, out, reply, table.row.theme, "seats-list", players=len(table.seats), seating=seating_text(table))
+        say_seating(ctx, out, reply, table, "seats-list", players=len(table.seats))
 
 
 def _in_lobby(ctx: Context, table: Table, reply: Reply, out: Outgoing) -> bool:

@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
@@ -78,6 +78,14 @@ class Outgoing:
         """Take one queued message out again (it is said another way: a toast); returns it."""
         return self.rows.pop(index)[3]
 
-    def stored(self) -> list[tuple[str | None, str, str, str, dict[str, Any]]]:
-        """The rows as the outbox stores them."""
-        return [(t, c, a, m.message_id, m.to_json()) for t, c, a, m in self.rows]
+    def stored(self, muted: Callable[[str, str], bool]) -> list[tuple[str | None, str, str, str, dict[str, Any]]]:
+        """The rows as the outbox stores them, less those to an address ``muted(channel, address)`` says its
+        channel will not deliver to (an SMS STOP: the carrier refuses every text until START)."""
+        silent: dict[tuple[str, str], bool] = {}
+        rows = []
+        for t, c, a, m in self.rows:
+            if (c, a) not in silent:
+                silent[(c, a)] = muted(c, a)
+            if not silent[(c, a)]:
+                rows.append((t, c, a, m.message_id, m.to_json()))
+        return rows

@@ -82,6 +82,8 @@ from .engine.types import CHAOS_AT, FASCIST_TRACK, FEW_ALIVE, ROLE_COUNTS
 from .grammar import RULES, Verb, Who, grammar
 from .moves import MoveKind, move
 
+PREVIEW_FILLER: Final = "."
+"""A line that says nothing, below a private message's header (a sign, the same in every language)."""
 SMS_NAME_LENGTH: Final = 10
 """SMS shows at most this many characters of a name, so that lists of ten names fit one SMS."""
 
@@ -121,12 +123,14 @@ class TableInfo:
 
     names: tuple[str, ...]
     theme: str = DEFAULT_THEME
+    table_votes: bool = False
+    """Votes at the table (with cards): where every text costs, a nomination rides with its election's result."""
 
     @cached_property
     def short_names(self) -> tuple[str, ...]:
         """Names as a short message shows them: GSM-7 only, at most ``SMS_NAME_LENGTH`` characters, still
         distinct."""
-        short = [to_gsm7(n).strip()[:SMS_NAME_LENGTH] for n in self.names]
+        short = [to_gsm7(n).strip()[:SMS_NAME_LENGTH].rstrip() for n in self.names]  # "Anneliese", not "Anneliese "
         out: list[str] = []
         for seat, name in enumerate(short):
             if not name or short.count(name) > 1:
@@ -215,15 +219,19 @@ class _Words:
         """Parts as lines; a secret message gets the neutral header line first."""
         body = self.join(parts)
         if secret:
-            body = self.t("private-header") + "\n" + body
+            body = self.header() + "\n" + body
         return Message(message_id, body, secret, choices, kind)
+
+    def header(self) -> str:
+        """A private message's neutral first lines: the header, then filler up to the channel's preview lines."""
+        return self.join([self.t("private-header"), *[PREVIEW_FILLER] * (self.caps.preview_lines - 1)])
 
     def packed(self, message_id: str, lines: Sequence[str], *, secret: bool) -> list[Message]:
         """One message in long form; with a text limit, as few messages within it as the lines allow."""
         limit = self.caps.text_limit
         if limit is None:
             return [self.message(message_id, lines, secret=secret)]
-        header = self.t("private-header") + "\n" if secret else ""
+        header = self.header() + "\n" if secret else ""
         chunks: list[list[str]] = [[]]
         for line in lines:
             candidate = header + self.join(chunks[-1] + [line])
@@ -299,7 +307,8 @@ def _game_started(e: Event, w: _Words, board: PublicView | None) -> list[Message
     parts = [w.t("game-started", players=e.players, seating=w.names(range(e.players)))]
     if not w.compact:
         parts.append(w.t(_knowledge_rule_id(e.players)))
-    out = [w.message("game-started", parts)]
+    # Where every text costs, the deal that comes in the same moment says the game has started.
+    out = [] if w.caps.paid_per_message else [w.message("game-started", parts)]
     if e.players <= FEW_ALIVE:
         out.append(w.message("note-five-alive", [w.t("note-five-alive")]))
     return out
@@ -321,6 +330,8 @@ def _candidate(e: Event, w: _Words, board: PublicView | None) -> list[Message]:
 @_renders(ChancellorNominated)
 def _nominated(e: Event, w: _Words, board: PublicView | None) -> list[Message]:
     assert isinstance(e, ChancellorNominated)
+    if w.table.table_votes and w.caps.paid_per_message:
+        return []  # the table hears it said; the result names the government (one text per election)
     text = w.t("chancellor-nominated", president=w.name(e.president), chancellor=w.name(e.chancellor))
     return [w.message("chancellor-nominated", [text], kind=Kind.CALL)]
 
@@ -365,6 +376,17 @@ def _election(e: Event, w: _Words, board: PublicView | None) -> list[Message]:
     lines = [text]
     if not e.elected and len(ja) == len(nein) and not w.compact:
         lines.append(w.t("election-tie"))  # a surprise to many tables: a government needs a majority
+    if w.table.table_votes and w.caps.paid_per_message:
+        # The nomination was not texted on its own: the result names the government (a line of its own only
+        # where one line cannot hold both).
+        government = {"president": w.name(e.president), "chancellor": w.name(e.chancellor)}
+        named = w.t(mid + "-named", ja=len(ja), nein=len(nein), ja_voters=w.names(ja), nein_voters=w.names(nein),
+                    **government)
+        if w.caps.text_limit is None or len(to_gsm7(w.join([named, *lines[1:]]))) <= w.caps.text_limit:
+            return [w.message(mid, [named, *lines[1:]], kind=Kind.RESULT)]
+        nominated = w.t("government-nominated", **government)
+        return [w.message("government-nominated", [nominated], kind=Kind.RESULT),
+                w.message(mid, lines, kind=Kind.RESULT)]
     return [w.message(mid, lines, kind=Kind.RESULT)]
 
 
@@ -606,7 +628,7 @@ def _knows_line(w: _Words, role: Role, known: Sequence[tuple[Seat, Role]]) -> st
 
 def _deal_lines(w: _Words, role: Role, known: Sequence[tuple[Seat, Role]], players: int) -> list[str]:
     lines = [
-        w.t("private-header"),
+        w.header(),
         w.t("deal-role", role=w.role(role), party=w.party(role.party)),
         _knows_line(w, role, known),
     ]
@@ -663,6 +685,18 @@ def _label(w: _Words, action: Action) -> str:
 
 
 
+def nomination_tells_table_vote(public: PublicView, table: TableInfo, catalog: Catalog, caps: Capabilities) -> bool:
+    """True if, with votes at the table on a channel where every text costs, the President's nomination prompt
+    also says how the table votes and what to text after (it fits one text with every living player as an
+    option); else the President is told so in a text of its own once they have nominated."""
+    if not (table.table_votes and caps.paid_per_message) or public.president is None:
+        return False
+    w = _Words(table, catalog, caps)
+    others = [s for s in range(public.players) if public.alive[s] and s != public.president]
+    options = _LIST_SEPARATOR.join(f"{i} {w.name(s)}" for i, s in enumerate(others, 1))
+    return caps.text_limit is None or len(to_gsm7(w.t("prompt-nominate-table", options=options))) <= caps.text_limit
+
+
 def prompt(view: PlayerView, table: TableInfo, catalog: Catalog, *, caps: Capabilities = PLAIN) -> Message | None:
     """What this seat must decide now, one ``Choice`` per legal action; None if it has nothing to decide.
 
@@ -680,7 +714,8 @@ def prompt(view: PlayerView, table: TableInfo, catalog: Catalog, *, caps: Capabi
     params: dict[str, object] = {"options": options}
     match public.phase:
         case Phase.NOMINATION:
-            mid = "prompt-nominate"
+            told = nomination_tells_table_vote(public, table, catalog, caps)
+            mid = "prompt-nominate-table" if told else "prompt-nominate"
             limited = [s for s in public.term_limited if public.alive[s] and s != public.president]
             if limited and not w.compact:  # why a name is missing from the list
                 notes.append(w.t("prompt-term-limited", names=w.names(limited)))
@@ -854,11 +889,32 @@ def board_messages(
         assert public.winner is not None and public.roles is not None
         lines.append(w.t("board-game-over", winner=w.team(public.winner)))
         lines.append(_roles_line(w, public.roles))
+    elif public.phase is Phase.ELECTION and table.table_votes:
+        assert president is not None
+        lines.append(w.t("board-waiting-table-votes", president=w.name(president)))
     elif public.phase is Phase.ELECTION:
         lines.append(w.t("board-waiting-votes", cast=public.votes_cast, voters=public.alive.count(True)))
+        if public.not_voted:
+            lines.append(w.t("board-not-voted", names=w.names(public.not_voted)))
     else:
         lines.append(w.t("board-waiting", names=w.names(public.awaiting), phase=w.phase(public.phase)))
+    if w.compact:
+        # One text: who won and who was who, or who the table waits for, first; then the tracks; then the rest.
+        rest = lines[1:]
+        ends = [len(rest) - 2, len(rest) - 1] if over else [len(rest) - 1]
+        order = [*ends, 0, *(i for i in range(1, len(rest)) if i not in ends)]
+        return [w.message("board-title", _one_text(w, rest, order))]
     return w.packed("board-title", lines, secret=False)
+
+
+def _one_text(w: _Words, lines: Sequence[str], order: Sequence[int]) -> list[str]:
+    """As many of ``lines`` as one text holds, in their order, taken by priority (``order``: their places)."""
+    limit = w.caps.text_limit
+    chosen: set[int] = set()
+    for i in order:
+        if not chosen or limit is None or len(to_gsm7(w.join([lines[j] for j in sorted({*chosen, i})]))) <= limit:
+            chosen.add(i)
+    return [lines[j] for j in sorted(chosen)]
 
 
 def _slots(w: _Words, players: int, covered: int) -> str:
@@ -905,8 +961,9 @@ def truth_timeline(
     roles = ended[-1].roles
     w = _Words(table, catalog, caps)
     if w.compact:
-        # Too long for SMS: one segment that points to the table screen and the game record.
-        return [w.message("truth-title", [w.t("truth-title")])]
+        # Too long for SMS (every text costs); the end's result already named every role, and the channel adds
+        # the table screen's address to it where there is one.
+        return []
     lines = [w.t("truth-title")]
     number = 0
     drawn: tuple[Policy, ...] | None = None

@@ -100,6 +100,7 @@ LOBBY_MESSAGES: Final = (
     "reminder-restart",
     "seated-elsewhere",
     "seated-elsewhere-lobby",
+    "open-seated-elsewhere-lobby",
     "player-opted-out",
     "player-opted-in",
     "host-opted-out",
@@ -216,7 +217,7 @@ class Service:
                         touched.add(table.id)
                     if out.table_id is not None:
                         touched.add(out.table_id)
-                    self.store.enqueue(out.stored(), now)
+                    self.store.enqueue(out.stored(self.tables.muted), now)
         except sqlite3.OperationalError as exc:
             self.tables.forget(sorted(touched))
             raise NotStored(type(exc).__name__) from exc  # the disk is full or read-only: say so, never more
@@ -276,7 +277,7 @@ class Service:
         out = Outgoing(table.id, now)
         names = prompt_again(self.ctx, table, out,
                              lambda reply: say(self.ctx, out, reply, table.row.theme, "reminder-restart"))
-        self.store.enqueue(out.stored(), now)
+        self.store.enqueue(out.stored(self.tables.muted), now)
         return names
 
     def stopping(self) -> None:
@@ -391,7 +392,7 @@ class Service:
                     continue
                 out = Outgoing(table_id, now)
                 host.remind(self.ctx, table, out)
-                self.store.enqueue(out.stored(), now)
+                self.store.enqueue(out.stored(self.tables.muted), now)
                 reminded += 1
             self._changed({table_id})
         return reminded
@@ -402,7 +403,7 @@ class Service:
         out = Outgoing(None, now)
         with self.store.transaction():
             job(out)
-            self.store.enqueue(out.stored(), now)
+            self.store.enqueue(out.stored(self.tables.muted), now)
         self._changed({t for t, *_ in out.rows if t is not None})
 
     def unreachable(self, channel: str, address: str, *, undelivered: bool = False) -> None:

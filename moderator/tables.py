@@ -95,7 +95,7 @@ class Table:
 
     def info(self) -> TableInfo:
         """What rendering needs to know about this table."""
-        return TableInfo(self.names, self.row.theme)
+        return TableInfo(self.names, self.row.theme, table_votes=bool(self.row.options.get("physical_voting")))
 
     def seat_of(self, channel: str, address: str) -> int | None:
         """The seat this address sits in, if any."""
@@ -235,6 +235,11 @@ class Tables:
             if other is not None and other.seat_of(channel, address) is not None:
                 return other
         return None
+
+    def muted(self, channel: str, address: str) -> bool:
+        """True if this address opted out of its channel at a table it sits at (nothing may be sent to it: the
+        carrier refuses every text until it opts in again)."""
+        return any(t.opted_out(channel, address) for t in self.of(channel, address))
 
     def under_way(self) -> list[str]:
         """Every table with a game under way."""

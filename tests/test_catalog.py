@@ -240,8 +240,9 @@ def test_every_message_id_is_used_and_every_used_id_exists() -> None:
     for theme, lang in CATALOGS:
         for sms in (False, True):
             catalog = recording(theme, lang)
-            table = TableInfo(worst_names(), theme)
-            corpus(table, catalog, sms=sms)  # a missing id or param raises KeyError here
+            for table_votes in (False, True):
+                table = TableInfo(worst_names(), theme, table_votes=table_votes)
+                corpus(table, catalog, sms=sms)  # a missing id or param raises KeyError here
             used |= {mid for mid, _ in catalog.log}  # type: ignore[attr-defined]
     # pages, console, a repeat's words, an SMS not saved
     used |= SERVICE_IDS | set(WEB_MESSAGES) | set(CONSOLE_MESSAGES) | {REPEAT_MESSAGE, NOT_STORED_MESSAGE}
@@ -259,7 +260,8 @@ def _service_calls() -> list[tuple[str, frozenset[str], int]]:
                 continue
             func = node.func
             name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-            if name not in ("say", "tell", "tell_host", "words", "announce_seats", "show_seats", "text", "pass_host"):
+            if name not in ("say", "tell", "tell_host", "words", "announce_seats", "show_seats", "text", "pass_host",
+                            "say_seating"):
                 continue
             ids = [a.value for a in node.args if isinstance(a, ast.Constant) and a.value in SERVICE_IDS]
             if name == "pass_host" and not ids:
@@ -269,6 +271,8 @@ def _service_calls() -> list[tuple[str, frozenset[str], int]]:
             passed = {k.arg for k in node.keywords if k.arg} - {"sms", "kind", "closed"}
             if name in ("announce_seats", "show_seats"):
                 passed |= {"players", "seating"}  # the seat list adds these
+            if name == "say_seating":
+                passed |= {"seating"}
             if name == "pass_host":
                 passed |= {"name"}  # the new host's
             calls.append((ids[0], frozenset(passed), node.lineno))

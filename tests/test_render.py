@@ -246,6 +246,7 @@ def corpus_boards() -> list[PublicView]:
                 president=0,
                 chancellor=None if phase is Phase.NOMINATION else 1,
                 awaiting=awaiting_,
+                not_voted=(2, 3, 4, 5, 6, 7, 8, 9) if phase is Phase.ELECTION else (),
             )
         )
     out.append(

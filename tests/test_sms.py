@@ -56,6 +56,7 @@ from moderator.store import Store
 from moderator.tables import Table
 from moderator.transports.sms import (
     CHANNEL,
+    PREVIEW_LINES,
     RESERVED_WORDS,
     SPEC,
     Keyword,
@@ -91,7 +92,9 @@ ENV = {
     "TWILIO_FROM": OUR_NUMBER,
     "MODERATOR_PUBLIC_URL": PUBLIC_URL,
 }
-HEADER = {lang: Catalog.load("classic", lang).text("private-header", sms=True) for lang in ("en", "de")}
+HEADER = {lang: "\n".join([Catalog.load("classic", lang).text("private-header", sms=True),
+                            *["."] * (PREVIEW_LINES - 1)]) for lang in ("en", "de")}
+"""A private text's first lines: the neutral header, then filler down to below a lock screen's preview."""
 NAMES = ("Ximena", "Quentin", "Zora", "Yusuf", "Wanda", "Kasimir", "Ulla", "Olek", "Ines", "Vito")
 LONG_NAMES = (
     "Maximilianus Ærøsund",  # 20 characters each, many of them outside GSM-7
@@ -129,7 +132,8 @@ class Phones:
     def __init__(self, seed: int = 1) -> None:
         self.fake = FakeTwilio()
         self.settings = SmsSettings.of(Settings.load(ENV))
-        self.channel = SmsChannel(client(self.fake), OUR_NUMBER, status_callback=self.settings.status_callback)
+        self.channel = SmsChannel(client(self.fake), OUR_NUMBER, status_callback=self.settings.status_callback,
+                                  join_page=lambda code: f"{PUBLIC_URL}/join/{code}")  # as ``SPEC.start`` wires it
         self.clock = TickingClock()
         rng = random.Random(seed)
         self.app = create_app(Settings.load(ENV), channels=(SPEC,), store_factory=lambda: Store(memory=True),
@@ -189,7 +193,7 @@ class Phones:
         return found
 
     def code(self, host: str) -> str:
-        match = re.search(r"([A-Z0-9]{5})\.\s*$", self.inbox(host)[-1])
+        match = re.search(r" ([A-Z0-9]{5})\.(?:\n|$)", self.inbox(host)[-1])
         assert match, self.inbox(host)[-1]
         return match.group(1)
 
@@ -265,7 +269,7 @@ def check_texts(p: Phones, phones: list[str]) -> None:
         for text in texts:
             assert len(text) <= SMS_LIMIT and is_gsm7(text), text
             if any(word in text for word in ("Role:", "Rolle:", "You drew", "Du ziehst")):
-                assert text.split("\n")[0] in HEADER.values(), text
+                assert any(text.startswith(h + "\n") for h in HEADER.values()), text
 
 
 # --- the webhook ----------------------------------------------------------------------------------------
@@ -273,7 +277,9 @@ def check_texts(p: Phones, phones: list[str]) -> None:
 
 def test_a_signed_request_is_handled_and_answered_with_empty_twiml(phones: Phones) -> None:
     phones.text(number(0), "NEWGAME Ann")
-    assert re.fullmatch(r"Table open\. Join code: [A-Z0-9]{5}\.", phones.inbox(number(0))[0])
+    # The join code, and its join page (the server has a public address; no table screen: the browser is off).
+    opened = phones.inbox(number(0))[0]
+    assert re.fullmatch(rf"Table open\. Join code: ([A-Z0-9]{{5}})\.\n{re.escape(PUBLIC_URL)}/join/\1", opened), opened
     request = phones.fake.requests[0]
     assert request["data"] == {"To": number(0), "From": OUR_NUMBER, "Body": phones.inbox(number(0))[0],
                                "StatusCallback": f"{PUBLIC_URL}/sms/status"}
@@ -517,10 +523,19 @@ def test_a_player_who_opts_out_gets_nothing_more_and_the_host_is_told(phones: Ph
     assert pending >= 2
     before = len(p.inbox(number(2)))
     p.text(number(2), "STOP")
-    p.text(number(2), "STATUS")  # whatever else comes from them is still a player's input
-    assert len(p.inbox(number(2))) > before and p.inbox(number(2))[before].startswith("The board:")
+    # Until START nothing at all is queued for them: no answer, no result, no note (Twilio would refuse it).
+    p.text(number(2), "STATUS")
+    p.text(number(2), "HELP")
+    table = p.table_of(number(0))
+    assert table.state is not None and table.state.president is not None
+    president = table.seats[table.state.president].address
+    if president != number(2):
+        p.text(president, "1")  # a nomination: a public result for every phone
+    assert p.inbox(number(2))[before:] == []
+    assert p.call(lambda: p.service.store.execute(
+        "SELECT count(*) FROM outbox WHERE address = ? AND status = 'pending'", (number(2),)).fetchone()[0]) == 0
     assert not any("Role:" in t for t in p.inbox(number(2)))
-    assert Catalog.load().text("player-opted-out", sms=True, name="Zora") in p.inbox(number(0))[-1].split("\n")
+    assert Catalog.load().text("player-opted-out", sms=True, name="Zora") in "\n".join(p.inbox(number(0)))
     cancelled = p.call(lambda: p.service.store.execute(
         "SELECT count(*) FROM outbox WHERE address = ? AND status = 'cancelled'", (number(2),)).fetchone()[0])
     assert cancelled == pending
@@ -709,9 +724,9 @@ def test_a_whole_game_played_only_by_text(players: int, seed: int) -> None:
         table = play_by_text(p, rng)
         assert table.state is not None and table.state.phase is Phase.GAME_OVER
         check_texts(p, seats)
-        truth = Catalog.load().text("truth-title", sms=True)
-        for phone in seats:
-            assert any(truth in t for t in p.inbox(phone))
+        for phone in seats:  # every phone hears the end: who won and who was who (no pointer to a screen that
+            assert "win!" in p.inbox(phone)[-1] and "Hitler:" in p.inbox(phone)[-1]  # plain `sms` does not have)
+            assert not any("Full story" in t for t in p.inbox(phone))
         # The host asks what the game cost: exactly the texts sent since GO.
         game_texts = len(p.fake.sent) - started
         p.text(number(0), "COST")
@@ -739,8 +754,11 @@ def test_public_results_on_the_host_phone_only(phones: Phones) -> None:
             assert any(t.startswith("Elected") or "\nElected" in t for t in got)
             assert any("win!" in t for t in got)
         else:
-            assert not any(word in t for t in got for word in public), got
+            # Only the end reaches them, in one text: who won, why, and who was who.
+            assert not any(word in t for t in got[:-1] for word in public), got
+            assert "win!" in got[-1] and "Hitler:" in got[-1], got[-1]
             assert any("Role:" in t for t in got) and any("Reply:" in t for t in got)
+        assert not any("Full story" in t or "http" in t for t in got)  # no table screen under plain `moderator sms`
     p.text(number(0), "ALLPHONES")
     assert p.inbox(number(0))[-1] == Catalog.load().text("public-results-all", sms=True)
 
@@ -845,7 +863,7 @@ def test_a_table_resumes_after_a_restart(tmp_path: Any) -> None:
             if round_ == 0:
                 text(number(0), "NEWGAME Ann", "SM1")
                 wait_for(lambda: len(fake.to(number(0))) == 1)
-                code = re.search(r"([A-Z0-9]{5})\.$", fake.to(number(0))[0])
+                code = re.search(r" ([A-Z0-9]{5})\.(?:\n|$)", fake.to(number(0))[0])
                 assert code
                 for i in range(1, 5):
                     text(number(i), f"JOIN {code.group(1)} {NAMES[i]}", f"SMj{i}")
@@ -857,7 +875,7 @@ def test_a_table_resumes_after_a_restart(tmp_path: Any) -> None:
                 before = len(fake.sent)
                 text(number(1), "STATUS", "SMstatus")
                 wait_for(lambda: len(fake.sent) > before)  # noqa: B023 (called at once)
-                assert any(m["Body"].startswith("The board:") for m in fake.sent[before:] if m["To"] == number(1))
+                assert any(m["Body"].startswith("Liberal 0/5") for m in fake.sent[before:] if m["To"] == number(1))
 
 
 def wait_for(condition: Callable[[], bool], timeout: float = 10.0) -> None:
@@ -930,6 +948,20 @@ def test_one_phone_sits_at_one_table_and_is_told_how_to_leave_the_first(phones: 
     p.text(number(1), f"JOIN {second} Vic")
     assert p.inbox(number(1))[-1].startswith("Welcome, Vic!")
     assert p.table_of(number(5)).seat_of(CHANNEL, number(1)) is not None
+
+
+def test_newgame_while_seated_at_another_table_is_refused_with_how_to_leave(phones: Phones) -> None:
+    p = phones
+    open_table(p, NAMES[:5])
+    p.text(number(6), "NEWGAME Zoe")
+    code = p.code(number(6))
+    p.text(number(6), "NEWGAME Zoe")  # in the lobby of their own table
+    assert p.inbox(number(6))[-1] == Catalog.load().text("open-seated-elsewhere-lobby", sms=True, code=code)
+    p.text(number(0), "GO")
+    p.text(number(2), "NEWGAME Zora")  # in a running game
+    assert p.inbox(number(2))[-1] == Catalog.load().text("seated-elsewhere", sms=True)
+    assert len(p.call(lambda: p.service.store.tables_of(CHANNEL, number(2)))) == 1
+    assert len(p.call(lambda: p.service.store.tables_of(CHANNEL, number(6)))) == 1
 
 
 def test_names_are_written_in_gsm7_and_a_name_without_letters_is_refused(phones: Phones) -> None:
@@ -1019,3 +1051,111 @@ def test_a_refusal_at_a_prompt_repeats_its_options_and_a_number_out_of_turn_says
     other = next(s.address for s in table.seats if s.address != president)
     p.text(other, "1")
     assert p.inbox(other)[-1].startswith(Catalog.load().text("input-nothing-owed", sms=True))
+
+
+@pytest.mark.parametrize("names", [NAMES[:5], LONG_NAMES])
+def test_status_is_one_text_that_names_whoever_the_table_waits_for(phones: Phones, names: tuple[str, ...]) -> None:
+    p = phones
+    open_table(p, names, seating=False)
+    p.text(number(0), "GO")
+    table = p.table_of(number(0))
+    assert table.state is not None and table.state.president is not None
+    short = table.info().short_names
+    president = table.seats[table.state.president].address
+    for phone in (number(1), president):
+        before = len(p.inbox(phone))
+        p.text(phone, "STATUS")
+        assert len(p.inbox(phone)) == before + 1
+        answer = p.inbox(phone)[-1]
+        assert short[table.state.president] in answer.rsplit("\n", 1)[-1] and len(answer) <= SMS_LIMIT
+    p.text(president, "1")  # a nomination: the vote is open
+    table = p.table_of(number(0))
+    assert table.state is not None and table.state.phase is Phase.ELECTION
+    voted = [s.address for s in table.seats[:3]]
+    for phone in voted:
+        p.text(phone, "1")
+    before = len(p.inbox(number(4)))
+    p.text(number(4), "STATUS")
+    assert len(p.inbox(number(4))) == before + 1
+    waiting = p.inbox(number(4))[-1].rsplit("\n", 1)[-1]
+    assert waiting.startswith("Still to vote: ")
+    for seat in table.seats:
+        assert (short[seat.position] in waiting) is (seat.address not in voted), (seat.name, waiting)
+
+
+@pytest.mark.parametrize("players", [7, 10])
+def test_the_lobby_list_is_one_text_with_twenty_character_names(phones: Phones, players: int) -> None:
+    p = phones
+    open_table(p, LONG_NAMES[:players], seating=False)
+    for phone in (number(0), number(3)):
+        p.text(phone, "STATUS")
+        listed = p.inbox(phone)[-1]
+        assert listed.startswith("Seats: 1. ") and len(listed) <= SMS_LIMIT and is_gsm7(listed), listed
+        assert f"{players}. " in listed and not listed.endswith("...")
+    p.text(number(0), "SEATS " + ", ".join(reversed(LONG_NAMES[:players])))
+    assert p.table_of(number(0)).names[0].startswith(LONG_NAMES[players - 1][:5])
+    listed = p.inbox(number(0))[-1]
+    assert len(listed) <= SMS_LIMIT and f"{players}. " in listed and not listed.endswith("...")
+
+
+def test_the_end_and_the_join_code_carry_the_table_screen_link_where_there_is_one() -> None:
+    messages = [Outbound(Kind.RESULT, "Five Liberal Policies are enacted: the Liberals win!\nHitler: Ann.",
+                         message_id="game-ended-liberal-policies", table="T1")]
+    with_screen, without = FakeTwilio(), FakeTwilio()
+    SmsChannel(client(with_screen), OUR_NUMBER,
+               screen_url=lambda table: f"https://example.org/table/{table}").send_batch(number(1), messages)
+    assert with_screen.to(number(1)) == [messages[0].text + "\nhttps://example.org/table/T1"]
+    SmsChannel(client(without), OUR_NUMBER).send_batch(number(1), messages)
+    assert without.to(number(1)) == [messages[0].text]
+
+
+@pytest.mark.parametrize("lang,theme,seed", [("en", "classic", 7), ("de", "corporate", 8)])
+def test_votes_at_the_table_by_text_fit_one_segment_and_each_election_reaches_the_host_in_one_text(
+        lang: str, theme: str, seed: int, caplog: pytest.LogCaptureFixture) -> None:
+    p = Phones(seed=seed)
+    rng = random.Random(seed)
+    try:
+        seats = open_table(p, LONG_NAMES, seating=False)
+        if lang == "de":
+            for phone in seats:
+                p.text(phone, "LANGUAGE de")
+        p.text(number(0), f"THEME {theme}")
+        p.text(number(0), "HOSTONLY")
+        p.text(number(0), "TABLEVOTES on")
+        p.text(number(0), "go")
+        for _ in range(3000):
+            table = p.table_of(number(0))
+            state = table.state
+            assert state is not None
+            if table.row.status == "over":
+                break
+            if state.phase is Phase.ELECTION:
+                assert state.president is not None
+                p.text(seats[1], "STATUS")
+                ja = [table.names[s].split()[0] for s in range(len(seats)) if state.alive[s] and rng.random() < 0.6]
+                p.text(table.seats[state.president].address, " ".join(["VOTES" if lang == "en" else "STIMMEN", *ja]))
+                continue
+            phone = table.seats[rng.choice(awaiting(state))].address
+            p.text(phone, str(rng.randrange(len(options_of(last_prompt(p, phone)))) + 1))
+        else:
+            raise AssertionError("the game did not end")
+        check_texts(p, seats)
+        assert not [r for r in caplog.records if "was cut" in r.getMessage() or "cut to" in r.getMessage()]
+        # The nomination is never a text of its own on the phones: it rides with the election's result.
+        nominates = Catalog.load(theme, lang).text("chancellor-nominated", sms=True, president="X", chancellor="Y")
+        assert not any(nominates.split("X", 1)[1].split("Y")[0] in t for t in p.inbox(number(0)))
+    finally:
+        p.close()
+
+
+def test_a_private_text_keeps_its_secret_below_the_lock_screen_preview(phones: Phones) -> None:
+    p = phones
+    seats = open_table(p, LONG_NAMES[:7])
+    p.text(number(0), "GO")
+    for phone in seats:
+        p.text(phone, "WHOAMI")
+        for text in p.inbox(phone):
+            if "Role:" in text:
+                preview, secret = text.split("\n")[:PREVIEW_LINES], text.split("\n")[PREVIEW_LINES:]
+                assert "\n".join(preview) == HEADER["en"] and any("Role:" in line for line in secret)
+                assert len(text) <= SMS_LIMIT

@@ -60,6 +60,9 @@ class PublicView:
     """During an election: how many have voted, never who voted how."""
     awaiting: tuple[Seat, ...]
     """Who the table waits for; empty during an election, whose progress is anonymous."""
+    not_voted: tuple[Seat, ...]
+    """During an election: the living seats whose vote is not in yet (that a seat has voted is as public as a
+    ballot card held back at a real table; how it voted is not)."""
     sessions: tuple[PublicSession, ...]
     investigations: tuple[tuple[Seat, Seat], ...]
     """(President, target) of every investigation; the result is the President's secret."""
@@ -125,6 +128,8 @@ def public_view(state: GameState) -> PublicView:
         eligible_chancellors=eligible_chancellors(state) if phase is Phase.NOMINATION else (),
         votes_cast=len(state.votes) - state.votes.count(None),
         awaiting=_public_awaiting(state),
+        not_voted=tuple(seat for seat, vote in enumerate(state.votes) if vote is None and state.alive[seat])
+        if phase is Phase.ELECTION else (),
         sessions=tuple(
             PublicSession(s.president, s.chancellor, s.enacted, s.veto_proposed) for s in state.sessions
         ),

@@ -32,7 +32,7 @@ from twilio.request_validator import RequestValidator
 from twilio.rest import Client
 from twilio.twiml.messaging_response import MessagingResponse
 
-from ..catalog import DEFAULT_LANGUAGE, DEFAULT_THEME, SMS_LIMIT, Catalog, languages, sms_segments, to_gsm7
+from ..catalog import DEFAULT_LANGUAGE, DEFAULT_THEME, SMS_LIMIT, Catalog, is_gsm7, languages, sms_segments, to_gsm7
 from ..channels import (
     NOT_STORED_MESSAGE,
     Capabilities,
@@ -90,11 +90,16 @@ HELP_WORDS: Final = frozenset({"help", "info"})
 RESERVED_WORDS: Final = OPT_OUT_WORDS | OPT_IN_WORDS | HELP_WORDS
 PASSED_ON: Final = frozenset({"yes"})
 """Keywords Twilio acts on and still passes on to the webhook, which may mean something at the table."""
+PREVIEW_LINES: Final = 4
+"""Lines of a text a locked phone shows in its notification preview: iOS shows up to four lines (about 178
+characters, widely reported); Android shows one line collapsed, and Messages' expanded notification a few (README,
+"Secrets on the lock screen")."""
 CAPABILITIES: Final = Capabilities(
     buttons=False, text_limit=SMS_LIMIT, gsm7=True, paid_per_message=True, word_style=WordStyle.CAPITALS,
-    reserved_words=RESERVED_WORDS - PASSED_ON,
+    reserved_words=RESERVED_WORDS - PASSED_ON, preview_lines=PREVIEW_LINES,
 )
-"""One GSM-7 segment per text, options written into the text, and every text costs."""
+"""One GSM-7 segment per text, options written into the text, every text costs, and a private text's secret
+starts below what a lock screen shows."""
 
 OPTED_OUT_ERROR: Final = 21610
 """Twilio's error code for a send to a number that replied STOP."""
@@ -338,6 +343,12 @@ class SmsChannel:
     texts: int = 0
     """Texts sent so far (each one segment)."""
     capabilities: Capabilities = CAPABILITIES
+    screen_url: Callable[[str], str | None] = lambda table: None
+    """The address of a table's screen, if the browser channel is on and reachable (``Runtime.screen_url``): the
+    host's join code and the end of a game carry it, where it fits."""
+    join_page: Callable[[str], str | None] = lambda code: None
+    """The address of a join code's page (every way to take a seat, as links and QR codes), if the server has a
+    public address: the host's join code carries it, where it fits."""
 
     def send_batch(self, address: str, messages: Sequence[Outbound]) -> list[Result]:
         """Deliver everything due for one phone, oldest first, folded into one-segment texts."""
@@ -376,7 +387,7 @@ class SmsChannel:
         )
         if self.status_callback:
             origin["status_callback"] = self.status_callback
-        body = fit_sms(merged_text(parts))
+        body = with_links(fit_sms(merged_text(parts)), parts, self.screen_url, self.join_page)
         handed = [m.handed for m in parts if m.handed is not None]
         if handed:  # it may have gone out before a crash: ask Twilio before sending it again
             try:
@@ -424,7 +435,8 @@ LOOKUP_LIMIT: Final = 20
 
 
 def _strip_header(text: str) -> str:
-    return text.split("\n", 1)[1] if "\n" in text else ""
+    lines = text.split("\n")
+    return "\n".join(lines[PREVIEW_LINES:])
 
 
 def fold(messages: Sequence[Outbound]) -> list[list[int]]:
@@ -471,8 +483,26 @@ def merged_text(messages: Sequence[Outbound]) -> str:
         return texts[0]
     secret = [t for m, t in zip(shown, texts, strict=True) if m.secret]
     parts = [_strip_header(t) if m.secret else t for m, t in zip(shown, texts, strict=True)]
-    header = [secret[0].split("\n", 1)[0]] if secret else []
+    header = secret[0].split("\n")[:PREVIEW_LINES] if secret else []
     return "\n".join(header + parts)
+
+
+def with_links(body: str, parts: Sequence[Outbound], screen_url: Callable[[str], str | None],
+               join_page: Callable[[str], str | None]) -> str:
+    """The text, and on new lines after a join code its join page's address, and after a join code or a game's
+    end the table screen's, each where it exists and the text still fits one segment (links only where they
+    exist: no table screen under plain ``moderator sms``)."""
+    urls = [join_page(m.join_code) for m in parts if m.kind is Kind.JOIN and m.join_code]
+    linked = [m.table for m in parts if m.table and (m.kind is Kind.JOIN or m.message_id.startswith(END_PREFIX))]
+    urls += [screen_url(linked[-1])] if linked else []
+    for url in urls:
+        if url and is_gsm7(url) and len(body) + 1 + len(url) <= SMS_LIMIT:
+            body += "\n" + url
+    return body
+
+
+END_PREFIX: Final = "game-ended-"
+"""The message ids of a game's end (who won and why, the roles)."""
 
 
 # --- joining ------------------------------------------------------------------------------------------------
@@ -520,9 +550,15 @@ class SmsSpec:
                 link = join_link(number, code)
                 print(qr_text(link), link, sep="\n", flush=True)
 
+        public = settings.public_url
+
+        def join_page(code: str) -> str | None:
+            return f"{public}/join/{code}" if public else None
+
         channel = SmsChannel(sms.client(runtime.network(CHANNEL)), sms.sender, sms.messaging_service_sid,
                              on_join_code=show if settings.print_join_codes else None,
-                             status_callback=sms.status_callback)
+                             status_callback=sms.status_callback, screen_url=runtime.screen_url,
+                             join_page=join_page)
         delivery = runtime.delivery(CHANNEL, channel)
         log.info("sms: webhook at %s", sms.webhook_url)
         yield Running(SmsGateway(runtime.port, region=sms.region, kick=delivery.kick),
