@@ -366,11 +366,12 @@ def _http_outcome(db: Path, players: HttpPlayers) -> dict[str, Any]:
     # What reached each phone or chat, line by line: Telegram edits a message in place (a vote's counter is
     # appended to its nomination) by what the process remembers, which a kill forgets, so after a restart the
     # same line may come in a message of its own. Each message is one or more whole lines.
+    # A Telegram message sent again after a kill starts with the repeat marker (counted below, at most one a kill).
     journal = read_journal(db.with_name(db.name + ".journal"))
+    marker = Catalog.load(DEFAULT_THEME, "en").text(REPEAT_MESSAGE)
     delivered: Counter[tuple[str, str]] = Counter(
         (entry["address"], line) for entry in journal for line in same(entry["text"]).splitlines()
-        if line and line not in reminders)
-    marker = Catalog.load(DEFAULT_THEME, "en").text(REPEAT_MESSAGE)
+        if line and line not in reminders and line != marker)
     texts, _, marked = deliveries([{**e, "text": same(e["text"])} for e in journal], reminders, marker)
     return {"results": results, "outbox": outbox, "handled": handled, "delivered": delivered,
             "sends": len(journal), "repeats": repeats, "texts": texts, "marked": marked}
