@@ -25,8 +25,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from moderator.bots import Chooser, ComputerPlayer, play, random_player
-from moderator.claims import Accusation, Claim, Clearance, InvestigationClaim, Office, PeekClaim, SessionClaim, Spoken
-from moderator.engine import GameState, Party, Role, new_game
+from moderator.claims import InvestigationClaim, PeekClaim, SessionClaim, Spoken, is_true
+from moderator.engine import Party, Role, new_game
 
 LINEUPS = ("computer", "computer liberals vs random fascists", "random liberals vs computer fascists")
 GAIN = 0.03
@@ -43,28 +43,6 @@ def _choosers(lineup: str) -> tuple[Chooser, Chooser]:
         case "random liberals vs computer fascists":
             return random_player, bot
     raise ValueError(lineup)
-
-
-def true_of(end: GameState, claim: Claim) -> bool:
-    """Whether ``claim`` is true of the finished game ``end`` (the after-game truth)."""
-    history = end.history
-    match claim:
-        case SessionClaim(office=Office.PRESIDENT, session=index):
-            session = history.sessions[index]
-            return claim == SessionClaim(claim.speaker, claim.office, index, session.drawn, session.received)
-        case SessionClaim(session=index):
-            session = history.sessions[index]
-            passed = () if session.enacted is None else (session.enacted,)
-            return claim == SessionClaim(claim.speaker, claim.office, index, session.received, passed)
-        case InvestigationClaim(target=target, party=party):
-            return end.roles[target].party is party
-        case PeekClaim(speaker=speaker, policies=policies):
-            return (speaker, policies) in history.peeks
-        case Accusation(target=target):
-            return end.roles[target].party is Party.FASCIST
-        case Clearance(target=target):
-            return end.roles[target].party is Party.LIBERAL
-    raise AssertionError(claim)
 
 
 FACTS = (SessionClaim, InvestigationClaim, PeekClaim)
@@ -100,7 +78,7 @@ def liberal_wins(players: int, lineup: str, claims: bool, seeds: range) -> Cell:
         end = play(state, choosers, seed, claims=claims, transcript=transcript)
         cell.won += end.winner is Party.LIBERAL
         for spoken in transcript:
-            claim, true = spoken.claim, true_of(end, spoken.claim)
+            claim, true = spoken.claim, is_true(spoken.claim, end)
             if end.roles[claim.speaker] is Role.LIBERAL:
                 cell.liberal_claims += 1
                 cell.liberal_lies += not true

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, TypeVar, assert_never
 
-from .engine import Party, Policy, Seat
+from .engine import GameState, Party, Policy, Seat
 
 
 class Office(StrEnum):
@@ -166,6 +166,37 @@ class Spoken:
 
     step: int
     claim: Claim
+
+
+def is_true(claim: Claim, end: GameState) -> bool:
+    """Whether ``claim`` tells the truth about ``end``, a state of its game (a session not yet had is false)."""
+    # Only what the claim says is checked against the truth, not whether the speaker could know it: who speaks
+    # of a session's hand or a membership card is the listener's question (``moderator.bots``), not this one.
+    history = end.history
+    match claim:
+        case SessionClaim(speaker=speaker, office=office, session=index):
+            if index >= len(history.sessions):
+                return False
+            session = history.sessions[index]
+            match office:
+                case Office.PRESIDENT:
+                    truth = SessionClaim(speaker, office, index, session.drawn, session.received)
+                case Office.CHANCELLOR:
+                    passed = () if session.enacted is None else (session.enacted,)
+                    truth = SessionClaim(speaker, office, index, session.received, passed)
+                case _:
+                    assert_never(office)
+            return claim == truth
+        case InvestigationClaim(target=target, party=party):
+            return end.roles[target].party is party
+        case PeekClaim(speaker=speaker, policies=policies):
+            return (speaker, policies) in history.peeks
+        case Accusation(target=target):
+            return end.roles[target].party is Party.FASCIST
+        case Clearance(target=target):
+            return end.roles[target].party is Party.LIBERAL
+        case _:
+            assert_never(claim)
 
 
 # --- JSON -----------------------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ from moderator.claims import (
     SessionClaim,
     Spoken,
     from_json,
+    is_true,
     to_json,
 )
 from moderator.engine import (
@@ -29,12 +30,14 @@ from moderator.engine import (
     DiscardPolicy,
     EnactPolicy,
     GameState,
+    History,
     InvestigateLoyalty,
     Party,
     Phase,
     PlayerView,
     Policy,
     Role,
+    Session,
     apply,
     new_game,
     opening_events,
@@ -140,6 +143,46 @@ def test_a_session_claim_keeps_counts_not_order() -> None:
     assert to_json(claim)["hand"] == "FFL" and claim.discarded == (F,)
 
 
+# A rigged game's truth: seat 0 (liberal) drew LFF and passed FF to seat 1 (Hitler), who enacted F; seat 2
+# (fascist) drew FFF and passed FF to seat 3 (liberal), and they vetoed; seat 3 peeked LLF. No third session.
+TRUTH = new_game(7, seed=0).replace(
+    roles=(Role.LIBERAL, Role.HITLER, Role.FASCIST, Role.LIBERAL, Role.LIBERAL, Role.FASCIST, Role.LIBERAL),
+    history=History(
+        sessions=(
+            Session(0, 1, (L, F, F), L, (F, F), F, False),
+            Session(2, 3, (F, F, F), F, (F, F), None, True),
+        ),
+        peeks=((3, (L, L, F)),),
+    ),
+)
+
+
+@pytest.mark.parametrize(
+    ("claim", "true"),
+    [
+        (SessionClaim(0, Office.PRESIDENT, 0, (F, L, F), (F, F)), True),
+        (SessionClaim(0, Office.PRESIDENT, 0, (F, F, F), (F, F)), False),
+        (SessionClaim(1, Office.CHANCELLOR, 0, (F, F), (F,)), True),
+        (SessionClaim(1, Office.CHANCELLOR, 0, (F, L), (F,)), False),
+        (SessionClaim(3, Office.CHANCELLOR, 1, (F, F), ()), True),
+        (SessionClaim(3, Office.CHANCELLOR, 1, (F, F), (F,)), False),
+        (SessionClaim(4, Office.PRESIDENT, 2, (F, F, F), (F, F)), False),
+        (InvestigationClaim(0, 1, Party.FASCIST), True),
+        (InvestigationClaim(0, 2, Party.LIBERAL), False),
+        (PeekClaim(3, 2, (L, L, F)), True),
+        (PeekClaim(3, 2, (F, F, F)), False),
+        (PeekClaim(0, 2, (L, L, F)), False),
+        (Accusation(4, 2), True),
+        (Accusation(2, 4), False),
+        (Clearance(0, 6), True),
+        (Clearance(0, 1), False),
+    ],
+    ids=lambda value: value.kind.value if not isinstance(value, bool) else str(value).lower(),
+)
+def test_a_claim_is_true_only_if_it_says_what_happened(claim: Claim, true: bool) -> None:
+    assert is_true(claim, TRUTH) is true
+
+
 @pytest.mark.parametrize(
     "data",
     [
@@ -178,34 +221,10 @@ def spoken_by(
     ]
 
 
-def is_true(end: GameState, claim: Claim) -> bool:
-    """Whether ``claim`` is true of the finished game ``end``."""
-    history = end.history
-    match claim:
-        case SessionClaim(office=Office.PRESIDENT, session=index):
-            session = history.sessions[index]
-            return claim == SessionClaim(
-                claim.speaker, Office.PRESIDENT, index, session.drawn, session.received
-            )
-        case SessionClaim(office=Office.CHANCELLOR, session=index):
-            session = history.sessions[index]
-            passed = () if session.enacted is None else (session.enacted,)
-            return claim == SessionClaim(claim.speaker, Office.CHANCELLOR, index, session.received, passed)
-        case InvestigationClaim(target=target, party=party):
-            return end.roles[target].party is party
-        case PeekClaim(speaker=speaker, policies=policies):
-            return (speaker, policies) in history.peeks
-        case Accusation(target=target):
-            return end.roles[target].party is Party.FASCIST
-        case Clearance(target=target):
-            return end.roles[target].party is Party.LIBERAL
-    raise AssertionError(claim)
-
-
 def test_a_liberals_claims_are_always_true() -> None:
     liberal = spoken_by(all_claims(), Role.LIBERAL)
     assert {type(claim) for _, claim in liberal} >= {SessionClaim, InvestigationClaim, PeekClaim, Accusation}
-    assert all(is_true(end, claim) for end, claim in liberal)
+    assert all(is_true(claim, end) for end, claim in liberal)
 
 
 def test_a_liberal_tells_what_it_saw_truly_among_random_players() -> None:
@@ -215,12 +234,12 @@ def test_a_liberal_tells_what_it_saw_truly_among_random_players() -> None:
         for end, claim in spoken_by(all_claims(True), Role.LIBERAL)
         if isinstance(claim, (SessionClaim, InvestigationClaim, PeekClaim))
     ]
-    assert len(liberal) > 50 and all(is_true(end, claim) for end, claim in liberal)
+    assert len(liberal) > 50 and all(is_true(claim, end) for end, claim in liberal)
 
 
 def test_fascists_lie_in_some_claims_and_tell_the_truth_in_others() -> None:
     fascist = spoken_by(all_claims(), Role.FASCIST)
-    truths = [is_true(end, claim) for end, claim in fascist]
+    truths = [is_true(claim, end) for end, claim in fascist]
     assert any(truths) and not all(truths)
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from moderator import render
 from moderator.bots import SPEECH_EVENTS
-from moderator.claims import Accusation, Clearance, InvestigationClaim, Office, PeekClaim, SessionClaim
+from moderator.claims import Accusation, Clearance, InvestigationClaim, Office, PeekClaim, SessionClaim, is_true
 from moderator.commands import AddComputers, Join, Speak, Start
 from moderator.engine import Phase, Role, awaiting, public_view
 from moderator.engine.events import LoyaltyInvestigated, PolicyEnacted, PolicyPeekUsed, VetoAnswered
@@ -17,7 +17,6 @@ from moderator.store import Store
 from moderator.tables import Table
 from moderator.transports.web import WebTables
 from tests.fakes import Harness
-from tests.test_claims import is_true
 
 HEADER = "What the players claim (they may lie):"
 
@@ -243,7 +242,7 @@ def test_a_liberal_computer_players_claims_of_every_kind_are_true_at_a_table() -
         for said in table.said:
             if table.state.roles[said.claim.speaker] is Role.LIBERAL:
                 kinds.add(type(said.claim))
-                assert is_true(table.state, said.claim), said.claim
+                assert is_true(said.claim, table.state), said.claim
     assert kinds >= {SessionClaim, InvestigationClaim, Accusation}
 
 
