@@ -34,7 +34,6 @@ import random
 import statistics
 import sys
 import tempfile
-import threading
 import time
 from collections import Counter
 from pathlib import Path
@@ -45,40 +44,7 @@ sys.path.insert(0, str(ROOT))
 
 from moderator.catalog import DEFAULT_THEME, Catalog  # noqa: E402
 from moderator.channels import REPEAT_MESSAGE  # noqa: E402
-from tests.crash_driver import HttpPlayers, Server, deliveries, read_journal, wall_time  # noqa: E402
-
-
-def play(db: Path, seed: int, tables: int, kills: int, gap: tuple[float, float]) -> tuple[HttpPlayers, Server,
-                                                                                             list[float]]:
-    """Play the tables through a server killed ``kills`` times; the players, the server, and how long each
-    restarted server took to answer ``/healthz``."""
-    server = Server(db, seed)
-    server.start()
-    rng = random.Random(f"bench-kills/{seed}")
-    done = threading.Event()
-    up: list[float] = []
-
-    def killer() -> None:
-        for _ in range(kills):
-            if done.wait(rng.uniform(*gap)):
-                return
-            started = time.perf_counter()
-            server.kill()
-            up.append(time.perf_counter() - started)
-
-    players = HttpPlayers(db, seed, tables, server.port, wait_up=lambda: time.sleep(0.05))
-    thread = threading.Thread(target=killer, daemon=True)
-    try:
-        thread.start()
-        players.play()
-        done.set()
-        thread.join()
-        players.settle()
-    finally:
-        done.set()
-        thread.join()
-        server.stop()
-    return players, server, up
+from tests.crash_driver import HttpPlayers, deliveries, play_while_killed, read_journal, wall_time  # noqa: E402
 
 
 def read(db: Path, players: HttpPlayers) -> dict[str, Any]:
@@ -139,9 +105,11 @@ def main() -> int:
         folder = args.keep or Path(tmp)
         folder.mkdir(parents=True, exist_ok=True)
         started = time.perf_counter()
-        ref_players, _, _ = play(folder / "reference.db", args.seed, args.tables, 0, args.gap)
+        ref_players, _, _ = play_while_killed(folder / "reference.db", args.seed, args.tables, 0, args.gap,
+                                              random.Random(f"bench-kills/{args.seed}"))
         reference = read(folder / "reference.db", ref_players)
-        players, server, up = play(folder / "crashed.db", args.seed, args.tables, args.kills, args.gap)
+        players, server, up = play_while_killed(folder / "crashed.db", args.seed, args.tables, args.kills,
+                                                args.gap, random.Random(f"bench-kills/{args.seed}"))
         crashed = read(folder / "crashed.db", players)
         wall = time.perf_counter() - started
 

@@ -643,5 +643,39 @@ class HttpPlayers:
         assert not stuck, f"tables {stuck} stopped before their game ended"
 
 
+def play_while_killed(db: Path, seed: int, tables: int, kills: int, gap: tuple[float, float],
+                      rng: random.Random) -> tuple[HttpPlayers, Server, list[float]]:
+    """Play ``HttpPlayers``' tables through a ``Server`` SIGKILLed ``kills`` times, at moments ``gap`` seconds apart
+    drawn from ``rng``, started again each time: the players, the stopped server, and how long each kill took until
+    ``/healthz`` answered again (one entry a kill that landed before the games ended)."""
+    server = Server(db, seed)
+    server.start()
+    done = threading.Event()
+    up: list[float] = []
+
+    def killer() -> None:
+        for _ in range(kills):
+            if done.wait(rng.uniform(*gap)):
+                return
+            started = time.perf_counter()
+            server.kill()
+            up.append(time.perf_counter() - started)
+
+    players = HttpPlayers(db, seed, tables, server.port, wait_up=lambda: time.sleep(0.05))
+    thread = threading.Thread(target=killer, daemon=True)
+    try:
+        thread.start()
+        players.play()
+        done.set()
+        thread.join()
+        players.settle()
+    finally:
+        # Also when a game got stuck: no killer may outlive the run and no server may outlive the test.
+        done.set()
+        thread.join()
+        server.stop()
+    return players, server, up
+
+
 if __name__ == "__main__":
     sys.exit(main())

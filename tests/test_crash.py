@@ -43,7 +43,6 @@ import random
 import signal
 import subprocess
 import sys
-import threading
 import time
 from collections import Counter
 from dataclasses import dataclass
@@ -56,7 +55,7 @@ from moderator.catalog import DEFAULT_THEME, Catalog
 from moderator.channels import REPEAT_MESSAGE
 from moderator.service import Service
 from moderator.store import Store
-from tests.crash_driver import CHANNEL, PLAYERS, HttpPlayers, Server, address, deliveries, read_journal
+from tests.crash_driver import CHANNEL, PLAYERS, HttpPlayers, address, deliveries, play_while_killed, read_journal
 
 DRIVER = Path(__file__).resolve().parent / "crash_driver.py"
 ROUNDS = int(os.environ.get("MODERATOR_CRASH_ROUNDS", "1"))
@@ -270,38 +269,8 @@ def test_killed_and_restarted_games_finish_the_same(tmp_path: Path, round_: int)
 
 HTTP_TABLES = int(os.environ.get("MODERATOR_CRASH_HTTP_TABLES", "1"))
 HTTP_KILLS = int(os.environ.get("MODERATOR_CRASH_HTTP_KILLS", "3"))
-
-
-def _http_run(db: Path, seed: int, kills: int) -> tuple[HttpPlayers, int]:
-    """Play the scripted tables through a server killed ``kills`` times at seeded random moments; the players
-    and the number of kills that landed."""
-    server = Server(db, seed)
-    server.start()
-    rng = random.Random(f"http-kills/{seed}")
-    done = threading.Event()
-    landed = 0
-
-    def killer() -> None:
-        nonlocal landed
-        for _ in range(kills):
-            if done.wait(rng.uniform(0.2, 2.0)):
-                return
-            server.kill()
-            landed += 1
-
-    players = HttpPlayers(db, seed, HTTP_TABLES, server.port, wait_up=lambda: time.sleep(0.05))
-    thread = threading.Thread(target=killer, daemon=True)
-    try:
-        thread.start()
-        players.play()
-        done.set()
-        thread.join()
-        players.settle()
-    finally:
-        done.set()
-        thread.join()
-        server.stop()
-    return players, landed
+GAP = (0.2, 2.0)
+"""Seconds between two kills, at random between the two."""
 
 
 def _http_outcome(db: Path, players: HttpPlayers) -> dict[str, Any]:
@@ -387,9 +356,12 @@ def test_a_killed_server_plays_telegram_sms_and_browser_games_over_http_to_the_s
     reached its phone or chat (a kill between delivering and recording it may deliver it twice; nothing new appears)."""
     seed = 2000 + round_
     started = time.perf_counter()
-    reference_players, _ = _http_run(tmp_path / "reference.db", seed, kills=0)
+    reference_players, _, _ = play_while_killed(tmp_path / "reference.db", seed, HTTP_TABLES, 0, GAP,
+                                                random.Random(f"http-kills/{seed}"))
     reference = _http_outcome(tmp_path / "reference.db", reference_players)
-    players, kills = _http_run(tmp_path / "crashed.db", seed, kills=HTTP_KILLS)
+    players, _, up = play_while_killed(tmp_path / "crashed.db", seed, HTTP_TABLES, HTTP_KILLS, GAP,
+                                       random.Random(f"http-kills/{seed}"))
+    kills = len(up)
     crashed = _http_outcome(tmp_path / "crashed.db", players)
 
     assert kills == HTTP_KILLS
