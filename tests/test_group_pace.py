@@ -7,7 +7,9 @@ the outbox's order rule through the ``Sender`` with recording channels."""
 from __future__ import annotations
 
 import random
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -32,6 +34,35 @@ async def _quick_table(t: TelegramTable) -> None:
     await t.open_and_join(NAMES, group=GROUP)
     t.clock.advance(4.0)
     await t.say(NAMES[0], "/startgame", chat=GROUP)
+
+
+def _at_quick_table(tmp_path: Path, seed: int, scenario: Callable[[TelegramTable], Awaitable[None]]) -> None:
+    """Run ``scenario`` at a ``_quick_table`` dealt with ``seed`` on a fresh database, then stop its bot."""
+
+    async def play() -> None:
+        t = TelegramTable(tmp_path / "m.db", seed=seed)
+        await _quick_table(t)
+        await scenario(t)
+        await t.stop()
+
+    run(play())
+
+
+async def _press_first(t: TelegramTable, name: str, prompt: dict[str, Any]) -> None:
+    """``name`` presses the first button of ``prompt``, a message in their private chat."""
+    chat = t.chat_of(name)
+    t.pressed.add((chat, prompt["message_id"]))
+    await t.press(name, chat, prompt["message_id"], buttons(prompt)[0]["callback_data"])
+
+
+async def _president_nominates(t: TelegramTable) -> str:
+    """Once everything is delivered, the President presses the first name offered; the President's name."""
+    await t.settle()
+    president = next(n for n in NAMES if t.prompt(n) is not None)
+    prompt = t.prompt(president)
+    assert prompt is not None
+    await _press_first(t, president, prompt)
+    return president
 
 
 async def _press_quickly(t: TelegramTable, rng: random.Random, presses: int) -> None:
@@ -72,9 +103,7 @@ def _group_texts(t: TelegramTable) -> list[tuple[int, str]]:
 
 
 def test_the_ballots_reach_nobody_before_the_group_has_the_nomination(tmp_path: Path) -> None:
-    async def scenario() -> None:
-        t = TelegramTable(tmp_path / "m.db", seed=3)
-        await _quick_table(t)
+    async def scenario(t: TelegramTable) -> None:
         await t.settle()
         president = next(n for n in NAMES if t.prompt(n) is not None)
         prompt = t.prompt(president)
@@ -82,9 +111,8 @@ def test_the_ballots_reach_nobody_before_the_group_has_the_nomination(tmp_path: 
         # Something goes to the group just before the nomination, so the nomination must wait for its slot.
         await t.say(NAMES[1], "/board", chat=GROUP)
         t.clock.advance(0.5)
-        t.pressed.add((t.chat_of(president), prompt["message_id"]))
         start = len(t.api.calls)
-        await t.press(president, t.chat_of(president), prompt["message_id"], buttons(prompt)[0]["callback_data"])
+        await _press_first(t, president, prompt)
         nominated = EN.text("chancellor-nominated", president=president, chancellor="x").split(" nominates")[0]
         assert not any(f"{nominated} nominates" in text for _, text in _group_texts(t))  # paced, not yet
         assert all(t.prompt(n) is None for n in NAMES)  # ...and so is every ballot
@@ -98,27 +126,21 @@ def test_the_ballots_reach_nobody_before_the_group_has_the_nomination(tmp_path: 
                            c.params.get("reply_markup", {}).get("inline_keyboard", []) for b in row)]
         assert ballots and all(i > told for i in ballots)
         assert all(t.prompt(n) is not None for n in NAMES)  # everyone alive votes
-        await t.stop()
 
-    run(scenario())
+    _at_quick_table(tmp_path, 3, scenario)
 
 
 def test_at_a_fast_table_no_prompt_reaches_a_seat_before_the_group_has_the_result_it_follows(tmp_path: Path) -> None:
-    async def scenario() -> None:
-        t = TelegramTable(tmp_path / "m.db", seed=8)
-        await _quick_table(t)
+    async def scenario(t: TelegramTable) -> None:
         await _press_quickly(t, random.Random(8), presses=10_000)  # asserts the order after every press
         assert t.table().status == "over"
-        await t.stop()
 
-    run(scenario())
+    _at_quick_table(tmp_path, 8, scenario)
 
 
 @pytest.mark.parametrize("restarts", [0, 6])
 def test_the_group_never_gets_more_than_20_calls_a_minute_across_restarts(tmp_path: Path, restarts: int) -> None:
-    async def scenario() -> None:
-        t = TelegramTable(tmp_path / "m.db", seed=5)
-        await _quick_table(t)
+    async def scenario(t: TelegramTable) -> None:
         rng = random.Random(5)
         for _ in range(restarts):  # a restart every few seconds: each new process must know the minute's calls
             await _press_quickly(t, rng, presses=6)
@@ -128,51 +150,39 @@ def test_the_group_never_gets_more_than_20_calls_a_minute_across_restarts(tmp_pa
         await t.settle(600.0)
         assert t.api.max_per_minute(GROUP["id"]) <= GROUP_PER_MINUTE
         assert t.table().status == "over"
-        await t.stop()
 
-    run(scenario())
+    _at_quick_table(tmp_path, 5, scenario)
 
 
 def test_a_result_never_waits_for_a_counter_edit(tmp_path: Path) -> None:
-    async def scenario() -> None:
-        t = TelegramTable(tmp_path / "m.db", seed=3)
-        await _quick_table(t)
-        await t.settle()
-        president = next(n for n in NAMES if t.prompt(n) is not None)
-        prompt = t.prompt(president)
-        assert prompt is not None
-        t.pressed.add((t.chat_of(president), prompt["message_id"]))
-        await t.press(president, t.chat_of(president), prompt["message_id"], buttons(prompt)[0]["callback_data"])
+    async def scenario(t: TelegramTable) -> None:
+        await _president_nominates(t)
         await t.settle()
         # Six vote slowly enough that the counter is edited and then held back by its interval.
         for name in NAMES[:6]:
             ballot = t.prompt(name)
             assert ballot is not None
-            t.pressed.add((t.chat_of(name), ballot["message_id"]))
             t.clock.advance(1.0)
-            await t.press(name, t.chat_of(name), ballot["message_id"], buttons(ballot)[0]["callback_data"])
+            await _press_first(t, name, ballot)
         counters = [c for c in t.api.of("editMessageText", GROUP["id"]) if "voted" in str(c.params.get("text"))]
         assert counters  # the first count was shown; the later ones wait for the counter's interval
         last = t.prompt(NAMES[6])
         assert last is not None
         t.clock.advance(GROUP_INTERVAL)
         pressed = t.clock()
-        await t.press(NAMES[6], t.chat_of(NAMES[6]), last["message_id"], buttons(last)[0]["callback_data"])
+        await _press_first(t, NAMES[6], last)
         result = next(c for c in t.api.of("sendMessage", GROUP["id"]) if "Ja to" in str(c.params.get("text")))
         assert result.at - pressed <= GROUP_INTERVAL
         await t.settle()
         late = [c for c in t.api.of("editMessageText", GROUP["id"])
                 if c.at >= result.at and "voted" in str(c.params.get("text"))]
         assert late == []  # the counters held back were folded into the result, never shown after it
-        await t.stop()
 
-    run(scenario())
+    _at_quick_table(tmp_path, 3, scenario)
 
 
 def test_the_board_is_edited_in_a_slot_of_its_own_and_shown_during_a_fast_game(tmp_path: Path) -> None:
-    async def scenario() -> None:
-        t = TelegramTable(tmp_path / "m.db", seed=8)
-        await _quick_table(t)
+    async def scenario(t: TelegramTable) -> None:
         await _press_quickly(t, random.Random(8), presses=10_000)
         await t.settle(600.0)
         group = [c.at for c in t.api.calls if c.chat_id == GROUP["id"] and c.method in
@@ -182,9 +192,8 @@ def test_the_board_is_edited_in_a_slot_of_its_own_and_shown_during_a_fast_game(t
         for at in boards:
             others = [g for g in group if g != at]
             assert all(abs(g - at) >= GROUP_INTERVAL - 1e-6 for g in others)
-        await t.stop()
 
-    run(scenario())
+    _at_quick_table(tmp_path, 8, scenario)
 
 
 # --- the outbox's order rule, for any channel that declares it -----------------------------------------------
