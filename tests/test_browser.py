@@ -8,6 +8,7 @@ Without /usr/bin/chromium these tests are skipped, except on CI (``CI`` set), wh
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import re
@@ -127,6 +128,30 @@ def host_opens(server: Server, *, play: bool) -> tuple[httpx.Client, str, str]:
     return host, table_id, code.group(1)
 
 
+def table_of_five(server: Server, *, table_votes: bool = False) -> tuple[str, dict[str, httpx.Client]]:
+    """Five phones (devices without a browser) at a started table, its votes cast by hand at the table if
+    ``table_votes``; returns (table id, phones by name)."""
+    host, table_id, code = host_opens(server, play=False)
+    if table_votes:
+        host.post(f"/host/{table_id}", data={"do": "tablevotes", "on": "1", "nonce": "hands"})
+    phones = {}
+    for name in NAMES:
+        phone = server.client()
+        phone.post(f"/join/{code}", data={"name": name})
+        phones[name] = phone
+    host.post(f"/host/{table_id}", data={"do": "start", "nonce": "go"})
+    return table_id, phones
+
+
+def host_opens_in_browser(driver: Any, server: Server) -> str:
+    """Ann opens a table on the browser's front page and lands on its host page; returns the table id."""
+    driver.get(f"{server.url}/")
+    driver.find_element(By.NAME, "name").send_keys("Ann")
+    driver.find_element(By.CSS_SELECTOR, "form.open button").click()
+    WebDriverWait(driver, 10).until(lambda d: "/host/" in d.current_url)
+    return str(driver.current_url.rsplit("/", 1)[1])
+
+
 EN = Catalog.load("classic", "en")
 JA = EN.term("ja")
 
@@ -208,11 +233,7 @@ def test_a_five_player_game_plays_through_five_phone_pages_in_chromium(server: S
 
 
 def test_pass_and_play_plays_a_whole_game_on_one_device_in_chromium_with_pins(server: Server, browser: Any) -> None:
-    browser.get(f"{server.url}/")
-    browser.find_element(By.NAME, "name").send_keys("Ann")
-    browser.find_element(By.CSS_SELECTOR, "form.open button").click()
-    WebDriverWait(browser, 10).until(lambda d: "/host/" in d.current_url)
-    table_id = browser.current_url.rsplit("/", 1)[1]
+    table_id = host_opens_in_browser(browser, server)
     for name in NAMES[1:]:
         browser.find_element(By.CSS_SELECTOR, "form.add input[name=name]").send_keys(name)
         button = browser.find_element(By.CSS_SELECTOR, "form.add button")
@@ -284,13 +305,7 @@ def test_pass_and_play_plays_a_whole_game_on_one_device_in_chromium_with_pins(se
 
 
 def test_the_table_screen_follows_a_vote_without_a_reload(server: Server, browser: Any) -> None:
-    host, table_id, code = host_opens(server, play=False)
-    phones = {}
-    for name in NAMES:
-        phone = server.client()
-        phone.post(f"/join/{code}", data={"name": name})
-        phones[name] = phone
-    host.post(f"/host/{table_id}", data={"do": "start", "nonce": "go"})
+    table_id, phones = table_of_five(server)
     browser.get(f"{server.url}/table/{table_id}")
     browser.execute_script("window.sameDocument = 'yes';")
     before = browser.find_element(By.ID, "live").text
@@ -364,18 +379,6 @@ def buttons_of(page: str) -> list[tuple[str, dict[str, str]]]:
     return out
 
 
-def table_of_five(server: Server) -> tuple[str, dict[str, httpx.Client]]:
-    """Five phones (devices without a browser) at a started table; returns (table id, phones by name)."""
-    host, table_id, code = host_opens(server, play=False)
-    phones = {}
-    for name in NAMES:
-        phone = server.client()
-        phone.post(f"/join/{code}", data={"name": name})
-        phones[name] = phone
-    host.post(f"/host/{table_id}", data={"do": "start", "nonce": "go"})
-    return table_id, phones
-
-
 def president_of(table_id: str, phones: dict[str, httpx.Client]) -> str:
     """The one phone that owes a decision at the start: the presidential candidate."""
     owing = [n for n, p in phones.items() if buttons_of(p.get(f"/play/{table_id}/live").text)]
@@ -397,6 +400,27 @@ def in_browser(driver: Any, server: Server, table_id: str, phone: httpx.Client) 
     phone_size(driver)
     driver.get(f"{server.url}/play/{table_id}")
     driver.execute_script("window.sameDocument = 'yes';")
+
+
+def a_ballot_in_browser(driver: Any, server: Server) -> None:
+    """At a ``table_of_five``, the candidate nominates and the browser becomes a voter's phone, its ballot shown."""
+    table_id, phones = table_of_five(server)
+    president = president_of(table_id, phones)
+    voter = next(n for n in NAMES if n != president)
+    nominate(table_id, phones[president])
+    in_browser(driver, server, table_id, phones[voter])
+
+
+@contextlib.contextmanager
+def offline(driver: Any) -> Iterator[None]:
+    """The browser's network is down inside the block and back up after it, also when the block fails."""
+    driver.execute_cdp_cmd("Network.enable", {})
+    conditions = {"latency": 0, "downloadThroughput": -1, "uploadThroughput": -1}
+    driver.execute_cdp_cmd("Network.emulateNetworkConditions", {"offline": True, **conditions})
+    try:
+        yield
+    finally:
+        driver.execute_cdp_cmd("Network.emulateNetworkConditions", {"offline": False, **conditions})
 
 
 def votes_recorded(server: Server) -> int:
@@ -435,11 +459,7 @@ def press(driver: Any, index: int) -> None:
 
 
 def test_a_vote_is_changed_on_the_phone_page_with_big_buttons_well_apart(server: Server, browser: Any) -> None:
-    table_id, phones = table_of_five(server)
-    president = president_of(table_id, phones)
-    voter = next(n for n in NAMES if n != president)
-    nominate(table_id, phones[president])
-    in_browser(browser, server, table_id, phones[voter])
+    a_ballot_in_browser(browser, server)
     ja, nein = owed_buttons(browser)
     assert (ja.text, nein.text) == (EN.term("ja"), EN.term("nein"))
     for button in (ja, nein):
@@ -483,23 +503,14 @@ def test_a_prompt_arriving_while_scrolled_down_is_brought_into_view(server: Serv
 
 
 def test_a_tap_while_the_server_is_unreachable_is_counted_once_when_it_is_back(server: Server, browser: Any) -> None:
-    table_id, phones = table_of_five(server)
-    president = president_of(table_id, phones)
-    voter = next(n for n in NAMES if n != president)
-    nominate(table_id, phones[president])
-    in_browser(browser, server, table_id, phones[voter])
+    a_ballot_in_browser(browser, server)
     before = votes_recorded(server)
-    browser.execute_cdp_cmd("Network.enable", {})
-    offline = {"latency": 0, "downloadThroughput": -1, "uploadThroughput": -1}
-    browser.execute_cdp_cmd("Network.emulateNetworkConditions", {"offline": True, **offline})
-    try:
+    with offline(browser):
         press(browser, 0)
         settled(browser).until(lambda d: status_says(d, EN.text("web-offline")))
         time.sleep(1.5)  # a retry or two meanwhile, all refused by the network
         assert votes_recorded(server) == before
         assert browser.execute_script("return window.sameDocument") == "yes"  # no browser error page
-    finally:
-        browser.execute_cdp_cmd("Network.emulateNetworkConditions", {"offline": False, **offline})
     settled(browser, 15).until(lambda d: status_says(d, EN.text("web-sent")))
     assert votes_recorded(server) == before + 1
     time.sleep(1.0)
@@ -511,15 +522,10 @@ def test_a_tap_refused_because_the_question_moved_on_says_so(server: Server, bro
     table_id, phones = table_of_five(server)
     president = president_of(table_id, phones)
     in_browser(browser, server, table_id, phones[president])
-    browser.execute_cdp_cmd("Network.enable", {})
-    offline = {"latency": 0, "downloadThroughput": -1, "uploadThroughput": -1}
-    browser.execute_cdp_cmd("Network.emulateNetworkConditions", {"offline": True, **offline})
-    try:
+    with offline(browser):
         press(browser, 0)
         settled(browser).until(lambda d: status_says(d, EN.text("web-offline")))
         nominate(table_id, phones[president])  # the same seat decided meanwhile on another device
-    finally:
-        browser.execute_cdp_cmd("Network.emulateNetworkConditions", {"offline": False, **offline})
     line = browser.find_element(By.ID, "sending")
     settled(browser, 15).until(lambda d: "refused" in (line.get_attribute("class") or ""))
     assert line.text and line.text != EN.text("web-sent")
@@ -546,11 +552,7 @@ def seat_order(driver: Any) -> list[str]:
 
 def test_the_host_pages_seat_arrows_and_add_work_in_place_without_a_page_load(server: Server, browser: Any) -> None:
     phone_size(browser)
-    browser.get(f"{server.url}/")
-    browser.find_element(By.NAME, "name").send_keys("Ann")
-    browser.find_element(By.CSS_SELECTOR, "form.open button").click()
-    WebDriverWait(browser, 10).until(lambda d: "/host/" in d.current_url)
-    table_id = browser.current_url.rsplit("/", 1)[1]
+    table_id = host_opens_in_browser(browser, server)
     browser.execute_script("window.sameDocument = 'yes';")
     for name in ("Bob", "Cy", "Dee"):
         settled(browser).until(lambda d: d.find_element(By.CSS_SELECTOR, "form.add input[name=name]")).send_keys(name)
@@ -571,13 +573,7 @@ def test_the_host_pages_seat_arrows_and_add_work_in_place_without_a_page_load(se
 
 
 def test_the_president_records_the_tables_votes_on_the_page_without_a_page_load(server: Server, browser: Any) -> None:
-    host, table_id, code = host_opens(server, play=False)
-    host.post(f"/host/{table_id}", data={"do": "tablevotes", "on": "1", "nonce": "hands"})
-    phones = {}
-    for name in NAMES:
-        phones[name] = server.client()
-        phones[name].post(f"/join/{code}", data={"name": name})
-    host.post(f"/host/{table_id}", data={"do": "start", "nonce": "go"})
+    table_id, phones = table_of_five(server, table_votes=True)
     president = president_of(table_id, phones)
     nominate(table_id, phones[president])
     in_browser(browser, server, table_id, phones[president])
