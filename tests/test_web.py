@@ -18,7 +18,7 @@ from moderator.engine import Role, awaiting, view_for
 from moderator.limits import PIN_GUESSES
 from moderator.render import InputProblem
 from moderator.transports import web
-from tests.web_table import WebTable, browser_beside, choices, every_channel, text_of
+from tests.web_table import TestClient, WebTable, browser_beside, choices, every_channel, text_of
 
 NAMES = ("Ann", "Bob", "Cy", "Dee", "Eve")
 
@@ -27,6 +27,20 @@ NAMES = ("Ann", "Bob", "Cy", "Dee", "Eve")
 def table(tmp_path: Path) -> WebTable:
     with WebTable(tmp_path / "web.db") as wt:
         yield wt
+
+
+def five_started(wt: WebTable) -> tuple[str, dict[str, TestClient]]:
+    """Five phones at a table the host opened (without a seat) and started; returns (table id, phones by name)."""
+    table_id, code = wt.open("Host", play=False)
+    phones = {name: wt.join(code, name) for name in NAMES}
+    wt.host_do(table_id, "start")
+    return table_id, phones
+
+
+def president_of(wt: WebTable, table_id: str, phones: dict[str, TestClient]) -> TestClient:
+    """The phone of the table's President (or Presidential Candidate)."""
+    t = wt.service.table(table_id)
+    return phones[t.seats[t.state.president].name]
 
 
 def _lines(text: str) -> set[str]:
@@ -61,9 +75,7 @@ def assert_private(wt: WebTable, table_id: str, pages: dict[str | None, str]) ->
 
 
 def test_a_five_player_game_plays_through_five_phone_pages_and_no_page_leaks(table: WebTable) -> None:
-    table_id, code = table.open("Host", play=False)
-    phones = {name: table.join(code, name) for name in NAMES}
-    table.host_do(table_id, "start")
+    table_id, phones = five_started(table)
     assert table.status(table_id) == "playing"
     rng = random.Random(7)
     answered: set[tuple[str, str]] = set()
@@ -136,9 +148,7 @@ def test_a_seat_page_opens_only_with_its_own_token(table: WebTable) -> None:
 
 
 def test_another_phone_cannot_decide_for_a_seat(table: WebTable) -> None:
-    table_id, code = table.open("Host", play=False)
-    phones = {name: table.join(code, name) for name in NAMES}
-    table.host_do(table_id, "start")
+    table_id, phones = five_started(table)
     t = table.service.table(table_id)
     president = t.seats[t.state.president].name
     other = next(n for n in NAMES if n != president)
@@ -152,11 +162,8 @@ def test_another_phone_cannot_decide_for_a_seat(table: WebTable) -> None:
 
 
 def test_a_double_tap_decides_once_and_an_old_button_is_refused(table: WebTable) -> None:
-    table_id, code = table.open("Host", play=False)
-    phones = {name: table.join(code, name) for name in NAMES}
-    table.host_do(table_id, "start")
-    t = table.service.table(table_id)
-    president = phones[t.seats[t.state.president].name]
+    table_id, phones = five_started(table)
+    president = president_of(table, table_id, phones)
     first, second = choices(president.get(f"/play/{table_id}/live").text)[:2]
     president.post(f"/play/{table_id}", data=first.fields)
     step = table.service.table(table_id).state.step
@@ -298,10 +305,8 @@ def test_hostile_requests_to_the_pages_never_give_a_5xx_nor_change_the_game(
 @pytest.fixture
 def game(table: WebTable) -> tuple[WebTable, str, object]:
     """A 5-player game under way; one of its phones."""
-    table_id, code = table.open("Host", play=False)
-    phones = [table.join(code, name) for name in NAMES]
-    table.host_do(table_id, "start")
-    return table, table_id, phones[0]
+    table_id, phones = five_started(table)
+    return table, table_id, phones[NAMES[0]]
 
 
 def test_a_table_opened_on_telegram_links_its_table_screen(tmp_path: Path) -> None:
@@ -424,9 +429,7 @@ def test_the_screens_short_address_opens_it_and_costs_a_guess_like_a_join_code(t
 
 
 def test_the_board_address_stays_the_same_through_a_vote_and_changes_with_the_picture(table: WebTable) -> None:
-    table_id, code = table.open("Host", play=False)
-    phones = {name: table.join(code, name) for name in NAMES}
-    table.host_do(table_id, "start")
+    table_id, phones = five_started(table)
     screen = table.device()
 
     def address() -> str:
@@ -473,11 +476,8 @@ def test_the_card_art_favicon_and_manifest_are_served(table: WebTable) -> None:
 
 
 def test_a_tap_sent_in_the_background_is_answered_counted_and_a_retry_says_it_is_a_repeat(table: WebTable) -> None:
-    table_id, code = table.open("Host", play=False)
-    phones = {name: table.join(code, name) for name in NAMES}
-    table.host_do(table_id, "start")
-    t = table.service.table(table_id)
-    president = phones[t.seats[t.state.president].name]
+    table_id, phones = five_started(table)
+    president = president_of(table, table_id, phones)
     first, second = choices(president.get(f"/play/{table_id}/live").text)[:2]
     sent = {"X-Send": "1"}
     answer = president.post(f"/play/{table_id}", data=first.fields, headers=sent)
@@ -500,9 +500,7 @@ def test_the_join_page_and_a_refusal_are_in_the_browsers_language(table: WebTabl
 
 
 def test_an_executed_player_is_told_and_watches_the_game_on(table: WebTable) -> None:
-    table_id, code = table.open("Host", play=False)
-    phones = {name: table.join(code, name) for name in NAMES}
-    table.host_do(table_id, "start")
+    table_id, phones = five_started(table)
     t = table.service.table(table_id)
     out = next(s for s in range(len(NAMES)) if s != t.state.president)
     t.state = t.state.replace(alive=tuple(s != out for s in range(len(NAMES))))
@@ -516,11 +514,8 @@ def test_an_executed_player_is_told_and_watches_the_game_on(table: WebTable) -> 
 
 
 def test_the_running_vote_count_is_one_line_that_updates(table: WebTable) -> None:
-    table_id, code = table.open("Host", play=False)
-    phones = {name: table.join(code, name) for name in NAMES}
-    table.host_do(table_id, "start")
-    t = table.service.table(table_id)
-    president = phones[t.seats[t.state.president].name]
+    table_id, phones = five_started(table)
+    president = president_of(table, table_id, phones)
     president.post(f"/play/{table_id}", data=choices(president.get(f"/play/{table_id}/live").text)[0].fields)
     voters = list(phones.values())[:4]
     for phone in voters:
@@ -577,9 +572,7 @@ ON_BUTTON = r'<button class="choice"[^>]*>[^<]*<img class="card" src="/static/ar
 
 
 def test_phone_pages_show_the_seats_role_card_behind_its_cover_and_cards_on_the_buttons(table: WebTable) -> None:
-    table_id, code = table.open("Host", play=False)
-    phones = {name: table.join(code, name) for name in NAMES}
-    table.host_do(table_id, "start")
+    table_id, phones = five_started(table)
     t = table.service.table(table_id)
     for seat, name in enumerate(NAMES):
         page = phones[name].get(f"/play/{table_id}/live").text
