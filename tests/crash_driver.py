@@ -99,9 +99,17 @@ def deliveries(journal: list[dict[str, Any]], reminder_lines: set[str], marker: 
     texts: Counter[tuple[str, str]] = Counter()
     lines: Counter[tuple[str, str]] = Counter()
     repeats = 0
+    reminded: set[str] = set()
+    """Phones whose last text was a reminder alone: the next text there is the prompt it reminds of (a secret
+    prompt is a text of its own, below the lock screen's filler), sent again on purpose."""
     for entry in journal:
         body = entry["text"].splitlines()
         if any(line in reminder_lines for line in body):
+            if all(line in reminder_lines for line in body if line):
+                reminded.add(entry["address"])
+            continue
+        if entry["address"] in reminded:
+            reminded.discard(entry["address"])
             continue
         if entry["address"].startswith("sms:"):
             texts[(entry["address"], entry["text"])] += 1
@@ -446,6 +454,8 @@ class HttpPlayers:
         self.ids = iter(range(1, 10**9))
         self.accepted: list[tuple[str, str]] = []
         """(channel, external id) of every input the server answered 200."""
+        self.requests = 0
+        """Requests sent so far (each sent again counts once more)."""
         self.retries = 0
         self.retried: Counter[str] = Counter()
         """Requests sent again, by the path's first part (``telegram``, ``sms``, ``join`` and ``play``: a browser)."""
@@ -460,6 +470,7 @@ class HttpPlayers:
         import http.client
 
         while True:
+            self.requests += 1
             try:
                 if self._connection is None:
                     self._connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)

@@ -278,13 +278,19 @@ def _http_run(db: Path, seed: int, kills: int) -> tuple[HttpPlayers, int]:
     server = Server(db, seed)
     server.start()
     rng = random.Random(f"http-kills/{seed}")
+    # Each kill comes a random moment after a random request of the game's first fifty (every game sends more),
+    # so every kill lands however fast or slow the machine plays.
+    after = sorted(rng.sample(range(3, 50), kills))
     done = threading.Event()
     landed = 0
 
     def killer() -> None:
         nonlocal landed
-        for _ in range(kills):
-            if done.wait(rng.uniform(0.2, 2.0)):
+        for request in after:
+            while players.requests < request:
+                if done.wait(0.005):
+                    return
+            if done.wait(rng.uniform(0.0, 0.3)):
                 return
             server.kill()
             landed += 1
@@ -309,7 +315,8 @@ def _http_outcome(db: Path, players: HttpPlayers) -> dict[str, Any]:
     store = Store(db)
     try:
         service = Service(store, drive_computers=False)
-        names: dict[str, str] = {}
+        # The reference and the killed run listen on ports of their own (a text may carry the table screen's link).
+        names: dict[str, str] = {f"127.0.0.1:{players.port}": "<server>"}
         results = {}
         for table in range(HTTP_TABLES):
             found = players.table_row(table)
