@@ -196,21 +196,34 @@ def reclaim(ctx: Context, inbound: Inbound, code: str, out: Outgoing) -> Table |
 
 
 def add_computers(ctx: Context, table: Table, count: int | None, reply: Reply, out: Outgoing) -> None:
-    """The host fills seats with computer players (``count``; None: up to the fewest players a game needs)."""
+    """The host fills seats with computer players (``count``; None: up to the fewest players a game needs). A full
+    table, or nothing to add, is a private reply that changes nothing; more than fit adds those that fit, and says
+    so."""
     if table.status is not TableStatus.LOBBY:
         say(ctx, out, reply, table.row.theme, "lobby-closed")
         return
     free = MAX_PLAYERS - len(table.seats)
+    if free <= 0:
+        say(ctx, out, reply, table.row.theme, "table-full", most=MAX_PLAYERS)
+        return
     wanted = max(MIN_PLAYERS - len(table.seats), 0) if count is None else count
-    wanted = max(0, min(wanted, free))
+    if wanted <= 0:
+        # Enough players for a game already (or none asked for): never "0 computer players joined".
+        say(ctx, out, reply, table.row.theme, "computers-none", players=len(table.seats), least=MIN_PLAYERS,
+            most=MAX_PLAYERS)
+        return
+    added = min(wanted, free)
     catalog = ctx.catalog(table.row.theme, reply.language)
     seats = list(table.seats)
-    for _ in range(wanted):
+    for _ in range(added):
         n = sum(1 for s in seats if s.computer) + 1
         name = unique_name(catalog.text("computer-name", n=n), [s.name for s in seats])
         seats.append(SeatRow(len(seats), name, COMPUTER_CHANNEL, f"{table.id}/{len(seats)}", DEFAULT_LANGUAGE, True))
     table.reseat(ctx.store, seats)
-    announce_seats(ctx, table, out, "computers-added", added=wanted)
+    if added < wanted:
+        announce_seats(ctx, table, out, "computers-added-full", added=added, most=MAX_PLAYERS)
+    else:
+        announce_seats(ctx, table, out, "computers-added", added=added)
 
 
 def reseat(ctx: Context, table: Table, names: Sequence[str], reply: Reply, out: Outgoing) -> None:

@@ -67,6 +67,8 @@ LOBBY_MESSAGES: Final = (
     "seats-list",
     "seat-removed",
     "computers-added",
+    "computers-added-full",
+    "computers-none",
     "game-starting",
     "not-host",
     "not-at-table",
