@@ -29,7 +29,7 @@ from .fanout import (
     tell,
     words,
 )
-from .names import clean_name, has_letters, match_name, unique_name
+from .names import clean_name, has_letters, match_name, reader_word, unique_name
 from .outbox import COMPUTER_CHANNEL, Outgoing, Reply
 from .store import SeatRow, TableRow, TableStatus
 from .tables import HOST_LANGUAGE, PUBLIC_LANGUAGE, Table, decision_id
@@ -84,8 +84,9 @@ def open_table(ctx: Context, inbound: Inbound, command: OpenTable, out: Outgoing
     seats = []
     if command.seat:
         name = clean_name(command.name)
-        if not has_letters(name, gsm7=ctx.caps(inbound.channel).gsm7):
-            # Never a number: "1" would read as an option's number in every list of names.
+        if not has_letters(name, gsm7=ctx.caps(inbound.channel).gsm7) or reader_word(name):
+            # Never a number ("1" would read as an option's number in every list of names), nor "You". The table
+            # opens all the same (Telegram names the host after their account); the host may rename.
             name = ctx.catalog(theme, language).text("host-name")
         seats.append(SeatRow(0, name, inbound.channel, inbound.address, language, False))
     ctx.store.replace_seats(table_id, seats)
@@ -149,6 +150,8 @@ def join(ctx: Context, inbound: Inbound, command: Join, out: Outgoing) -> Table 
         say(ctx, out, reply, theme, "name-asked", code=code)
     elif not has_letters(name, gsm7=ctx.caps(inbound.channel).gsm7):
         say(ctx, out, reply, theme, "name-refused-join", code=code)
+    elif reader_word(name):
+        say(ctx, out, reply, theme, "name-reserved-join", name=name, code=code)
     else:
         name = unique_name(name, table.names)
         table.reseat(ctx.store, [*table.seats, SeatRow(0, name, inbound.channel, inbound.address, language, False)])
@@ -372,6 +375,9 @@ def rename(ctx: Context, table: Table, seat: int | None, name: str, reply: Reply
     cleaned = clean_name(name)
     if not has_letters(cleaned, gsm7=ctx.caps(reply.channel).gsm7):
         say(ctx, out, reply, table.row.theme, "name-refused")
+        return
+    if reader_word(cleaned):
+        say(ctx, out, reply, table.row.theme, "name-reserved", name=cleaned)
         return
     old = table.seats[seat]
     new = unique_name(cleaned, [n for n in table.names if n != old.name])

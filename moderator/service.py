@@ -122,6 +122,8 @@ LOBBY_MESSAGES: Final = (
     "host-passed",
     "name-refused",
     "name-refused-join",
+    "name-reserved",
+    "name-reserved-join",
     "name-asked",
     "host-name",
     "renamed",

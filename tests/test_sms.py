@@ -980,6 +980,18 @@ def test_names_are_written_in_gsm7_and_a_name_without_letters_is_refused(phones:
     assert p.inbox(number(1))[-1] == Catalog.load().text("name-refused", sms=True)
 
 
+def test_a_name_the_texts_call_their_reader_is_refused_by_text(phones: Phones) -> None:
+    p = phones
+    p.text(number(0), "NEWGAME Zoe")
+    code = p.code(number(0))
+    p.text(number(1), f"JOIN {code} YOU")
+    assert p.inbox(number(1))[-1] == Catalog.load().text("name-reserved-join", sms=True, name="YOU", code=code)
+    assert len(p.table_of(number(0)).seats) == 1
+    p.text(number(0), "RENAME Du")
+    assert p.inbox(number(0))[-1] == Catalog.load().text("name-reserved", sms=True, name="Du")
+    assert p.table_of(number(0)).names == ("Zoe",)
+
+
 def test_a_qr_joiner_is_asked_for_a_name_before_taking_a_seat(phones: Phones) -> None:
     p = phones
     p.text(number(0), "NEWGAME Zoe")
