@@ -50,6 +50,11 @@ def open_table(ctx: Context, inbound: Inbound, command: OpenTable, out: Outgoing
     theme = command.theme or DEFAULT_THEME
     language = inbound.language or DEFAULT_LANGUAGE
     reply = Reply(inbound.channel, inbound.address, language)
+    sender = f"{inbound.channel}:{inbound.address}"
+    if (wait := ctx.openings.peek(sender, now)) > 0:
+        # Each table is a lobby kept for days: a loop of "newgame" (or a stranger's) must not add them without end.
+        say(ctx, out, reply, DEFAULT_THEME, "open-try-again", minutes=math.ceil(wait / 60))
+        return None
     try:
         Catalog.load(theme, language)
     except UnknownCatalog:
@@ -81,6 +86,7 @@ def open_table(ctx: Context, inbound: Inbound, command: OpenTable, out: Outgoing
         decision_step=0,
     )
     ctx.store.insert_table(row, now)
+    ctx.openings.check(sender, now)  # only a table opened counts: a refused one (a wrong theme) costs nothing
     seats = []
     if command.seat:
         name = clean_name(command.name)

@@ -141,6 +141,7 @@ LOBBY_MESSAGES: Final = (
     "table-opened-group",
     "seats-changed",
     "try-again",
+    "open-try-again",
 )
 """Message ids the service renders itself (everything else comes from ``render``); a test checks the catalogs."""
 

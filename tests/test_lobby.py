@@ -22,6 +22,7 @@ from moderator.commands import (
 )
 from moderator.engine import Phase, awaiting
 from moderator.engine import events as ev
+from moderator.limits import TABLES_AT_ONCE
 from moderator.lobby import CODE_ALPHABET, CODE_LENGTH
 from moderator.names import NAME_LIMIT
 from tests.fakes import Harness
@@ -58,6 +59,20 @@ def test_join_codes_use_the_documented_alphabet_and_length() -> None:
     assert len(codes) == 60, "two open lobbies share a join code"
     # The host's reply shows the code.
     assert code in h.channel.inbox("host59")[-1]["text"]
+
+
+def test_only_tables_opened_use_up_a_senders_openings_and_the_refusal_is_in_their_language() -> None:
+    h = Harness(seed=9)
+    for _ in range(2 * TABLES_AT_ONCE):
+        h.send("p0", OpenTable("Ann", theme="nope"))  # refused: no table, nothing counted
+    assert set(h.channel.ids("p0")) == {"unknown-theme"}
+    for _ in range(TABLES_AT_ONCE):
+        h.open("p0", "Ann")
+        h.send("p0", RemoveSeat("Ann"))  # the host sits nowhere, so may open another
+    h.send("p0", OpenTable("Ann"), language="de")
+    assert last(h, "p0") == "open-try-again"
+    assert h.channel.inbox("p0")[-1]["text"].endswith("in 5 Minuten noch einmal.")
+    assert len(h.store.tables_of(h.channel_name, "p0")) == TABLES_AT_ONCE
 
 
 def test_a_code_is_forgiving_about_case_and_spaces() -> None:
