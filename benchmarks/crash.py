@@ -105,11 +105,12 @@ def main() -> int:
         folder = args.keep or Path(tmp)
         folder.mkdir(parents=True, exist_ok=True)
         started = time.perf_counter()
-        ref_players, _, _ = play_while_killed(folder / "reference.db", args.seed, args.tables, 0, args.gap,
-                                              random.Random(f"bench-kills/{args.seed}"))
+        ref_players, _, _ = play_while_killed(folder / "reference.db", args.seed, args.tables, [])
         reference = read(folder / "reference.db", ref_players)
-        players, server, up = play_while_killed(folder / "crashed.db", args.seed, args.tables, args.kills,
-                                                args.gap, random.Random(f"bench-kills/{args.seed}"))
+        rng = random.Random(f"bench-kills/{args.seed}")
+        # Each kill ``--gap`` seconds after the last one (or the start), whatever the players have sent by then.
+        kills = [(0, rng.uniform(*args.gap)) for _ in range(args.kills)]
+        players, server, up = play_while_killed(folder / "crashed.db", args.seed, args.tables, kills)
         crashed = read(folder / "crashed.db", players)
         wall = time.perf_counter() - started
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from .bots import ComputerPlayer
 from .catalog import DEFAULT_LANGUAGE, Catalog, UnknownCatalog
 from .channels import Capabilities
-from .limits import JoinGuard
+from .limits import JoinGuard, RateLimiter, sender_openings
 from .store import Store
 from .tables import Tables
 
@@ -30,6 +30,8 @@ class Context:
     """What each channel can do, by its name; a channel not listed can do what ``Capabilities()`` says."""
     guesses: JoinGuard = field(default_factory=JoinGuard)
     """Tries with unknown join and move codes, per client, on every way in (counted by ``clock``)."""
+    openings: RateLimiter = field(default_factory=sender_openings)
+    """Tables opened, per sender, on every way in (counted by ``clock``)."""
 
     def caps(self, channel: str) -> Capabilities:
         """What a channel can do."""

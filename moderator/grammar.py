@@ -99,6 +99,8 @@ class Verb(StrEnum):
 
 
 _VERB_KEYS: Final = frozenset(v.value for v in Verb)
+NOT_NAMES: Final = "not-names"
+"""The ``[words]`` key of the words the texts use for their reader (``you``, ``du``): nobody may be called that."""
 
 
 class Who(StrEnum):
@@ -224,6 +226,8 @@ class Grammar:
     """Folded word -> verb."""
     cards: Mapping[str, str]
     """Folded card or policy word of every theme and language -> ``L`` or ``F``."""
+    not_names: frozenset[str] = frozenset()
+    """Folded words of every catalog's ``NOT_NAMES``: "You is the President" would tell every reader it is them."""
 
     def verb(self, word: str, reserved: Iterable[str] = ()) -> Verb | None:
         """The verb a word means, unless the channel's carrier keeps the word."""
@@ -340,6 +344,7 @@ class Grammar:
 def _grammar(root: str) -> Grammar:
     words: dict[Verb, list[str]] = {verb: [] for verb in Verb}
     cards: dict[str, str] = {}
+    not_names: set[str] = set()
     files = [(t, lang) for t in themes() for lang in languages(t)]
     files.sort(key=lambda f: (f[1] != DEFAULT_LANGUAGE, f[0] != DEFAULT_THEME))  # English classic first
     for theme, lang in files:
@@ -352,13 +357,14 @@ def _grammar(root: str) -> Grammar:
                 words[verb].append(term)
         for key in ("liberal_card", "liberal_policy", "liberal", "fascist_card", "fascist_policy", "fascist"):
             cards[fold(catalog.term(key))] = "L" if key.startswith("liberal") else "F"
+        not_names |= {fold(w) for w in _listed(lang, theme).get(NOT_NAMES, "").split(",") if fold(w)}
     cards |= {"l": "L", "f": "F"}
     meaning: dict[str, Verb] = {}
     for verb, all_words in words.items():
         for word in all_words:
             if fold(word):  # "?" is read before any word (``parse``)
                 meaning.setdefault(fold(word), verb)
-    return Grammar({v: tuple(w) for v, w in words.items()}, meaning, cards)
+    return Grammar({v: tuple(w) for v, w in words.items()}, meaning, cards, frozenset(not_names))
 
 
 def grammar() -> Grammar:
@@ -366,13 +372,16 @@ def grammar() -> Grammar:
     return _grammar(str(messages_dir()))
 
 
+def _listed(language: str, theme: str = DEFAULT_THEME) -> Mapping[str, str]:
+    """One catalog file's ``[words]`` as written (no fallback; empty if the file does not exist)."""
+    path = messages_dir() / theme / f"{language}.toml"
+    return read_file(path).words if path.is_file() else {}
+
+
 @lru_cache(maxsize=16)
 def _words_of(language: str, theme: str = DEFAULT_THEME) -> dict[Verb, tuple[str, ...]]:
     """One catalog file's ``[words]`` (no fallback): verb -> its words, as written."""
-    path = messages_dir() / theme / f"{language}.toml"
-    if not path.is_file():
-        return {}
-    raw = read_file(path).words
+    raw = _listed(language, theme)
     return {Verb(k): tuple(w.strip() for w in v.split(",") if w.strip()) for k, v in raw.items() if k in _VERB_KEYS}
 
 

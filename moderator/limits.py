@@ -1,5 +1,5 @@
 """Rate limits that are pure bookkeeping (no web server in them), so the service can own its rules with them:
-token buckets per client, the guessing rule for join codes, and who may open tables.
+token buckets per client, the guessing rule for join codes, and who may open tables (and how many).
 
 ``moderator.guard`` re-exports them for the web routes; the service keeps one ``JoinGuard`` (``Context.guesses``)
 for every way in.
@@ -75,6 +75,19 @@ def pin_guesses(clock: Clock = time.monotonic) -> JoinGuard:
 def table_openings(clock: Clock = time.monotonic) -> RateLimiter:
     """The bucket for opening tables without the operator's password: one per client a minute."""
     return RateLimiter(1 / 60, 1, clock=clock)
+
+
+TABLES_AT_ONCE: Final = 5
+"""Tables one sender (a Telegram account, a phone number) may open at once; then one every ``TABLE_EVERY``
+seconds. A host who opened in the wrong chat, or tried the bot first, opens again at once; a loop of ``newgame``
+adds a dozen lobbies an hour, not thousands."""
+TABLE_EVERY: Final = 300.0
+
+
+def sender_openings(clock: Clock = time.monotonic) -> RateLimiter:
+    """The bucket for tables each sender opens, on every channel (``Context.openings``): ``TABLES_AT_ONCE``, then
+    one every five minutes. A browser opens each table as a new sender: ``OpenGate`` limits its address."""
+    return RateLimiter(1 / TABLE_EVERY, TABLES_AT_ONCE, clock=clock)
 
 
 class JoinGuard:

@@ -29,7 +29,7 @@ from .fanout import (
     tell,
     words,
 )
-from .names import clean_name, has_letters, match_name, unique_name
+from .names import clean_name, has_letters, match_name, reader_word, unique_name
 from .outbox import COMPUTER_CHANNEL, Outgoing, Reply
 from .store import SeatRow, TableRow, TableStatus
 from .tables import HOST_LANGUAGE, PUBLIC_LANGUAGE, Table, decision_id
@@ -50,6 +50,11 @@ def open_table(ctx: Context, inbound: Inbound, command: OpenTable, out: Outgoing
     theme = command.theme or DEFAULT_THEME
     language = inbound.language or DEFAULT_LANGUAGE
     reply = Reply(inbound.channel, inbound.address, language)
+    sender = f"{inbound.channel}:{inbound.address}"
+    if (wait := ctx.openings.peek(sender, now)) > 0:
+        # Each table is a lobby kept for days: a loop of "newgame" (or a stranger's) must not add them without end.
+        say(ctx, out, reply, DEFAULT_THEME, "open-try-again", minutes=math.ceil(wait / 60))
+        return None
     try:
         Catalog.load(theme, language)
     except UnknownCatalog:
@@ -81,11 +86,13 @@ def open_table(ctx: Context, inbound: Inbound, command: OpenTable, out: Outgoing
         decision_step=0,
     )
     ctx.store.insert_table(row, now)
+    ctx.openings.check(sender, now)  # only a table opened counts: a refused one (a wrong theme) costs nothing
     seats = []
     if command.seat:
         name = clean_name(command.name)
-        if not has_letters(name, gsm7=ctx.caps(inbound.channel).gsm7):
-            # Never a number: "1" would read as an option's number in every list of names.
+        if not has_letters(name, gsm7=ctx.caps(inbound.channel).gsm7) or reader_word(name):
+            # Never a number ("1" would read as an option's number in every list of names), nor "You". The table
+            # opens all the same (Telegram names the host after their account); the host may rename.
             name = ctx.catalog(theme, language).text("host-name")
         seats.append(SeatRow(0, name, inbound.channel, inbound.address, language, False))
     ctx.store.replace_seats(table_id, seats)
@@ -149,6 +156,8 @@ def join(ctx: Context, inbound: Inbound, command: Join, out: Outgoing) -> Table 
         say(ctx, out, reply, theme, "name-asked", code=code)
     elif not has_letters(name, gsm7=ctx.caps(inbound.channel).gsm7):
         say(ctx, out, reply, theme, "name-refused-join", code=code)
+    elif reader_word(name):
+        say(ctx, out, reply, theme, "name-reserved-join", name=name, code=code)
     else:
         name = unique_name(name, table.names)
         table.reseat(ctx.store, [*table.seats, SeatRow(0, name, inbound.channel, inbound.address, language, False)])
@@ -196,21 +205,34 @@ def reclaim(ctx: Context, inbound: Inbound, code: str, out: Outgoing) -> Table |
 
 
 def add_computers(ctx: Context, table: Table, count: int | None, reply: Reply, out: Outgoing) -> None:
-    """The host fills seats with computer players (``count``; None: up to the fewest players a game needs)."""
+    """The host fills seats with computer players (``count``; None: up to the fewest players a game needs). A full
+    table, or nothing to add, is a private reply that changes nothing; more than fit adds those that fit, and says
+    so."""
     if table.status is not TableStatus.LOBBY:
         say(ctx, out, reply, table.row.theme, "lobby-closed")
         return
     free = MAX_PLAYERS - len(table.seats)
+    if free <= 0:
+        say(ctx, out, reply, table.row.theme, "table-full", most=MAX_PLAYERS)
+        return
     wanted = max(MIN_PLAYERS - len(table.seats), 0) if count is None else count
-    wanted = max(0, min(wanted, free))
+    if wanted <= 0:
+        # Enough players for a game already (or none asked for): never "0 computer players joined".
+        say(ctx, out, reply, table.row.theme, "computers-none", players=len(table.seats), least=MIN_PLAYERS,
+            most=MAX_PLAYERS)
+        return
+    added = min(wanted, free)
     catalog = ctx.catalog(table.row.theme, reply.language)
     seats = list(table.seats)
-    for _ in range(wanted):
+    for _ in range(added):
         n = sum(1 for s in seats if s.computer) + 1
         name = unique_name(catalog.text("computer-name", n=n), [s.name for s in seats])
         seats.append(SeatRow(len(seats), name, COMPUTER_CHANNEL, f"{table.id}/{len(seats)}", DEFAULT_LANGUAGE, True))
     table.reseat(ctx.store, seats)
-    announce_seats(ctx, table, out, "computers-added", added=wanted)
+    if added < wanted:
+        announce_seats(ctx, table, out, "computers-added-full", added=added, most=MAX_PLAYERS)
+    else:
+        announce_seats(ctx, table, out, "computers-added", added=added)
 
 
 def reseat(ctx: Context, table: Table, names: Sequence[str], reply: Reply, out: Outgoing) -> None:
@@ -359,6 +381,9 @@ def rename(ctx: Context, table: Table, seat: int | None, name: str, reply: Reply
     cleaned = clean_name(name)
     if not has_letters(cleaned, gsm7=ctx.caps(reply.channel).gsm7):
         say(ctx, out, reply, table.row.theme, "name-refused")
+        return
+    if reader_word(cleaned):
+        say(ctx, out, reply, table.row.theme, "name-reserved", name=cleaned)
         return
     old = table.seats[seat]
     new = unique_name(cleaned, [n for n in table.names if n != old.name])

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Final
 
 from .catalog import to_gsm7
-from .grammar import fold
+from .grammar import fold, grammar
 
 NAME_LIMIT: Final = 20
 """Display names are cut to this many characters."""
@@ -53,6 +53,12 @@ def has_letters(name: str, *, gsm7: bool = False) -> bool:
     """True if a name has a letter (as a text writes it, for ``gsm7``): an emoji-only name reads as nothing where
     emoji cannot go, and a name of digits would read as an option's number."""
     return any(c.isalpha() for c in (to_gsm7(name) if gsm7 else name))
+
+
+def reader_word(name: str) -> bool:
+    """True if a name is a word the texts use for whoever reads them (the catalogs' ``[words] not-names``: "you",
+    "du"): every reader of "You is the Presidential Candidate" would take it for themselves."""
+    return fold(name) in grammar().not_names
 
 
 def match_name(text: str, names: Sequence[str]) -> str | None:

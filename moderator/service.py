@@ -67,6 +67,8 @@ LOBBY_MESSAGES: Final = (
     "seats-list",
     "seat-removed",
     "computers-added",
+    "computers-added-full",
+    "computers-none",
     "game-starting",
     "not-host",
     "not-at-table",
@@ -120,6 +122,8 @@ LOBBY_MESSAGES: Final = (
     "host-passed",
     "name-refused",
     "name-refused-join",
+    "name-reserved",
+    "name-reserved-join",
     "name-asked",
     "host-name",
     "renamed",
@@ -137,6 +141,7 @@ LOBBY_MESSAGES: Final = (
     "table-opened-group",
     "seats-changed",
     "try-again",
+    "open-try-again",
 )
 """Message ids the service renders itself (everything else comes from ``render``); a test checks the catalogs."""
 

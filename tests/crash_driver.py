@@ -99,9 +99,17 @@ def deliveries(journal: list[dict[str, Any]], reminder_lines: set[str], marker: 
     texts: Counter[tuple[str, str]] = Counter()
     lines: Counter[tuple[str, str]] = Counter()
     repeats = 0
+    reminded: set[str] = set()
+    """Phones whose last text was a reminder alone: the next text there is the prompt it reminds of (a secret
+    prompt is a text of its own, below the lock screen's filler), sent again on purpose."""
     for entry in journal:
         body = entry["text"].splitlines()
         if any(line in reminder_lines for line in body):
+            if all(line in reminder_lines for line in body if line):
+                reminded.add(entry["address"])
+            continue
+        if entry["address"] in reminded:
+            reminded.discard(entry["address"])
             continue
         if entry["address"].startswith("sms:"):
             texts[(entry["address"], entry["text"])] += 1
@@ -446,6 +454,8 @@ class HttpPlayers:
         self.ids = iter(range(1, 10**9))
         self.accepted: list[tuple[str, str]] = []
         """(channel, external id) of every input the server answered 200."""
+        self.requests = 0
+        """Requests sent so far (each sent again counts once more)."""
         self.retries = 0
         self.retried: Counter[str] = Counter()
         """Requests sent again, by the path's first part (``telegram``, ``sms``, ``join`` and ``play``: a browser)."""
@@ -460,6 +470,7 @@ class HttpPlayers:
         import http.client
 
         while True:
+            self.requests += 1
             try:
                 if self._connection is None:
                     self._connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
@@ -643,19 +654,23 @@ class HttpPlayers:
         assert not stuck, f"tables {stuck} stopped before their game ended"
 
 
-def play_while_killed(db: Path, seed: int, tables: int, kills: int, gap: tuple[float, float],
-                      rng: random.Random) -> tuple[HttpPlayers, Server, list[float]]:
-    """Play ``HttpPlayers``' tables through a ``Server`` SIGKILLed ``kills`` times, at moments ``gap`` seconds apart
-    drawn from ``rng``, started again each time: the players, the stopped server, and how long each kill took until
-    ``/healthz`` answered again (one entry a kill that landed before the games ended)."""
+def play_while_killed(db: Path, seed: int, tables: int, kills: Sequence[tuple[int, float]]
+                      ) -> tuple[HttpPlayers, Server, list[float]]:
+    """Play ``HttpPlayers``' tables through a ``Server`` SIGKILLed and started again once for each of ``kills``:
+    (request, seconds), that many seconds after the players have sent that many requests and the last kill is
+    done; the players, the stopped server, and how long each kill that landed (before the games ended) took
+    until ``/healthz`` answered again."""
     server = Server(db, seed)
     server.start()
     done = threading.Event()
     up: list[float] = []
 
     def killer() -> None:
-        for _ in range(kills):
-            if done.wait(rng.uniform(*gap)):
+        for request, delay in kills:
+            while players.requests < request:
+                if done.wait(0.005):
+                    return
+            if done.wait(delay):
                 return
             started = time.perf_counter()
             server.kill()
@@ -675,7 +690,6 @@ def play_while_killed(db: Path, seed: int, tables: int, kills: int, gap: tuple[f
         thread.join()
         server.stop()
     return players, server, up
-
 
 if __name__ == "__main__":
     sys.exit(main())

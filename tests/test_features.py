@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 
+from moderator.catalog import Catalog
 from moderator.commands import (
     AddComputers,
     Choose,
@@ -82,6 +83,21 @@ def test_a_name_needs_a_letter_or_digit() -> None:
     table_id, _, _ = h.seat_table(NAMES[:3])
     h.send("p1", Rename("\U0001f600 \U0001f600"))
     assert last(h, "p1") == "name-refused" and h.table(table_id).names[1] == NAMES[1]
+
+
+def test_nobody_may_be_called_what_the_texts_call_their_reader() -> None:
+    h = Harness(seed=3)
+    table_id, code, _ = h.seat_table(NAMES[:2])
+    for i, name in enumerate(("You", " du ", "YOURSELF!", "Dich")):  # any case, either language, at any table
+        h.send(f"q{i}", Join(code, name))
+        assert h.channel.ids(f"q{i}") == ["name-reserved-join"]
+        assert h.channel.inbox(f"q{i}")[0]["text"].startswith(f'"{name.strip()}" cannot be a name here')
+    h.send("p1", Rename("you"))
+    assert last(h, "p1") == "name-reserved" and h.table(table_id).names == NAMES[:2]
+    h.send("q9", Join(code, "Youssef"))  # a name that only starts like one is a name
+    assert h.table(table_id).names == (*NAMES[:2], "Youssef")
+    other, _ = h.open("host2", "Du")  # a table still opens (Telegram names its host after the account)
+    assert h.table(other).names == (Catalog.load().text("host-name"),)
 
 
 def test_with_votes_at_the_table_nobody_gets_a_ballot_and_the_president_records_the_ja_voters() -> None:

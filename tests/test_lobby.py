@@ -10,7 +10,9 @@ from moderator.commands import (
     AddComputers,
     Ask,
     Choose,
+    Command,
     Join,
+    LobbyControl,
     MoveSeat,
     OpenTable,
     Query,
@@ -20,6 +22,7 @@ from moderator.commands import (
 )
 from moderator.engine import Phase, awaiting
 from moderator.engine import events as ev
+from moderator.limits import TABLES_AT_ONCE
 from moderator.lobby import CODE_ALPHABET, CODE_LENGTH
 from moderator.names import NAME_LIMIT
 from tests.fakes import Harness
@@ -56,6 +59,20 @@ def test_join_codes_use_the_documented_alphabet_and_length() -> None:
     assert len(codes) == 60, "two open lobbies share a join code"
     # The host's reply shows the code.
     assert code in h.channel.inbox("host59")[-1]["text"]
+
+
+def test_only_tables_opened_use_up_a_senders_openings_and_the_refusal_is_in_their_language() -> None:
+    h = Harness(seed=9)
+    for _ in range(2 * TABLES_AT_ONCE):
+        h.send("p0", OpenTable("Ann", theme="nope"))  # refused: no table, nothing counted
+    assert set(h.channel.ids("p0")) == {"unknown-theme"}
+    for _ in range(TABLES_AT_ONCE):
+        h.open("p0", "Ann")
+        h.send("p0", RemoveSeat("Ann"))  # the host sits nowhere, so may open another
+    h.send("p0", OpenTable("Ann"), language="de")
+    assert last(h, "p0") == "open-try-again"
+    assert h.channel.inbox("p0")[-1]["text"].endswith("in 5 Minuten noch einmal.")
+    assert len(h.store.tables_of(h.channel_name, "p0")) == TABLES_AT_ONCE
 
 
 def test_a_code_is_forgiving_about_case_and_spaces() -> None:
@@ -237,6 +254,34 @@ def test_start_is_refused_above_ten_and_computers_stop_at_ten() -> None:
     assert len(h.table(table_id).seats) == 10
     h.send("p0", Start())
     assert h.table(table_id).state is not None and h.table(table_id).state.players == 10  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("command", [AddComputers(1), AddComputers(), LobbyControl("cpu")],
+                         ids=["a number", "fill", "the button"])
+def test_computers_for_a_full_table_are_refused_privately_and_change_nothing(command: Command) -> None:
+    h, table_id, _, addresses = lobby(10)
+    before = {a: len(h.channel.ids(a)) for a in addresses}
+    h.send("p0", command)
+    assert h.channel.ids("p0")[before["p0"]:] == ["table-full"]
+    assert "10" in h.channel.inbox("p0")[-1]["text"]
+    assert all(len(h.channel.ids(a)) == before[a] for a in addresses[1:])
+    assert seat_names(h, table_id) == list(NAMES)
+
+
+def test_more_computers_than_fit_add_those_that_fit_and_say_so() -> None:
+    h, table_id, _, _ = lobby(8)
+    h.send("p0", AddComputers(5))
+    assert len(h.table(table_id).seats) == 10
+    assert last(h, "p1") == "computers-added-full"
+    assert h.channel.inbox("p1")[-1]["text"].startswith("Only 2 computer players joined: a table has at most 10")
+
+
+def test_filling_a_table_that_has_enough_players_says_none_joined() -> None:
+    h, table_id, _, _ = lobby(6)
+    h.send("p0", AddComputers())
+    assert last(h, "p0") == "computers-none" and last(h, "p1") != "computers-none"
+    assert "0 computer" not in h.channel.inbox("p0")[-1]["text"]
+    assert seat_names(h, table_id) == list(NAMES[:6])
 
 
 def test_only_the_host_starts() -> None:

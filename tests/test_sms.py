@@ -980,6 +980,33 @@ def test_names_are_written_in_gsm7_and_a_name_without_letters_is_refused(phones:
     assert p.inbox(number(1))[-1] == Catalog.load().text("name-refused", sms=True)
 
 
+def test_a_name_the_texts_call_their_reader_is_refused_by_text(phones: Phones) -> None:
+    p = phones
+    p.text(number(0), "NEWGAME Zoe")
+    code = p.code(number(0))
+    p.text(number(1), f"JOIN {code} YOU")
+    assert p.inbox(number(1))[-1] == Catalog.load().text("name-reserved-join", sms=True, name="YOU", code=code)
+    assert len(p.table_of(number(0)).seats) == 1
+    p.text(number(0), "RENAME Du")
+    assert p.inbox(number(0))[-1] == Catalog.load().text("name-reserved", sms=True, name="Du")
+    assert p.table_of(number(0)).names == ("Zoe",)
+
+
+def test_bots_at_a_full_table_is_refused_in_one_text_and_more_than_fit_says_so(phones: Phones) -> None:
+    p = phones
+    p.text(number(0), "NEWGAME Zoe")
+    code = p.code(number(0))
+    for i in range(1, 8):
+        p.text(number(i), f"JOIN {code} P{i}")
+    p.text(number(0), "BOTS 5")
+    assert p.inbox(number(1))[-1].startswith("Only 2 computer players joined, no more fit: 10 players.")
+    before = {i: len(p.inbox(number(i))) for i in range(8)}
+    p.text(number(0), "BOTS 1")
+    assert p.inbox(number(0))[before[0]:] == ["This table is full: at most 10 players."]
+    assert all(len(p.inbox(number(i))) == before[i] for i in range(1, 8))
+    assert len(p.table_of(number(0)).seats) == 10
+
+
 def test_a_qr_joiner_is_asked_for_a_name_before_taking_a_seat(phones: Phones) -> None:
     p = phones
     p.text(number(0), "NEWGAME Zoe")

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from moderator.app import create_app
 from moderator.commands import Join, MovePhone
+from moderator.limits import TABLE_EVERY, TABLES_AT_ONCE
 from moderator.lobby import CODE_ALPHABET
 from moderator.settings import Settings
 from tests.fake_telegram import TOKEN, user
@@ -275,6 +276,41 @@ def test_guessing_by_telegram_start_and_sms_join_is_slowed_per_account_and_a_rea
         clock.advance(7)
         assert s.update(s.say(mallory, f"/start {code}")) == 200
         assert "Mallory" in [r[0] for r in s.rows("SELECT name FROM seats")]
+
+
+def test_a_loop_of_newgame_by_telegram_and_sms_opens_five_tables_then_one_every_five_minutes_per_sender(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "m.db"
+    api, twilio, clock = WebhookBotAPI(clock=lambda: 1_800_000_000.0), FakeTwilio(), FakeClock()
+    app = create_app(Settings.load(env(db), cwd=tmp_path), network={"telegram": api, "sms": twilio}, deliver=False,
+                     clock=clock)
+    with TestClient(app, client=LOCAL) as client:
+        s = Server(client, api, twilio, db)
+        mallory, phone = user(666, "Mallory"), "+12025550666"
+
+        def said(channel: str, address: str) -> list[str]:
+            return [r[0] for r in s.rows("SELECT message_id FROM outbox WHERE channel = ? AND address = ? "
+                                         "AND message_id IN ('table-opened', 'open-try-again') ORDER BY id",
+                                         (channel, address))]
+
+        def tables(channel: str, address: str) -> int:
+            return len(s.rows("SELECT id FROM game_tables WHERE host_channel = ? AND host_address = ?",
+                              (channel, address)))
+
+        for n in range(8):  # open, leave (the lobby closes), open again: a script, faster than any host
+            assert s.update(s.say(mallory, "/newgame")) == 200 and s.update(s.say(mallory, "/leave")) == 200
+            assert s.text(phone, "NEWGAME Mal", f"SMopen{n}") == 200 and s.text(phone, "LEAVE", f"SMleave{n}") == 200
+        for channel, address in (("telegram", "666"), ("sms", phone)):
+            assert said(channel, address) == ["table-opened"] * TABLES_AT_ONCE + ["open-try-again"] * 3, channel
+            assert tables(channel, address) == TABLES_AT_ONCE
+        assert "Try again in 5 minutes." in [r[0] for r in s.rows(
+            "SELECT body FROM outbox WHERE address = '666' AND message_id = 'open-try-again'")][-1]
+        assert s.update(s.say(user(501, "Ann"), "/newgame")) == 200  # anyone else opens as ever
+        assert tables("telegram", "501") == 1
+        clock.advance(TABLE_EVERY)
+        assert s.update(s.say(mallory, "/newgame")) == 200
+        assert tables("telegram", "666") == TABLES_AT_ONCE + 1
 
 
 def test_guessed_seat_move_codes_are_slowed_too_and_the_real_move_still_works() -> None:

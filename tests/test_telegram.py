@@ -457,6 +457,22 @@ def test_a_seat_button_made_for_an_older_seating_order_moves_nobody(tmp_path: Pa
     assert tuple(order) == ("Ann", "Bob", "Cy", "Eve", "Dee")
 
 
+def test_computers_at_a_full_table_are_refused_in_the_hosts_chat_and_the_group_hears_nothing(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        t = _game(tmp_path)
+        await t.boot()
+        await t.open_and_join(NAMES, group=GROUP)
+        await t.settle()
+        group, host = len(t.api.texts(GROUP["id"])), len(t.api.texts(t.chat_of(NAMES[0])))
+        await t.say(NAMES[0], "/computers", chat=GROUP)
+        await t.settle()
+        assert t.api.texts(t.chat_of(NAMES[0]))[host:] == ["This table is full: at most 10 players."]
+        assert len(t.api.texts(GROUP["id"])) == group and len(t.table().seats) == 10
+        await t.stop()
+
+    asyncio.run(scenario())
+
+
 def test_settings_read_the_environment_then_a_dotenv_file(tmp_path: Path) -> None:
     (tmp_path / ".env").write_text("# bot\nTELEGRAM_TOKEN='123:abc'\nexport TELEGRAM_API_URL=http://localhost:8081\n"
                                    "MODERATOR_PORT=\"8001\"  # a comment after a quoted value\n")
