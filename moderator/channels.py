@@ -581,6 +581,11 @@ class Pages(Protocol):
         tries), else the seconds until it may try again, and then the answer must not depend on ``known``."""
         ...
 
+    def cookie_key(self) -> bytes:
+        """The key the browser channel signs its cookies' values with: made from the server's secret, the same
+        on every run of one database, never to be shown, logged or sent."""
+        ...
+
     def seat_view(self, table_id: str, position: int, language: str) -> SeatView:
         """What one seat's page shows."""
         ...

@@ -5,6 +5,8 @@ the service, never by the channel.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 from collections.abc import Callable, Sequence
 
 from . import render
@@ -57,6 +59,9 @@ class BrowserPages:
         self.handle = handle
         """Where the pages' inputs go (``Service.handle``)."""
         self._observers = observers
+        # A key of its own, not the secret itself (another use of the secret gets another key); read once, here,
+        # on the service's thread.
+        self._cookie_key = hmac.new(ctx.store.server_secret(), b"web cookies", hashlib.sha256).digest()
 
     def watch(self, observer: Callable[[str], None]) -> None:
         self._observers.append(observer)
@@ -82,6 +87,9 @@ class BrowserPages:
     def join_attempt(self, client: str, known: bool) -> float:
         # The same buckets as every other way in (``lobby.join``), keyed apart: "ip:" is never a channel's name.
         return self.ctx.guesses.attempt(f"ip:{client}", known, self.ctx.clock())
+
+    def cookie_key(self) -> bytes:
+        return self._cookie_key
 
     def board(self, table_id: str) -> Board | None:
         table = self._table(table_id)

@@ -12,6 +12,7 @@ import contextlib
 import json
 import logging
 import os
+import secrets
 import sqlite3
 import threading
 from collections import deque
@@ -329,6 +330,22 @@ def m019_game_setups(db: Database) -> None:
     )
 
 
+@migrations()
+def m024_server_secret(db: Database) -> None:
+    """A secret of this server's own, made once with the database and kept with it (never shown or logged): the
+    key that signs what a browser keeps for it (a pass-and-play seat's PIN cookie), so a cookie cannot be made
+    or tried through without it, across restarts."""
+    db.executescript(
+        """
+        CREATE TABLE server_secret (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            secret BLOB NOT NULL CHECK (length(secret) = 32)
+        ) STRICT;
+        """
+    )
+    db.execute("INSERT INTO server_secret (id, secret) VALUES (1, ?)", (secrets.token_bytes(32),))
+
+
 _COSMETIC: Final = "('counter', 'board')"
 """The kinds an outbox row shows again what a later one shows better (``channels.Kind.cosmetic``)."""
 
@@ -518,6 +535,10 @@ class Store:
             self.alive(now)
             self.execute("INSERT INTO lifecycle (key, at) VALUES ('stopped', ?)"
                          " ON CONFLICT (key) DO UPDATE SET at = excluded.at", (now,))
+
+    def server_secret(self) -> bytes:
+        """This server's secret (32 random bytes made with the database, m024): a key, never to be shown."""
+        return bytes(self.execute("SELECT secret FROM server_secret WHERE id = 1").fetchone()[0])
 
     # --- tables and seats -------------------------------------------------------------------------------
 

@@ -252,3 +252,29 @@ def test_m019_an_upgraded_database_keeps_each_tables_current_game_exportable(
             assert table.row.setup is not None and store.setup(table_id, table.row.game) == table.row.setup
     finally:
         store.close()
+
+
+def test_m024_an_upgraded_database_makes_its_secret_once_and_keeps_it(tmp_path: Path) -> None:
+    """m024: the upgrade makes the server's secret (32 random bytes); every later start reads the same one, so a
+    PIN cookie signed before a restart still opens its seat; another database has a secret of its own."""
+    path = tmp_path / "old.db"
+    db = Database(sqlite3.connect(path, isolation_level=None))
+    migrations.apply(db, stop_before="m024_server_secret")
+    db.close()
+    store = Store(path)
+    try:
+        secret = store.server_secret()
+        key = Service(store).pages.cookie_key()
+    finally:
+        store.close()
+    again = Store(path)
+    try:
+        assert len(secret) == 32 and again.server_secret() == secret
+        assert Service(again).pages.cookie_key() == key != secret  # a key made from the secret, not the secret
+    finally:
+        again.close()
+    other = Store(memory=True)
+    try:
+        assert other.server_secret() != secret
+    finally:
+        other.close()

@@ -3,8 +3,13 @@ and privacy (no page or event stream shows a secret its viewer may not know)."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
+import logging
 import random
 import re
+import sqlite3
 from pathlib import Path
 from urllib.parse import quote, urlencode
 
@@ -528,10 +533,7 @@ def test_the_running_vote_count_is_one_line_that_updates(table: WebTable) -> Non
 def test_a_pass_and_play_pin_cannot_be_guessed_through(tmp_path: Path) -> None:
     now = [1_800_000_000.0]
     with WebTable(tmp_path / "pins.db", clock=lambda: now[0]) as table:
-        table_id, _code = table.open("Ann")
-        for name in NAMES[1:]:
-            table.host_do(table_id, "add", name=name)
-        table.host_do(table_id, "start")
+        table_id = pass_and_play(table)
         bob = f"/host/{table_id}/seat/1"
         for seat, pin in ((2, "1234"), (1, "4711")):
             table.host.post(f"/host/{table_id}/seat/{seat}/pin", data={"pin": pin})
@@ -551,6 +553,82 @@ def test_a_pass_and_play_pin_cannot_be_guessed_through(tmp_path: Path) -> None:
         now[0] += 60  # a minute later, one more try
         opened = table.host.post(f"{bob}/open", data={"pin": "4711"})
         assert opened.status_code == 200 and '<details class="secret" id="cover-1"' in opened.text
+
+
+def pass_and_play(wt: WebTable) -> str:
+    """A started pass-and-play table: Ann opens it on the host's device and adds the four others there; its id."""
+    table_id, _code = wt.open("Ann")
+    for name in NAMES[1:]:
+        wt.host_do(table_id, "add", name=name)
+    wt.host_do(table_id, "start")
+    return table_id
+
+
+def the_host_device_with(wt: WebTable, name: str, value: str) -> TestClient:
+    """Another browser holding the host device's cookies, one of them, ``name``, set to ``value``: a forger's."""
+    cookies = {**dict(wt.host.cookies.items()), name: value}
+    device = wt.device()
+    for cookie, held in cookies.items():
+        device.cookies.set(cookie, held)
+    return device
+
+
+def locked_with_pin(wt: WebTable, table_id: str, seat: int, pin: str) -> None:
+    """The seat sets ``pin`` on the host's device and is passed on: it is locked again."""
+    wt.host.post(f"/host/{table_id}/seat/{seat}/pin", data={"pin": pin})
+    wt.host.get(f"/host/{table_id}/pass/{seat}")
+
+
+def test_a_pin_cookie_made_without_the_servers_key_opens_no_seat(table: WebTable) -> None:
+    table_id = pass_and_play(table)
+    locked_with_pin(table, table_id, 1, "4711")
+    bob, cookie = f"/host/{table_id}/seat/1", f"{web.PIN_COOKIE}{table_id}-1"
+    host = table.service.pages.table_info(table_id).host_address
+    said = f"pin|{host}|{table_id}|1|4711".encode()
+    unkeyed = hashlib.sha256(said).hexdigest()
+    other_key = hmac.new(b"not this server's key", said, hashlib.sha256).hexdigest()
+    no_key = hmac.new(b"", said, hashlib.sha256).hexdigest()
+    en = Catalog.load("classic", "en")
+    for forged in (web.PIN_MAC + unkeyed, web.PIN_MAC + other_key, web.PIN_MAC + no_key):
+        forger = the_host_device_with(table, cookie, forged)
+        page = forger.post(f"{bob}/open", data={"pin": "4711"})
+        assert en.text("web-pin-wrong") in page.text and '<details class="secret" id="cover-' not in page.text
+    opened = table.host.post(f"{bob}/open", data={"pin": "4711"})  # the cookie the server made opens the seat
+    assert opened.status_code == 200 and '<details class="secret" id="cover-1"' in opened.text
+    # Nor does an "opened" cookie made from the PIN cookie, as before, open it without the PIN.
+    table.host.get(f"/host/{table_id}/pass/1")
+    for opened_as in (f"1.{table.host.cookies[cookie]}", f"1.{other_key}"):
+        page = the_host_device_with(table, f"{web.OPEN_COOKIE}{table_id}", opened_as).get(bob)
+        assert page.status_code == 200 and en.text("web-pin-ask", name="Bob") in text_of(page.text)
+        assert '<details class="secret" id="cover-' not in page.text
+
+
+def test_a_pin_cookie_from_before_the_servers_key_asks_its_player_for_a_pin_again(table: WebTable) -> None:
+    table_id = pass_and_play(table)
+    host = table.service.pages.table_info(table_id).host_address
+    before = hashlib.sha256(f"{host}|{table_id}|1|4711".encode()).hexdigest()[:32]
+    device = the_host_device_with(table, f"{web.PIN_COOKIE}{table_id}-1", before)
+    page = device.get(f"/host/{table_id}/seat/1").text
+    assert f'action="/host/{table_id}/seat/1/pin"' in page  # as on a device that never had a PIN for the seat
+    assert device.post(f"/host/{table_id}/seat/1/open", data={"pin": "4711"}).text.count('id="cover-1"') == 1
+
+
+def test_the_servers_secret_is_in_no_page_cookie_or_log(table: WebTable, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG)
+    with sqlite3.connect(table.db) as db:
+        secret = bytes(db.execute("SELECT secret FROM server_secret").fetchone()[0])
+    forms = {form for raw in (secret, table.service.pages.cookie_key()) for form in (
+        raw.hex(), raw.hex().upper(), base64.b64encode(raw).decode(), base64.urlsafe_b64encode(raw).decode(),
+        repr(raw))}
+    table_id = pass_and_play(table)
+    seat = f"/host/{table_id}/seat/0"
+    answers = [table.host.get(seat), table.host.post(f"{seat}/pin", data={"pin": "1234"}),
+               table.host.get(f"/host/{table_id}/pass/0"), table.host.post(f"{seat}/open", data={"pin": "0000"}),
+               table.host.post(f"{seat}/open", data={"pin": "1234"}), table.host.get(seat),
+               table.host.get(f"/host/{table_id}"), table.host.get(f"/table/{table_id}")]
+    said = [r.text + repr(r.headers) for answer in answers for r in (*answer.history, answer)]
+    said += [record.getMessage() for record in caplog.records] + [value for _, value in table.host.cookies.items()]
+    assert caplog.records and not any(form in text for form in forms for text in said)
 
 
 def test_a_host_control_sent_in_the_background_is_answered_and_counted_once(table: WebTable) -> None:

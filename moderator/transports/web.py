@@ -372,6 +372,8 @@ class WebTables:
         """The proxies whose ``X-Forwarded-For`` names the client (``MODERATOR_TRUSTED_PROXIES``)."""
         self.pins = pins or pin_guesses()
         """Wrong PINs per pass-and-play seat (``limits.pin_guesses``): a seat's PIN cannot be tried through."""
+        self.cookie_key = pages.cookie_key()
+        """The key a pass-and-play seat's PIN cookie is signed with (``Pages.cookie_key``): never shown or logged."""
         self.slots = StreamSlots()
         """Event streams open at once, per table and in all."""
         self._boards: dict[tuple[str, bool], tuple[str, bytes]] = {}
@@ -1223,20 +1225,45 @@ async def host_action(request: Request) -> Response:
 
 
 PIN_COOKIE: Final = "pin-"
-"""Pass-and-play: a seat's PIN, hashed, in the host device's cookie ``pin-<table>-<seat>`` (HttpOnly: the page
-cannot read it; the device's people cannot see it). ``open-<table>``: the one seat opened with its PIN, until the
-device is passed on."""
+"""Pass-and-play: a seat's PIN, as its HMAC under the server's key (``WebTables.cookie_key``), in the host device's
+cookie ``pin-<table>-<seat>`` (HttpOnly: the page cannot read it; the device's people cannot see it). Without the
+key nobody who reads the cookie can try PINs against it, nor make one for a PIN of their choosing. ``open-<table>``:
+the one seat opened with its PIN (an HMAC of that seat and its PIN cookie), until the device is passed on."""
 OPEN_COOKIE: Final = "open-"
+PIN_MAC: Final = "m1."
+"""How a PIN cookie's value starts (the form of its MAC)."""
 
 
-def _pin_hash(table: TableView, seat: int, pin: str) -> str:
-    return hashlib.sha256(f"{table.host_address}|{table.id}|{seat}|{pin}".encode()).hexdigest()[:32]
+def _mac(web: WebTables, *parts: str) -> str:
+    return hmac.new(web.cookie_key, "|".join(parts).encode(), hashlib.sha256).hexdigest()
+
+
+def _pin_mac(web: WebTables, table: TableView, seat: int, pin: str) -> str:
+    """The value of a seat's PIN cookie for ``pin``: bound to the host's device, the table and the seat."""
+    return PIN_MAC + _mac(web, "pin", table.host_address, table.id, str(seat), pin)
+
+
+def _open_mac(web: WebTables, table: TableView, seat: int, pin_cookie: str) -> str:
+    """The value of the ``open-`` cookie for a seat opened with its PIN: only the server can make it."""
+    return f"{seat}." + _mac(web, "open", table.id, str(seat), pin_cookie)
+
+
+def _pin_cookie(request: Request, table: TableView, seat: int) -> str | None:
+    """A seat's PIN cookie on this device, if it has one in today's form."""
+    value = request.cookies.get(f"{PIN_COOKIE}{table.id}-{seat}")
+    # A PIN cookie from before PINs were signed with the server's key (an unsalted hash) counts as no PIN: the
+    # seat is shown as a seat without one, which asks its player to set a PIN again. It opens nothing a device
+    # without the cookie would not: a seat's PIN lives only in this device's cookies.
+    return value if value is not None and value.startswith(PIN_MAC) else None
 
 
 def _locked(request: Request, table: TableView, seat: int) -> bool:
     """A seat with a PIN not opened with it on this device since it was last passed on."""
-    pin = request.cookies.get(f"{PIN_COOKIE}{table.id}-{seat}")
-    return pin is not None and not hmac.compare_digest(request.cookies.get(OPEN_COOKIE + table.id, ""), f"{seat}.{pin}")
+    pin = _pin_cookie(request, table, seat)
+    if pin is None:
+        return False
+    opened = request.cookies.get(OPEN_COOKIE + table.id, "")
+    return not hmac.compare_digest(opened, _open_mac(_web(request), table, seat, pin))
 
 
 def _local_seat(request: Request, table: TableView, *, unlocked: bool = True) -> int | None:
@@ -1273,7 +1300,7 @@ async def local_seat(request: Request) -> Response:
     part = _web(request).seat_part(table, seat, lang, cover=cover)
     if request.url.path.endswith("/live"):
         return HTMLResponse(part, headers=_NO_STORE)
-    pin = "" if f"{PIN_COOKIE}{table.id}-{seat}" in request.cookies else \
+    pin = "" if _pin_cookie(request, table, seat) is not None else \
         _pin_form(table, seat, catalog, "web-pin-offer", "web-pin-save", "pin")
     done = (f'<p class="bar"><a class="done" href="{_pass_url(table, seat)}">'
             f'{_e(catalog.text("web-done-pass"))}</a></p>')
@@ -1318,19 +1345,20 @@ async def local_pin(request: Request) -> Response:
     back = f"/host/{table.id}/seat/{seat}"
     if not (len(pin) == 4 and _number(pin, 4) is not None):
         return RedirectResponse(back + ("" if setting else "?wrong=1"), status_code=303)
-    hashed = _pin_hash(table, seat, pin)
+    web = _web(request)
+    signed = _pin_mac(web, table, seat, pin)
     if setting:
         response = RedirectResponse(back, status_code=303)
-        _cookie(response, f"{PIN_COOKIE}{table.id}-{seat}", hashed, request)
+        _cookie(response, f"{PIN_COOKIE}{table.id}-{seat}", signed, request)
     else:
-        right = hmac.compare_digest(request.cookies.get(f"{PIN_COOKIE}{table.id}-{seat}", ""), hashed)
-        wait = _web(request).pins.attempt(f"{table.id}.{seat}", right)
+        right = hmac.compare_digest(_pin_cookie(request, table, seat) or "", signed)
+        wait = web.pins.attempt(f"{table.id}.{seat}", right)
         if wait > 0:
             return _pin_page(table, seat, "web-pin-wait", seconds=wait)
         if not right:
             return RedirectResponse(back + "?wrong=1", status_code=303)
         response = RedirectResponse(back, status_code=303)
-    _cookie(response, OPEN_COOKIE + table.id, f"{seat}.{hashed}", request)
+    _cookie(response, OPEN_COOKIE + table.id, _open_mac(web, table, seat, signed), request)
     return response
 
 
