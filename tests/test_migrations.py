@@ -37,6 +37,13 @@ SUCCESSORS = {
 """Tables a later migration replaced, their successor, and the successor's rows as the old table held them."""
 
 
+def schema_before(path: Path, migration: str) -> Database:
+    """A new database file at the schema just before ``migration``, open (its caller adds rows and closes it)."""
+    db = Database(sqlite3.connect(path, isolation_level=None))
+    migrations.apply(db, stop_before=migration)
+    return db
+
+
 def user_tables(db: sqlite3.Connection) -> list[str]:
     found = db.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").fetchall()
     return [name for (name,) in found if not name.startswith(("sqlite_", "_sqlite_"))]
@@ -104,8 +111,7 @@ def test_a_database_at_an_earlier_schema_migrates_with_nothing_lost(
 ) -> None:
     source, games = reference
     old = tmp_path / "old.db"
-    db = Database(sqlite3.connect(old, isolation_level=None))
-    migrations.apply(db, stop_before=MIGRATIONS[applied])
+    db = schema_before(old, MIGRATIONS[applied])
     assert [m.name for m in migrations.applied(db)] == MIGRATIONS[:applied]
     kept: dict[str, list[str]] = {}
     with sqlite3.connect(source) as ref:
@@ -152,8 +158,7 @@ def test_opening_a_current_database_again_changes_nothing(reference: tuple[Path,
 def test_messages_waiting_in_an_old_outbox_are_typed_by_the_migration(tmp_path: Path) -> None:
     """m006: a message queued before the outbox said each message's kind is delivered as the kind it was."""
     old = tmp_path / "old.db"
-    db = Database(sqlite3.connect(old, isolation_level=None))
-    migrations.apply(db, stop_before="m006_deliveries_and_typed_outbox")
+    db = schema_before(old, "m006_deliveries_and_typed_outbox")
     queued = [
         ("prompt-vote", {"text": "Vote?", "choices": [{"label": "Ja", "token": "vj"}], "decision": 7, "table": "t"}),
         ("vote-progress", {"text": "3 of 7 have voted."}),
@@ -195,8 +200,7 @@ def test_m007_an_upgraded_database_knows_no_earlier_run_and_no_message_handed(tm
     """m007: the first start after the upgrade prompts nobody again (nothing says the last run crashed), and no
     waiting message counts as handed to its channel (none is marked a repeat)."""
     path = tmp_path / "old.db"
-    db = Database(sqlite3.connect(path, isolation_level=None))
-    migrations.apply(db, stop_before="m007_lifecycle_and_handed")
+    db = schema_before(path, "m007_lifecycle_and_handed")
     db.execute("INSERT INTO outbox (channel, address, message_id, body, created) VALUES ('sms', '+1', 'x', '{}', 1)")
     db.close()
     store = Store(path)
@@ -212,8 +216,7 @@ def test_m015_an_upgraded_database_keeps_each_groups_pace_from_then_on(tmp_path:
     """m015: before it no pace was stored (a restart paces every group afresh, as the old code did); after it a
     group's pace comes back to the next process, the newest one kept, an old one no longer handed back."""
     path = tmp_path / "old.db"
-    db = Database(sqlite3.connect(path, isolation_level=None))
-    migrations.apply(db, stop_before="m015_pacing")
+    db = schema_before(path, "m015_pacing")
     db.close()
     store = Store(path)
     try:
@@ -233,8 +236,7 @@ def test_m019_an_upgraded_database_keeps_each_tables_current_game_exportable(
     """m019: every game's setup is kept apart; a table's game from before the upgrade is copied in, with when
     it started, so it exports as before and a rematch no longer overwrites it."""
     path = tmp_path / "old.db"
-    db = Database(sqlite3.connect(path, isolation_level=None))
-    migrations.apply(db, stop_before="m019_game_setups")
+    db = schema_before(path, "m019_game_setups")
     with sqlite3.connect(reference[0]) as ref:
         for table in ("game_tables", "seats", "actions"):
             names = columns(db.conn, table)
@@ -258,8 +260,7 @@ def test_m024_an_upgraded_database_makes_its_secret_once_and_keeps_it(tmp_path: 
     """m024: the upgrade makes the server's secret (32 random bytes); every later start reads the same one, so a
     PIN cookie signed before a restart still opens its seat; another database has a secret of its own."""
     path = tmp_path / "old.db"
-    db = Database(sqlite3.connect(path, isolation_level=None))
-    migrations.apply(db, stop_before="m024_server_secret")
+    db = schema_before(path, "m024_server_secret")
     db.close()
     store = Store(path)
     try:
