@@ -691,5 +691,6 @@ def play_while_killed(db: Path, seed: int, tables: int, kills: Sequence[tuple[in
         server.stop()
     return players, server, up
 
+
 if __name__ == "__main__":
     sys.exit(main())
