@@ -108,6 +108,9 @@ class Capabilities:
     """A public chat is paced slower than a person's: a table's later messages to its people on this channel
     wait until its public chat has had the earlier ones (a result before the prompt it leads to); cosmetic ones
     (``Kind.cosmetic``) hold back nothing."""
+    forms: bool = False
+    """People join and rename with a page's form, which stays in front of them: a refused name needs no word on
+    what to type."""
     preview_lines: int = 1
     """Lines of a message a locked phone may show in its notification: a private message's neutral header takes
     that many lines (the header, then filler lines), so that its secret starts below what a lock screen shows."""

@@ -139,6 +139,7 @@ def join(ctx: Context, inbound: Inbound, command: Join, out: Outgoing) -> Table 
         return moved
     out.table_id = table.id
     theme = table.row.theme
+    caps = ctx.caps(inbound.channel)
     if table.status is not TableStatus.LOBBY:
         say(ctx, out, reply, theme, "lobby-closed")
     elif table.seat_of(inbound.channel, inbound.address) is not None:
@@ -151,11 +152,16 @@ def join(ctx: Context, inbound: Inbound, command: Join, out: Outgoing) -> Table 
             say(ctx, out, reply, theme, "seated-elsewhere")
     elif len(table.seats) >= MAX_PLAYERS:
         say(ctx, out, reply, theme, "table-full", most=MAX_PLAYERS)
-    elif not (name := clean_name(command.name)):
+    elif not (name := clean_name(command.name)) and not caps.forms:
         # The QR code's text carries no name: ask for one before the seat is taken.
         say(ctx, out, reply, theme, "name-asked", code=code)
-    elif not has_letters(name, gsm7=ctx.caps(inbound.channel).gsm7):
+    elif not has_letters(name, gsm7=caps.gsm7) and caps.forms:
+        # A page's form is still in front of its person: no word on what to type.
+        say(ctx, out, reply, theme, "name-refused")
+    elif not has_letters(name, gsm7=caps.gsm7):
         say(ctx, out, reply, theme, "name-refused-join", code=code)
+    elif reader_word(name) and caps.forms:
+        say(ctx, out, reply, theme, "name-reserved", name=name)
     elif reader_word(name):
         say(ctx, out, reply, theme, "name-reserved-join", name=name, code=code)
     else:

@@ -382,6 +382,19 @@ def test_a_refused_seat_shows_why_and_sets_no_cookie(table: WebTable) -> None:
     assert not phone.cookies and "Eleven" not in table.service.table(table_id).names
 
 
+def test_a_refused_name_on_the_join_page_says_why_and_not_what_to_type(table: WebTable) -> None:
+    """The join form is the way to try again: the reason, never "send join CODE …" (a typed command)."""
+    table_id, code = table.open("Ann")
+    words = Catalog.load("classic", "en")
+    for name, why in (("You", words.text("name-reserved", name="You")), ("1234", words.text("name-refused")),
+                      ("   ", words.text("name-refused"))):
+        phone = table.device()
+        page = text_of(phone.post(f"/join/{code}", data={"name": name}).text)
+        assert why in page
+        assert f"join {code}".casefold() not in page.casefold()
+        assert not phone.cookies and list(table.service.table(table_id).names) == ["Ann"]
+
+
 def test_a_rematch_starts_a_new_feed(table: WebTable) -> None:
     table_id, code = table.open("Host", play=False)
     phone = table.join(code, "Ann")

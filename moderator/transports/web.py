@@ -125,7 +125,7 @@ from ..settings import Settings
 log = logging.getLogger(__name__)
 
 CHANNEL: Final = "web"
-CAPABILITIES: Final = Capabilities(buttons=True)
+CAPABILITIES: Final = Capabilities(buttons=True, forms=True)
 """Buttons on the page; a page shows every message it is sent (its feed), so it needs nothing more."""
 SEAT_COOKIE: Final = "seat-"
 HOST_COOKIE: Final = "host-"
