@@ -319,9 +319,9 @@ def reveal_roles(ctx: Context, table: Table, out: Outgoing) -> None:
 
 
 def prompt_again(ctx: Context, table: Table, out: Outgoing, note: Callable[[Reply], None] | None = None,
-                 seat: int | None = None) -> list[str]:
-    """Send whoever owes a decision (of them only ``seat``, if given) its prompt again, after ``note(reply)`` if
-    given; returns their names.
+                 seat: int | None = None, waiting: frozenset[tuple[str, str]] = frozenset()) -> list[str]:
+    """Send whoever owes a decision (of them only ``seat``, if given; none whose (channel, address) is in
+    ``waiting``) its prompt again, after ``note(reply)`` if given; returns their names.
 
     With physical voting the table votes with cards: during an election the President owes the record of
     the votes, and nobody owes a button.
@@ -336,6 +336,7 @@ def prompt_again(ctx: Context, table: Table, out: Outgoing, note: Callable[[Repl
         owing = [table.seats[position] for position in awaiting(state)]
     if seat is not None:
         owing = [row for row in owing if row.position == seat]
+    owing = [row for row in owing if (row.channel, row.address) not in waiting]
     for row in owing:
         if row.computer or table.opted_out(row.channel, row.address):
             continue  # an opted-out phone: the carrier refuses every text until it opts in

@@ -126,6 +126,7 @@ LOBBY_MESSAGES: Final = (
     "name-reserved-join",
     "name-asked",
     "host-name",
+    "host-name-refused",
     "renamed",
     "renamed-in-game",
     "you-renamed",
@@ -280,8 +281,12 @@ class Service:
 
     def _remind_after_restart(self, table: Table, now: float) -> list[str]:
         out = Outgoing(table.id, now)
+        # A prompt still in the outbox goes out as it is (a channel marks it a repeat if it may have gone out
+        # before): a reminder and a second copy of it would reach that phone twice.
+        waiting = self.store.waiting_prompts(table.id, table.row.decision_step)
         names = prompt_again(self.ctx, table, out,
-                             lambda reply: say(self.ctx, out, reply, table.row.theme, "reminder-restart"))
+                             lambda reply: say(self.ctx, out, reply, table.row.theme, "reminder-restart"),
+                             waiting=waiting)
         self.store.enqueue(out.stored(self.tables.muted), now)
         return names
 

@@ -536,6 +536,14 @@ class Store:
             self.execute("INSERT INTO lifecycle (key, at) VALUES ('stopped', ?)"
                          " ON CONFLICT (key) DO UPDATE SET at = excluded.at", (now,))
 
+    def waiting_prompts(self, table_id: str, decision: int) -> frozenset[tuple[str, str]]:
+        """(channel, address) of every prompt for this decision of a table still waiting in the outbox."""
+        rows = self.execute(
+            "SELECT DISTINCT channel, address FROM outbox WHERE table_id = ? AND status = 'pending'"
+            " AND json_extract(body, '$.kind') = 'prompt' AND json_extract(body, '$.decision') = ?",
+            (table_id, decision)).fetchall()
+        return frozenset((str(channel), str(address)) for channel, address in rows)
+
     def server_secret(self) -> bytes:
         """This server's secret (32 random bytes made with the database, m024): a key, never to be shown."""
         return bytes(self.execute("SELECT secret FROM server_secret WHERE id = 1").fetchone()[0])

@@ -208,6 +208,13 @@ def _table_waiting_for_ann(tmp_path: Path, clock: Clock) -> None:
     updates = [s.say(ANN, "/newgame"), s.say(ANN, "/computers 4"), s.say(ANN, "/startgame")]
     _run(tmp_path, clock, *updates)
     assert _prompts(tmp_path) >= 1, "the table waits for Ann (computers decide at once)"
+    _delivered(tmp_path)
+
+
+def _delivered(tmp_path: Path) -> None:
+    """Every message so far reached its chat (these servers run without a sender)."""
+    with sqlite3.connect(tmp_path / "m.db") as conn:
+        conn.execute("UPDATE outbox SET status = 'sent', sent = created WHERE status = 'pending'")
 
 
 def test_a_clean_restart_within_a_minute_prompts_nobody_again(tmp_path: Path) -> None:
@@ -241,6 +248,20 @@ def test_after_a_crash_whoever_owes_a_decision_is_prompted_again(tmp_path: Path)
     clock.now += 5
     _run(tmp_path, clock)
     assert _reminders(tmp_path) == [(str(ANN["id"]), "reminder-restart")]
+
+
+def test_after_a_crash_a_prompt_still_waiting_to_go_out_is_not_sent_twice(tmp_path: Path) -> None:
+    """A prompt the crash kept from going out goes out as it is: no reminder and no second copy beside it."""
+    clock = Clock()
+    _table_waiting_for_ann(tmp_path, clock)
+    with sqlite3.connect(tmp_path / "m.db") as conn:
+        conn.execute("DELETE FROM lifecycle WHERE key = 'stopped'")  # as a SIGKILL leaves it: no clean stop
+        conn.execute("UPDATE outbox SET status = 'pending', sent = NULL WHERE id = (SELECT max(id) FROM outbox"
+                     " WHERE json_extract(body, '$.kind') = 'prompt' AND address = ?)", (str(ANN["id"]),))
+    before = _prompts(tmp_path)
+    clock.now += 5
+    _run(tmp_path, clock)
+    assert _reminders(tmp_path) == [] and _prompts(tmp_path) == before
 
 
 def test_start_pressed_again_brings_the_decision_the_table_waits_for(tmp_path: Path) -> None:
