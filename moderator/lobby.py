@@ -88,12 +88,14 @@ def open_table(ctx: Context, inbound: Inbound, command: OpenTable, out: Outgoing
     ctx.store.insert_table(row, now)
     ctx.openings.check(sender, now)  # only a table opened counts: a refused one (a wrong theme) costs nothing
     seats = []
+    refused = ""
+    """The name the host gave that cannot be one (they are told once the table is open)."""
     if command.seat:
         name = clean_name(command.name)
         if not has_letters(name, gsm7=ctx.caps(inbound.channel).gsm7) or reader_word(name):
             # Never a number ("1" would read as an option's number in every list of names), nor "You". The table
             # opens all the same (Telegram names the host after their account); the host may rename.
-            name = ctx.catalog(theme, language).text("host-name")
+            refused, name = name, ctx.catalog(theme, language).text("host-name")
         seats.append(SeatRow(0, name, inbound.channel, inbound.address, language, False))
     ctx.store.replace_seats(table_id, seats)
     table = Table(row, seats)
@@ -109,6 +111,8 @@ def open_table(ctx: Context, inbound: Inbound, command: OpenTable, out: Outgoing
         Kind.JOIN, text, table=table_id, join_code=code, shown_in=row.public_address,
         options=start_controls(), language=language, message_id="table-opened",
     ))
+    if refused:
+        say(ctx, out, reply, theme, "host-name-refused", name=refused, host=seats[0].name)
     return table
 
 

@@ -98,6 +98,7 @@ def test_nobody_may_be_called_what_the_texts_call_their_reader() -> None:
     assert h.table(table_id).names == (*NAMES[:2], "Youssef")
     other, _ = h.open("host2", "Du")  # a table still opens (Telegram names its host after the account)
     assert h.table(other).names == (Catalog.load().text("host-name"),)
+    assert last(h, "host2") == "host-name-refused"  # and is told why they are called Host
 
 
 def test_with_votes_at_the_table_nobody_gets_a_ballot_and_the_president_records_the_ja_voters() -> None:
