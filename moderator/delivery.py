@@ -178,7 +178,7 @@ class Sender:
         except (TemporaryFailure, PermanentFailure) as failure:  # raised rather than answered: the same
             return [failure] * len(going)
         except OSError as exc:  # a network error the channel did not translate: temporary, as it would say
-            return [TemporaryFailure(f"network: {type(exc).__name__}")] * len(going)
+            return [_Raised(f"network: {type(exc).__name__}")] * len(going)
         except Exception as exc:
             for row in going:
                 self._crashed(row, exc, now)
@@ -234,7 +234,7 @@ class Sender:
         """Note one message's delivery attempt for ``flush``; 1 if it was delivered."""
         delivered = 0
         if isinstance(result, TemporaryFailure):
-            if row.handed is None:
+            if row.handed is None and not isinstance(result, _Raised):
                 self._unhand.append(row.id)  # not taken (paced, rate-limited): its retry is no repeat
             if result.paced:  # held back, never tried: no attempt spent
                 self._held.append((row.id, now + (result.retry_after or 0.0)))
@@ -249,6 +249,11 @@ class Sender:
             self._sent.append((row.id, sent_at))
             delivered = 1
         return delivered
+
+
+class _Raised(TemporaryFailure):
+    """A network error a channel raised rather than answered: it may have taken the message (a timeout after
+    sending), so its mark stays and a retry may say it is a repeat."""
 
 
 def _drawn(message: Outbound) -> str:
