@@ -140,7 +140,7 @@ class Wiring:
     def delivery(self, name: str, channel: Channel, *,
                  after_round: Callable[[], Awaitable[int]] | None = None) -> Delivery:
         worker = Worker(self.store_factory, {name: channel}, clock=self.time, after_round=after_round,
-                        interval=self.deliver_every, name=f"{name}-sender")
+                        interval=self.deliver_every, name=f"{name}-sender", not_sent=self.service.not_sent)
         self.workers.append(worker)
         if self.deliver:
             worker.start()
@@ -190,8 +190,12 @@ class Durable:
                         await store.durable()
                     except Exception:
                         failed = True
+                        # Said as the browser channel says a tap was not saved (``web.not_saved``): its pages
+                        # ask the player to tap again; a webhook's sender retries by itself.
                         await send({"type": "http.response.start", "status": 503,
-                                    "headers": [(b"content-length", b"0")]})
+                                    "headers": [(b"content-length", b"0"), (b"cache-control", b"no-store"),
+                                                (b"retry-after", str(web.NOT_SAVED_RETRY).encode()),
+                                                (web.NOT_SAVED_HEADER.lower().encode(), b"1")]})
                         await send({"type": "http.response.body", "body": b""})
                         return
             await send(message)

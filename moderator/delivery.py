@@ -15,6 +15,7 @@ import contextlib
 import json
 import logging
 import time
+import traceback
 from collections.abc import Awaitable, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
@@ -29,6 +30,17 @@ log = logging.getLogger(__name__)
 PACE_KEPT: Final = 3600.0
 """Seconds a chat's stored pace matters after a restart (Telegram's limits count the last minute)."""
 
+PRUNE_EVERY: Final = 60.0
+"""Seconds between two prunings of the stored paces older than ``PACE_KEPT`` (each scans the chats of the last
+hour: about 0.1 ms for a thousand; once a minute it costs nothing)."""
+
+CRASH_ATTEMPTS: Final = 4
+"""Tries of a message whose delivery raised something no channel expects (a bug, not the network): a bug does
+not heal by waiting, so it fails for good after these (1 + 2 + 4 s of back-off) instead of after ``max_attempts``
+and holds the messages behind it no longer."""
+CRASHED: Final = "crashed"
+"""How ``last_error`` begins for a message whose delivery raised (``CRASH_ATTEMPTS``)."""
+
 
 class Sender:
     """Delivers the outbox through the channels, oldest first, with retries and back-off.
@@ -37,7 +49,12 @@ class Sender:
     and what it answered is recorded at once after (``flush``), so a crash repeats at most that one hand-over.
     A message handed before and never recorded reaches the channel with ``Outbound.handed`` set: it may have
     gone out (the channel checks with its provider, or says it is a repeat). If the mark cannot be written (a
-    full or read-only disk) nothing is sent: what cannot be recorded as sent would be sent again and again."""
+    full or read-only disk) nothing is sent: what cannot be recorded as sent would be sent again and again.
+
+    A channel that raises instead of answering fails nothing else: a raised ``TemporaryFailure`` or
+    ``PermanentFailure`` counts as that answer, a network error (``OSError``) as a temporary failure; anything else
+    is a crash, tried ``CRASH_ATTEMPTS`` times, the messages it was handed with then tried one at a time (so one
+    poison message fails alone). One that fails so is logged without its text and listed in ``gave_up``."""
 
     def __init__(self, store: Store, channels: Mapping[str, Channel], *, clock: Callable[[], float] = time.time,
                  max_attempts: int = 8) -> None:
@@ -53,6 +70,12 @@ class Sender:
         self._unhand: list[int] = []
         self._held: list[tuple[int, float]] = []
         self._paces: list[tuple[str, dict[str, str]]] = []
+        self._pruned = float("-inf")
+        self._suspects: set[int] = set()
+        """Messages handed together with one whose delivery crashed: each goes alone until it was delivered."""
+        self.gave_up: list[tuple[str, str, str]] = []
+        """(channel, address, table id) of messages that failed for good by crashing, the first to that address
+        at that table (its host is told, once, by whoever runs this sender: ``Service.not_sent``)."""
         self._recalled = False
         self._public_first = [name for name, c in self.channels.items() if c.capabilities.public_first]
 
@@ -67,8 +90,11 @@ class Sender:
         now = self.clock()
         with self.store.transaction():
             self.store.settle(sent, retries, failed, held)
+            prune = bool(paces) and now >= self._pruned + PRUNE_EVERY
             for channel, pace in paces:
-                self.store.set_paces(channel, pace, now)
+                self.store.set_paces(channel, pace, now, forget_before=now - PACE_KEPT if prune else None)
+            if prune:
+                self._pruned = now
             self.store.unhand(unhand)
             for channel in {c for c, _ in taken}:
                 self.store.record_deliveries(channel, [t for c, t in taken if c == channel], now)
@@ -111,31 +137,80 @@ class Sender:
         going: list[OutboxRow] = []
         delivered = 0
         for row in rows:
-            message = Outbound.from_json(row.body, row.message_id)
-            if message.kind is Kind.BOARD:
-                shown = self._board_shown(row, message)
-                if shown is None:  # the chat shows this board already
-                    delivered += self._settle(row, Delivered(), now, now)
-                    continue
-                message = shown
-            messages.append(message)
+            try:
+                message = Outbound.from_json(row.body, row.message_id)
+                shown = self._board_shown(row, message) if message.kind is Kind.BOARD else message
+            except Exception as exc:  # a body this code cannot read: that message alone fails
+                self._crashed(row, exc, now)
+                continue
+            if shown is None:  # the chat shows this board already
+                delivered += self._settle(row, Delivered(), now, now)
+                continue
+            messages.append(shown)
             going.append(row)
+        if any(r.id in self._suspects for r in going):  # one of them crashed its batch: find which, one by one
+            going, messages = going[:1], messages[:1]
         if not going:
             return delivered
         self.flush()  # what settled without the channel (boards shown already) goes with the mark
         self.store.hand([r.id for r in going], self.clock())  # raises if it cannot be written: nothing is sent
         messages = [m if r.handed is None else replace(m, handed=r.handed) for r, m in zip(going, messages,
                                                                                           strict=True)]
-        results = list(channel.send_batch(going[0].address, messages))
+        results = self._send(channel, going, messages, now)
         sent_at = self.clock()
         if isinstance(channel, Paced) and (pace := dict(channel.pacing())):
             self._paces.append((going[0].channel, pace))
-        for row, message, result in zip(going, messages, results, strict=True):
+        for row, message, result in zip(going, messages, results, strict=True) if results is not None else ():
+            self._suspects.discard(row.id)
             delivered += self._settle(row, result, now, sent_at)
             if isinstance(result, Delivered) and result.ref is not None:
                 self._note(channel, row, message, result)
         self.flush()  # at once: a crash from here on repeats nothing
         return delivered
+
+    def _send(self, channel: Channel, going: list[OutboxRow], messages: list[Outbound],
+              now: float) -> list[Result] | None:
+        """The channel's answer for each message; None if it crashed (each message noted as crashed)."""
+        try:
+            results = list(channel.send_batch(going[0].address, messages))
+            if len(results) != len(going):
+                raise ValueError(f"send_batch answered {len(results)} results for {len(going)} messages")
+        except (TemporaryFailure, PermanentFailure) as failure:  # raised rather than answered: the same
+            return [failure] * len(going)
+        except OSError as exc:  # a network error the channel did not translate: temporary, as it would say
+            return [_Raised(f"network: {type(exc).__name__}")] * len(going)
+        except Exception as exc:
+            for row in going:
+                self._crashed(row, exc, now)
+            if len(going) > 1:  # which one is poison? each goes alone from now on
+                self._suspects.update(r.id for r in going if r.attempts + 1 < CRASH_ATTEMPTS)
+            return None
+        return results
+
+    def _crashed(self, row: OutboxRow, exc: Exception, now: float) -> None:
+        """Note one message whose delivery raised unexpectedly: try again later, or after ``CRASH_ATTEMPTS`` give
+        up. Logged by type and place only: the exception's words may quote the message, and its text holds
+        secrets (the traceback goes to DEBUG)."""
+        frame = traceback.extract_tb(exc.__traceback__)[-1:] if exc.__traceback__ is not None else []
+        where = f" at {frame[0].filename.rsplit('/', 1)[-1]}:{frame[0].lineno}" if frame else ""
+        error = f"{CRASHED}: {type(exc).__name__}{where}"
+        tries = row.attempts + 1
+        log.debug("delivery of message %d crashed", row.id, exc_info=exc)
+        if tries < CRASH_ATTEMPTS:
+            backoff = min(2.0**row.attempts, 300.0)
+            log.warning("delivery: message %d (%s) on %s %s; try %d of %d in %g s", row.id, row.message_id,
+                        row.channel, error, tries, CRASH_ATTEMPTS, backoff)
+            self._retries.append((row.id, now + backoff, error))
+            return
+        log.warning("delivery: message %d (%s) on %s %s; failed for good after %d tries", row.id, row.message_id,
+                    row.channel, error, tries)
+        self._failed.append((row.id, error))
+        self._suspects.discard(row.id)
+        if row.table_id is None:
+            return  # no table, no host to tell
+        told = (row.channel, row.address, row.table_id)
+        if told not in self.gave_up and not self.store.crashed_before(*told, row.id):
+            self.gave_up.append(told)
 
     def _board_shown(self, row: OutboxRow, message: Outbound) -> Outbound | None:
         """The board message to send, editing the one the chat shows for this game; None if it shows this one."""
@@ -159,7 +234,7 @@ class Sender:
         """Note one message's delivery attempt for ``flush``; 1 if it was delivered."""
         delivered = 0
         if isinstance(result, TemporaryFailure):
-            if row.handed is None:
+            if row.handed is None and not isinstance(result, _Raised):
                 self._unhand.append(row.id)  # not taken (paced, rate-limited): its retry is no repeat
             if result.paced:  # held back, never tried: no attempt spent
                 self._held.append((row.id, now + (result.retry_after or 0.0)))
@@ -176,6 +251,11 @@ class Sender:
         return delivered
 
 
+class _Raised(TemporaryFailure):
+    """A network error a channel raised rather than answered: it may have taken the message (a timeout after
+    sending), so its mark stays and a retry may say it is a repeat."""
+
+
 def _drawn(message: Outbound) -> str:
     """What a board message shows, as a fingerprint (a vote that changed only the step changes nothing)."""
     assert message.board is not None
@@ -188,13 +268,17 @@ class Worker:
 
     def __init__(self, store_factory: Callable[[], Store], channels: Mapping[str, Channel], *,
                  clock: Callable[[], float] = time.time, interval: float = 0.5,
-                 after_round: Callable[[], Awaitable[int]] | None = None, name: str = "sender") -> None:
+                 after_round: Callable[[], Awaitable[int]] | None = None, name: str = "sender",
+                 not_sent: Callable[[str, str, str], None] | None = None) -> None:
         self.store_factory = store_factory
         self.channels = dict(channels)
         self.clock = clock
         self.interval = interval
         self.after_round = after_round
         """(On the loop.) Runs after each round; returns how many reports it applied (more rounds follow)."""
+        self.not_sent = not_sent
+        """(On the loop.) Told (channel, address, table id) of each ``Sender.gave_up`` after the round."""
+        self._gave_up: list[tuple[str, str, str]] = []
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=name)
         self._store: Store | None = None
         self._sender: Sender | None = None
@@ -207,7 +291,11 @@ class Worker:
             self._store = self.store_factory()
             self._store.quick_commits()
             self._sender = Sender(self._store, self.channels, clock=self.clock)
-        return self._sender.deliver_due()
+        try:
+            return self._sender.deliver_due()
+        finally:
+            self._gave_up.extend(self._sender.gave_up)
+            self._sender.gave_up.clear()
 
     async def deliver(self) -> int:
         """Deliver until nothing more is due now (the channel's reports applied in between); returns how many."""
@@ -216,6 +304,11 @@ class Worker:
         for _ in range(1000):
             delivered = await loop.run_in_executor(self._executor, self._round)
             reports = await self.after_round() if self.after_round is not None else 0
+            gave_up, self._gave_up = self._gave_up, []
+            for channel, address, table_id in gave_up:
+                if self.not_sent is not None:
+                    self.not_sent(channel, address, table_id)
+            reports += len(gave_up)
             total += delivered
             if not delivered and not reports:
                 break

@@ -4,6 +4,7 @@ and what the service hears about reachability (an opted-out phone, a blocked bot
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import replace
 
 from .catalog import DEFAULT_LANGUAGE, Catalog, UnknownCatalog, sms_segments
@@ -221,22 +222,35 @@ def unreachable(ctx: Context, channel: str, address: str, out: Outgoing, *, unde
     """A channel cannot reach this address (blocked, never opened a chat; ``undelivered``: the carrier reports
     its texts undelivered): the host and the group are told who it is, at every table where it has a seat; the
     game waits for them as for anyone."""
+    for reply, theme, name in _told_about(ctx, channel, address, out):
+        if undelivered:
+            say(ctx, out, reply, theme, "player-undelivered", name=name)
+        else:
+            say(ctx, out, reply, theme, "player-unreachable", name=name)
+
+
+def not_sent(ctx: Context, channel: str, address: str, table_id: str, out: Outgoing) -> None:
+    """A message of this table to this address failed for good on our side (its delivery crashed): the host and
+    the group are told who it is (never what it said)."""
+    for reply, theme, name in _told_about(ctx, channel, address, out, table_id=table_id):
+        say(ctx, out, reply, theme, "player-not-sent", name=name)
+
+
+def _told_about(ctx: Context, channel: str, address: str, out: Outgoing, *,
+                table_id: str | None = None) -> Iterator[tuple[Reply, str, str]]:
+    """(who, theme, the seat's name) to tell about a seat: the host (unless it is them) and the group, at every
+    table where the address has a seat (or at ``table_id`` only)."""
     for table in ctx.tables.of(channel, address):
         seat = table.seat_of(channel, address)
-        if seat is None or table.status not in (TableStatus.LOBBY, *LIVE):
+        if seat is None or table.status not in (TableStatus.LOBBY, *LIVE) or table_id not in (None, table.id):
             continue
         out.table_id = table.id
         name = table.seats[seat].name
-        told = [] if table.is_host(channel, address) else [
-            Reply(table.row.host_channel, table.row.host_address, table.host_language)]
+        if not table.is_host(channel, address):
+            yield Reply(table.row.host_channel, table.row.host_address, table.host_language), table.row.theme, name
         group = table.group
         if group is not None:
-            told.append(Reply(group[0], group[1], table.public_language))
-        for reply in told:
-            if undelivered:
-                say(ctx, out, reply, table.row.theme, "player-undelivered", name=name)
-            else:
-                say(ctx, out, reply, table.row.theme, "player-unreachable", name=name)
+            yield Reply(group[0], group[1], table.public_language), table.row.theme, name
 
 
 

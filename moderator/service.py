@@ -114,6 +114,7 @@ LOBBY_MESSAGES: Final = (
     "claim-refused",
     "player-unreachable",
     "player-undelivered",
+    "player-not-sent",
     "sms-cost-delivery",
     "decide-in-private",
     "leave-in-game",
@@ -421,6 +422,11 @@ class Service:
         its texts undelivered): the host and the group are told who it is, at every table where it has a seat;
         the game waits for them as for anyone."""
         self._report(lambda out: host.unreachable(self.ctx, channel, address, out, undelivered=undelivered))
+
+    def not_sent(self, channel: str, address: str, table_id: str) -> None:
+        """A message of this table to this address failed for good on our side (its delivery crashed, see
+        ``delivery.Sender.gave_up``): the host and the group are told who it is, never what it said."""
+        self._report(lambda out: host.not_sent(self.ctx, channel, address, table_id, out))
 
     def public_moved(self, channel: str, old: str, new: str) -> None:
         """A group chat got a new address (Telegram upgraded it to a supergroup): its tables follow it."""

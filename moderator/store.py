@@ -853,6 +853,16 @@ class Store:
                 (error, outbox_id),
             )
 
+    def crashed_before(self, channel: str, address: str, table_id: str, before: int) -> bool:
+        """True if a message of this table to this address before outbox id ``before`` failed for good because
+        its delivery crashed (``delivery.CRASHED``): its host was told then."""
+        row = self.execute(
+            "SELECT 1 FROM outbox INDEXED BY outbox_address WHERE channel = ? AND address = ? AND id < ?"
+            " AND status = 'failed' AND table_id = ? AND last_error LIKE 'crashed:%' LIMIT 1",
+            (channel, address, before, table_id),
+        ).fetchone()
+        return row is not None
+
     def last_prompt(self, channel: str, address: str) -> tuple[str, dict[str, Any]] | None:
         """(message id, body) of the newest prompt delivered to an address (what a typed number answers)."""
         row = self.execute(
@@ -961,9 +971,12 @@ class Store:
                             (channel, since)).fetchall()
         return {str(a): str(p) for a, p in rows}
 
-    def set_paces(self, channel: str, paces: dict[str, str], now: float) -> None:
-        """Keep the pace of these addresses (the newest wins)."""
+    def set_paces(self, channel: str, paces: dict[str, str], now: float, *, forget_before: float | None = None) -> None:
+        """Keep the pace of these addresses (the newest wins); with ``forget_before``, forget every pace of the
+        channel last updated before it (it no longer matters: the table holds the chats of the last while only)."""
         with self.transaction():
+            if forget_before is not None:
+                self.execute("DELETE FROM pacing WHERE channel = ? AND updated < ?", (channel, forget_before))
             self.db.conn.executemany(
                 "INSERT INTO pacing (channel, address, pace, updated) VALUES (?, ?, ?, ?)"
                 " ON CONFLICT (channel, address) DO UPDATE SET pace = excluded.pace, updated = excluded.updated",

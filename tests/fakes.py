@@ -38,7 +38,8 @@ class RecordingChannel:
     """A ``Channel`` that records (address, body) per address (bodies as ``as_body`` writes them).
 
     ``temporary[address]`` failures are raised (and used up) before that address gets anything;
-    addresses in ``permanent`` always fail for good.
+    addresses in ``permanent`` always fail for good; a batch holding a message in ``crash`` (address, message
+    id) raises ``crash_with`` (a bug in a channel, its words quoting the message) before anything of it is sent.
     """
 
     sent: dict[str, list[dict[str, Any]]] = field(default_factory=lambda: defaultdict(list))
@@ -47,9 +48,16 @@ class RecordingChannel:
     retry_after: float | None = None
     permanent: set[str] = field(default_factory=set)
     attempts: list[str] = field(default_factory=list)
+    crash: set[tuple[str, str]] = field(default_factory=set)
+    crash_with: type[Exception] = RuntimeError
+    crashes: int = 0
     capabilities: Capabilities = field(default_factory=Capabilities)
 
     def send_batch(self, address: str, messages: Sequence[Outbound]) -> list[Result]:
+        for message in messages:
+            if (address, message.message_id) in self.crash:
+                self.crashes += 1
+                raise self.crash_with(f"cannot fold {message.text!r}")
         results: list[Result] = []
         for message in messages:
             if results and isinstance(results[-1], TemporaryFailure):
@@ -139,10 +147,17 @@ class Harness:
         self.deliver()
 
     def deliver(self) -> int:
+        """Deliver until nothing more is due; the host hears of what failed by crashing, as ``Worker`` tells it."""
         total = 0
-        while n := self.sender.deliver_due():
+        while True:
+            n = self.sender.deliver_due()
+            for channel, address, table_id in self.sender.gave_up:
+                self.service.not_sent(channel, address, table_id)
+            told = bool(self.sender.gave_up)
+            self.sender.gave_up.clear()
+            if not (n or told):
+                return total
             total += n
-        return total
 
     def open(self, host: str = "p0", name: str = "Host", *, language: str | None = None,
              chat: str | None = None, **options: Any) -> tuple[str, str]:

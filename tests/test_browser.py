@@ -518,6 +518,30 @@ def test_a_tap_while_the_server_is_unreachable_is_counted_once_when_it_is_back(s
     assert browser.execute_script("return window.sameDocument") == "yes"
 
 
+def test_a_tap_the_server_could_not_store_says_not_saved_and_counts_when_tapped_again(server: Server,
+                                                                                     browser: Any) -> None:
+    table_id, phones = table_of_five(server)
+    president = president_of(table_id, phones)
+    voter = next(n for n in NAMES if n != president)
+    nominate(table_id, phones[president])
+    in_browser(browser, server, table_id, phones[voter])
+    before = votes_recorded(server)
+    locked = sqlite3.connect(server.db, isolation_level=None)  # another process holds the write lock too long
+    locked.execute("BEGIN EXCLUSIVE")
+    try:
+        press(browser, 0)
+        settled(browser, 15).until(lambda d: status_says(d, EN.text("web-not-saved")))
+    finally:
+        locked.execute("ROLLBACK")
+        locked.close()
+    time.sleep(2.5)  # not sent again by itself: the player decides again on what the page shows
+    assert votes_recorded(server) == before
+    assert browser.execute_script("return window.sameDocument") == "yes"  # still on the page, no error page
+    press(browser, 0)  # the buttons are there to tap again
+    settled(browser, 10).until(lambda d: status_says(d, EN.text("web-sent")))
+    assert votes_recorded(server) == before + 1
+
+
 def test_a_tap_refused_because_the_question_moved_on_says_so(server: Server, browser: Any) -> None:
     table_id, phones = table_of_five(server)
     president = president_of(table_id, phones)

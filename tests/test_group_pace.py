@@ -15,9 +15,9 @@ import pytest
 
 from moderator.catalog import Catalog
 from moderator.channels import Capabilities, Kind, Outbound
-from moderator.delivery import Sender
+from moderator.delivery import PACE_KEPT, Sender
 from moderator.store import Store, TableRow, TableStatus
-from moderator.transports.telegram import GROUP_INTERVAL, GROUP_PER_MINUTE
+from moderator.transports.telegram import CHANNEL, GROUP_INTERVAL, GROUP_PER_MINUTE
 from tests.fake_telegram import buttons
 from tests.fakes import RecordingChannel
 from tests.telegram_table import TelegramTable, _is_game, group_chat, run
@@ -231,3 +231,21 @@ def test_a_public_first_channel_holds_a_tables_later_messages_to_its_people_and_
     order = [(a, b["text"]) for a, b in slow.log]
     assert order.index(("-1", "elected")) < order.index(("101", "choose a policy"))
     store.close()
+
+
+def test_stored_paces_older_than_they_matter_are_forgotten_and_recent_ones_kept(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        t = TelegramTable(tmp_path / "m.db", seed=3)
+        store = Store(tmp_path / "m.db")
+        pace = '{"free": 1.0, "window": [1.0]}'
+        store.set_paces(CHANNEL, {"-100900": pace}, t.clock() - PACE_KEPT - 1.0)  # a group of months ago
+        store.set_paces(CHANNEL, {"-100901": pace}, t.clock() - 60.0)  # a group a minute ago
+        store.close()
+        await _quick_table(t)
+        await t.settle()
+        kept = dict(t.store.execute("SELECT address, updated FROM pacing").fetchall())
+        assert "-100900" not in kept
+        assert "-100901" in kept and str(GROUP["id"]) in kept
+        await t.stop()
+
+    run(scenario())

@@ -508,6 +508,40 @@ def test_a_tap_sent_in_the_background_is_answered_counted_and_a_retry_says_it_is
     assert table.service.table(table_id).state.step == step
 
 
+def _unwritable(wt: WebTable, on: bool) -> None:
+    """The database as a full or read-only disk (or a lock held too long) leaves it: no write commits."""
+    store = wt.app.state.store
+    wt.host.portal.call(lambda: store.execute(f"PRAGMA query_only={'ON' if on else 'OFF'}"))  # type: ignore[attr-defined]
+
+
+def test_a_tap_that_cannot_be_stored_says_not_saved_tap_again_and_the_tap_again_counts(table: WebTable) -> None:
+    table_id, code = table.open("Host", play=False)
+    phones = {name: table.join(code, name) for name in NAMES}
+    table.host_do(table_id, "start")
+    t = table.service.table(table_id)
+    president = phones[t.seats[t.state.president].name]
+    page = president.get(f"/play/{table_id}").text
+    not_saved = Catalog.load("classic", "en").text("web-not-saved")
+    assert f'data-not-saved="{not_saved}"' in page  # seat.js has the words even for an answer without any
+    first = choices(president.get(f"/play/{table_id}/live").text)[0]
+    step = t.state.step
+    _unwritable(table, True)
+    answer = president.post(f"/play/{table_id}", data=first.fields, headers={"X-Send": "1"})
+    assert answer.status_code == 503 and answer.headers["Retry-After"] == str(web.NOT_SAVED_RETRY)
+    assert answer.headers[web.NOT_SAVED_HEADER] == "1"
+    assert answer.json() == {"counted": False, "repeat": False, "saved": False, "reply": not_saved}
+    plain = president.post(f"/play/{table_id}", data=first.fields, follow_redirects=False)  # without seat.js
+    assert plain.status_code == 503 and not_saved in text_of(plain.text)
+    assert f'href="/play/{table_id}"' in plain.text  # the way back to tap again
+    host = table.host.post(f"/host/{table_id}", data={"do": "pause", "nonce": "p1"}, headers={"X-Send": "1"})
+    assert host.status_code == 503 and host.json()["saved"] is False
+    _unwritable(table, False)
+    assert table.service.table(table_id).state.step == step  # nothing of it happened
+    again = president.post(f"/play/{table_id}", data=first.fields, headers={"X-Send": "1"})  # tapped again
+    assert again.json() == {"counted": True, "repeat": False, "reply": ""}
+    assert table.service.table(table_id).state.step != step
+
+
 def test_the_join_page_and_a_refusal_are_in_the_browsers_language(table: WebTable) -> None:
     _table_id, code = table.open("Host", play=False)
     german = {"Accept-Language": "de-DE,de;q=0.9"}

@@ -43,8 +43,8 @@ import mimetypes
 import re
 import secrets
 import string
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from functools import cache, partial
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from functools import cache, partial, wraps
 from importlib import resources
 from typing import Any, Final
 
@@ -70,6 +70,7 @@ from ..channels import (
     Delivery,
     HostView,
     JoinWay,
+    NotStored,
     Outbound,
     Pages,
     PromptView,
@@ -138,6 +139,13 @@ KEEP_ALIVE: Final = 10.0
 STREAM_RETRY: Final = 15.0
 """The ``Retry-After`` of a stream refused for want of a slot (503). An ``EventSource`` cannot read it: live.js
 opens the stream again after 2.5-5 s, then after longer each time, up to a minute."""
+
+NOT_SAVED_RETRY: Final = 5
+"""The ``Retry-After`` of a tap that could not be stored (503, ``NotStored``): the database was locked or could not
+be written for a moment; the page says "not saved — tap again" and keeps the player where they were."""
+NOT_SAVED_HEADER: Final = "X-Not-Saved"
+"""Set on every answer that says nothing of a request was stored (here, and ``app.Durable``'s): live.js and seat.js
+tell it from a network blip (which they send again by themselves)."""
 
 COVER_SECONDS: Final = 60
 """A cover opened on a seat's page closes by itself after this long (time for a President to read three cards
@@ -222,6 +230,7 @@ WEB_MESSAGES: Final = (
     "web-sending",
     "web-sent",
     "web-offline",
+    "web-not-saved",
     "web-moved-on",
     "web-your-turn",
     "web-chosen",
@@ -319,7 +328,7 @@ def _button(label: str, fields: dict[str, object], *, action: str = "", cls: str
 def _seat_script(catalog: Catalog) -> str:
     """What a seat's page adds to the live part: seat.js, its words, and the line that says "sending… / sent"."""
     said = {"sending": "web-sending", "sent": "web-sent", "offline": "web-offline", "moved-on": "web-moved-on",
-            "turn": "web-your-turn"}
+            "turn": "web-your-turn", "not-saved": "web-not-saved"}
     data = "".join(f' data-{k}="{_e(catalog.text(v))}"' for k, v in said.items())
     return (f'<div id="words" hidden data-cover-seconds="{COVER_SECONDS}"{data}></div>'
             f'<p id="sending" class="sending" role="status" aria-live="polite" hidden></p>'
@@ -893,6 +902,35 @@ def try_again(request: Request, seconds: float, message_id: str = "try-again") -
     return response
 
 
+def not_saved(request: Request) -> Response:
+    """503 with ``Retry-After``: the tap could not be stored (nothing of it happened). To a tap sent in the
+    background (``X-Send``) JSON like every answer to one (``saved`` false, ``reply`` the words to show); else a
+    page that says so, with the way back to tap again."""
+    lang = _language(request)
+    text = _catalog(DEFAULT_THEME, lang).text("web-not-saved")
+    headers = {**_NO_STORE, "Retry-After": str(NOT_SAVED_RETRY), NOT_SAVED_HEADER: "1"}
+    if request.headers.get("x-send") == "1":
+        answer = {"counted": False, "repeat": False, "saved": False, "reply": text}
+        return JSONResponse(answer, status_code=503, headers=headers)
+    back = re.sub(r"/(pin|open)$", "", request.url.path) if request.url.path != "/new" else "/"
+    response = _page(text, _text(text) + f'<p><a href="{_e(back)}">{_e(text)}</a></p>', lang=lang, status=503)
+    response.headers.update(headers)
+    return response
+
+
+def _saved(endpoint: Callable[[Request], Awaitable[Response]]) -> Callable[[Request], Awaitable[Response]]:
+    """A form's endpoint whose input may not be stored (``NotStored``): then ``not_saved`` answers, not a 500."""
+    @wraps(endpoint)
+    async def run(request: Request) -> Response:
+        try:
+            return await endpoint(request)
+        except NotStored as exc:
+            log.error("a tap in a browser could not be stored (%s); it is asked to tap again", exc)
+            return not_saved(request)
+
+    return run
+
+
 async def new_table(request: Request) -> Response:
     """``POST /new``: a new table hosted by this browser; the host's seat (if playing) is this browser's too.
     Only with a name, and only as ``WebTables.gate`` allows (the operator's password, or one a minute)."""
@@ -1415,10 +1453,10 @@ def routes(*, open_tables: bool = True) -> list[BaseRoute]:
     """The browser channel's routes (``POST /join/<code>`` included; the join page itself is the wiring's).
     ``open_tables=False`` leaves out ``/`` and ``/new`` (a public server whose tables are opened elsewhere)."""
     out: list[BaseRoute] = [
-        Route("/join/{code}", join, methods=["POST"]),
+        Route("/join/{code}", _saved(join), methods=["POST"]),
         Route("/play/{table}", seat_page, methods=["GET"]),
         Route("/play/{table}/live", seat_page, methods=["GET"]),
-        Route("/play/{table}", decide, methods=["POST"]),
+        Route("/play/{table}", _saved(decide), methods=["POST"]),
         Route("/table/{table}", screen, methods=["GET"]),
         Route("/table/{table}/live", screen, methods=["GET"]),
         Route("/table/{table}/events", events, methods=["GET"]),
@@ -1428,18 +1466,18 @@ def routes(*, open_tables: bool = True) -> list[BaseRoute]:
         Mount("/static/art", app=StaticFiles(directory=str(_ART), html=False), name="art"),
         Route("/host/{table}", host_page, methods=["GET"]),
         Route("/host/{table}/live", host_page, methods=["GET"]),
-        Route("/host/{table}", host_action, methods=["POST"]),
+        Route("/host/{table}", _saved(host_action), methods=["POST"]),
         Route("/move/{code}", move_page, methods=["GET"]),
-        Route("/move/{code}", move_seat, methods=["POST"]),
+        Route("/move/{code}", _saved(move_seat), methods=["POST"]),
         Route("/host/{table}/seat/{seat}", local_seat, methods=["GET"]),
         Route("/host/{table}/seat/{seat}/live", local_seat, methods=["GET"]),
-        Route("/host/{table}/seat/{seat}", local_decide, methods=["POST"]),
+        Route("/host/{table}/seat/{seat}", _saved(local_decide), methods=["POST"]),
         Route("/host/{table}/seat/{seat}/pin", local_pin, methods=["POST"]),
         Route("/host/{table}/seat/{seat}/open", local_pin, methods=["POST"]),
         Route("/host/{table}/pass/{seat}", pass_on, methods=["GET"]),
     ]
     if open_tables:
-        out += [Route("/", home, methods=["GET"]), Route("/new", new_table, methods=["POST"])]
+        out += [Route("/", home, methods=["GET"]), Route("/new", _saved(new_table), methods=["POST"])]
     return out
 
 

@@ -48,15 +48,23 @@ document.addEventListener("submit", (event) => {
 // Ordering the seats, adding a name, starting, recording the table's votes, renaming: the form is posted with
 // X-Send and the page stays where it is (no reload, no jump to the top, no browser error page on a Wi-Fi blip);
 // then the part is fetched again. While the server cannot be reached the same post is sent again (same nonce:
-// counted once). The part's forms share one nonce until it is fetched again, so each tap gets its own by a
+// counted once); one the server could not store (``notSaved``) is not: the page says so, the player taps again. The part's forms share one nonce until it is fetched again, so each tap gets its own by a
 // suffix; one post at a time. (A prompt's buttons are seat.js's.) A seat's page says "sending… / sent".
 function sendInPlace(live, refresh) {
   let sending = false;
-  const status = document.getElementById("sending");
+  let status = document.getElementById("sending");
   const words = document.getElementById("words");
+  if (!status) {  // the host's page: a line of its own, for "not saved" (a seat's page has one already)
+    status = document.createElement("p");
+    Object.assign(status, { id: "sending", className: "sending", hidden: true });
+    status.setAttribute("role", "status");
+    status.setAttribute("aria-live", "polite");
+    live.before(status);
+  }
   const show = (key, kind, text) => {
-    if (!status || !words) return;
-    status.textContent = text || words.dataset[key];
+    text = text || (words && words.dataset[key]);
+    if (!text) return;
+    status.textContent = text;
     status.className = "sending " + kind;
     status.hidden = false;
     if (kind === "done") setTimeout(() => { status.hidden = true; }, 2500);
@@ -77,6 +85,10 @@ function sendInPlace(live, refresh) {
       try {
         const response = await fetch(form.action, { method: "POST", body, headers: { "X-Send": "1" },
                                                     credentials: "same-origin", cache: "no-store" });
+        if (notSaved(response)) {  // the server could not store it: nothing happened, the player taps again
+          answer = { notSaved: true, ...(await response.json().catch(() => ({}))) };
+          break;
+        }
         if (response.status >= 500 || response.status === 429) throw new Error(String(response.status));
         if (!response.ok) { location.reload(); return; }  // no longer this browser's page: say why
         answer = await response.json();
@@ -86,6 +98,12 @@ function sendInPlace(live, refresh) {
         await new Promise((done) => setTimeout(done, delay));
       }
     }
+    if (answer.notSaved) {  // the form stays as it is (a name typed stays typed) for the tap again
+      show("notSaved", "refused", answer.reply);
+      sending = false;
+      form.classList.remove("sending");
+      return;
+    }
     if (answer.next) { location.assign(answer.next); return; }  // left the lobby; pass-and-play: passed on
     if (answer.counted) show("sent", "done");
     else show("movedOn", "refused", answer.reply);
@@ -94,6 +112,12 @@ function sendInPlace(live, refresh) {
     if (document.activeElement && live.contains(document.activeElement)) document.activeElement.blur();
     refresh();
   });
+}
+
+// A 503 that says nothing of the post was stored (the database was locked or could not be written): unlike a
+// network blip it is not sent again by itself, for the player decides again on what the page shows now.
+function notSaved(response) {
+  return response.status === 503 && response.headers.get("X-Not-Saved") === "1";
 }
 
 // --- Swapping the live part in without a flash ---------------------------------------------------------------

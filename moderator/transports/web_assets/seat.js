@@ -3,7 +3,8 @@
 //   browser allows (a tap on the page earlier); style.css keeps it pinned at the top while it is owed.
 // - A button's choice is sent in the background (never a page load, so no browser error page on a Wi-Fi blip):
 //   "sending…", then "sent"; while the server cannot be reached it is sent again, with the same nonce, until it
-//   is: counted once, or refused with the service's reply if the question moved on meanwhile.
+//   is: counted once, or refused with the service's reply if the question moved on meanwhile. A tap the server
+//   could not store (503 with X-Not-Saved, live.js's ``notSaved``) says so and waits for the player to tap again.
 // - Covers close by themselves: when the page is hidden or left, when the network goes, and a while after
 //   being opened (data-cover-seconds on #words).
 (() => {
@@ -83,12 +84,19 @@
       try {
         const response = await fetch(url, { method: "POST", body, headers: { "X-Send": "1" },
                                              credentials: "same-origin", cache: "no-store" });
-        if (response.status >= 500 || response.status === 429) throw new Error(String(response.status));
-        if (!response.ok) { location.reload(); return; }  // no longer this browser's seat: say why
-        const answer = await response.json();
-        if (answer.counted) show(say.sent, "done");
-        else show(answer.reply || say.movedOn, "refused");
-        if (answer.next) { closeCovers(); location.assign(answer.next); return; }
+        if (notSaved(response)) {
+          // Reached the server, which could not store it (nothing happened): the player taps again, here.
+          const answer = await response.json().catch(() => ({}));
+          show(answer.reply || say.notSaved, "refused");
+          button.classList.remove("picked");
+        } else {
+          if (response.status >= 500 || response.status === 429) throw new Error(String(response.status));
+          if (!response.ok) { location.reload(); return; }  // no longer this browser's seat: say why
+          const answer = await response.json();
+          if (answer.counted) show(say.sent, "done");
+          else show(answer.reply || say.movedOn, "refused");
+          if (answer.next) { closeCovers(); location.assign(answer.next); return; }
+        }
       } catch (e) {
         show(say.offline, "offline");
         pending = { timer: setTimeout(attempt, delay), attempt };
