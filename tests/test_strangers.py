@@ -244,15 +244,21 @@ def test_healthz_tells_strangers_only_ok_and_this_machine_everything(tmp_path: P
 # --- the service's rule on every way in --------------------------------------------------------------------------
 
 
-def test_guessing_by_telegram_start_and_sms_join_is_slowed_per_account_and_a_real_table_still_fills(
-    tmp_path: Path,
-) -> None:
+@contextlib.contextmanager
+def _telegram_and_sms(tmp_path: Path) -> Iterator[tuple[Server, FakeClock]]:
+    """``moderator serve``'s app with Telegram and SMS on (no sender), and the clock its limits run by."""
     db = tmp_path / "m.db"
     api, twilio, clock = WebhookBotAPI(clock=lambda: 1_800_000_000.0), FakeTwilio(), FakeClock()
     app = create_app(Settings.load(env(db), cwd=tmp_path), network={"telegram": api, "sms": twilio}, deliver=False,
                      clock=clock)
     with TestClient(app, client=LOCAL) as client:
-        s = Server(client, api, twilio, db)
+        yield Server(client, api, twilio, db), clock
+
+
+def test_guessing_by_telegram_start_and_sms_join_is_slowed_per_account_and_a_real_table_still_fills(
+    tmp_path: Path,
+) -> None:
+    with _telegram_and_sms(tmp_path) as (s, clock):
         host, mallory = user(501, "Ann"), user(666, "Mallory")
         assert s.update(s.say(host, "/newgame")) == 200
         [(code,)] = s.rows("SELECT code FROM game_tables")
@@ -281,12 +287,7 @@ def test_guessing_by_telegram_start_and_sms_join_is_slowed_per_account_and_a_rea
 def test_a_loop_of_newgame_by_telegram_and_sms_opens_five_tables_then_one_every_five_minutes_per_sender(
     tmp_path: Path,
 ) -> None:
-    db = tmp_path / "m.db"
-    api, twilio, clock = WebhookBotAPI(clock=lambda: 1_800_000_000.0), FakeTwilio(), FakeClock()
-    app = create_app(Settings.load(env(db), cwd=tmp_path), network={"telegram": api, "sms": twilio}, deliver=False,
-                     clock=clock)
-    with TestClient(app, client=LOCAL) as client:
-        s = Server(client, api, twilio, db)
+    with _telegram_and_sms(tmp_path) as (s, clock):
         mallory, phone = user(666, "Mallory"), "+12025550666"
 
         def said(channel: str, address: str) -> list[str]:
