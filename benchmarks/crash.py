@@ -53,7 +53,8 @@ def read(db: Path, players: HttpPlayers) -> dict[str, Any]:
 
     conn = sqlite3.connect(db)
     try:
-        names: dict[str, str] = {}
+        # The reference and the killed run listen on ports of their own (a text may carry the table screen's link).
+        names: dict[str, str] = {f"127.0.0.1:{players.port}": "<server>"}
         actions: Counter[str] = Counter()
         finished = 0
         for table in range(players.tables):
