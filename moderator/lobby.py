@@ -86,7 +86,8 @@ def open_table(ctx: Context, inbound: Inbound, command: OpenTable, out: Outgoing
         decision_step=0,
     )
     ctx.store.insert_table(row, now)
-    ctx.openings.check(sender, now)  # only a table opened counts: a refused one (a wrong theme) costs nothing
+    # Only a table opened and stored counts: a refused one (a wrong theme), or one the disk refused, costs nothing.
+    out.committed.append(lambda: ctx.openings.check(sender, now))
     seats = []
     refused = ""
     """The name the host gave that cannot be one (they are told once the table is open)."""

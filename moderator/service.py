@@ -232,6 +232,8 @@ class Service:
             # The transaction rolled back: forget what the cache learned inside it, reload from the database.
             self.tables.forget(sorted(touched))
             raise
+        for remember in out.committed:
+            remember()
         for table_id in touched:
             game.run_computers(self.ctx, table_id)
         self._changed(touched)

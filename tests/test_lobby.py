@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import random
+import sqlite3
 
 import pytest
 
+from moderator.channels import NotStored
 from moderator.commands import (
     AddComputers,
     Ask,
@@ -73,6 +75,23 @@ def test_only_tables_opened_use_up_a_senders_openings_and_the_refusal_is_in_thei
     assert last(h, "p0") == "open-try-again"
     assert h.channel.inbox("p0")[-1]["text"].endswith("in 5 Minuten noch einmal.")
     assert len(h.store.tables_of(h.channel_name, "p0")) == TABLES_AT_ONCE
+
+
+def test_an_opening_the_disk_refused_uses_up_none_of_the_senders_openings(monkeypatch: pytest.MonkeyPatch) -> None:
+    h = Harness(seed=9)
+    real = h.store.replace_seats
+
+    def full_disk(*args: object, **kwargs: object) -> None:
+        raise sqlite3.OperationalError("database or disk is full")
+
+    monkeypatch.setattr(h.store, "replace_seats", full_disk)
+    for _ in range(2 * TABLES_AT_ONCE):
+        with pytest.raises(NotStored):
+            h.send("p0", OpenTable("Ann"))
+    monkeypatch.setattr(h.store, "replace_seats", real)
+    assert h.store.tables_of(h.channel_name, "p0") == []
+    h.open("p0", "Ann")  # the disk takes it again: the sender opens as if nothing had been tried
+    assert last(h, "p0") != "open-try-again" and len(h.store.tables_of(h.channel_name, "p0")) == 1
 
 
 def test_a_code_is_forgiving_about_case_and_spaces() -> None:
