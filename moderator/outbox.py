@@ -47,7 +47,7 @@ class Outgoing:
     """Actions this input applied (not those of the computer players after it)."""
     notice: str | None = None
     """A short answer the input's channel shows at once (a toast) instead of a message."""
-    committed: list[Callable[[], None]] = field(default_factory=list)
+    committed: list[Callable[[], object]] = field(default_factory=list)
     """What the process remembers of this input outside the database (a rate limit's count): done only once
     the input's transaction committed, so an input that was not stored leaves no trace."""
 
