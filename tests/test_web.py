@@ -650,14 +650,19 @@ def test_a_pin_cookie_made_without_the_servers_key_opens_no_seat(table: WebTable
         assert '<details class="secret" id="cover-' not in page.text
 
 
-def test_a_pin_cookie_from_before_the_servers_key_asks_its_player_for_a_pin_again(table: WebTable) -> None:
+def test_a_seat_locked_before_the_servers_key_stays_locked_and_its_pin_opens_it(table: WebTable) -> None:
+    """A game under way across the upgrade: the old cookie still locks its seat; the right PIN opens it and
+    leaves a cookie of today's form."""
     table_id = pass_and_play(table)
     host = table.service.pages.table_info(table_id).host_address
     before = hashlib.sha256(f"{host}|{table_id}|1|4711".encode()).hexdigest()[:32]
-    device = the_host_device_with(table, f"{web.PIN_COOKIE}{table_id}-1", before)
+    cookie = f"{web.PIN_COOKIE}{table_id}-1"
+    device = the_host_device_with(table, cookie, before)
     page = device.get(f"/host/{table_id}/seat/1").text
-    assert f'action="/host/{table_id}/seat/1/pin"' in page  # as on a device that never had a PIN for the seat
+    assert f'action="/host/{table_id}/seat/1/open"' in page and 'id="cover-1"' not in page  # locked
+    assert 'id="cover-1"' not in device.post(f"/host/{table_id}/seat/1/open", data={"pin": "1234"}).text
     assert device.post(f"/host/{table_id}/seat/1/open", data={"pin": "4711"}).text.count('id="cover-1"') == 1
+    assert any((c.value or "").startswith(web.PIN_MAC) for c in device.cookies.jar if c.name == cookie)
 
 
 def test_the_servers_secret_is_in_no_page_cookie_or_log(table: WebTable, caplog: pytest.LogCaptureFixture) -> None:

@@ -1287,12 +1287,15 @@ def _open_mac(web: WebTables, table: TableView, seat: int, pin_cookie: str) -> s
 
 
 def _pin_cookie(request: Request, table: TableView, seat: int) -> str | None:
-    """A seat's PIN cookie on this device, if it has one in today's form."""
-    value = request.cookies.get(f"{PIN_COOKIE}{table.id}-{seat}")
-    # A PIN cookie from before PINs were signed with the server's key (an unsalted hash) counts as no PIN: the
-    # seat is shown as a seat without one, which asks its player to set a PIN again. It opens nothing a device
-    # without the cookie would not: a seat's PIN lives only in this device's cookies.
-    return value if value is not None and value.startswith(PIN_MAC) else None
+    """A seat's PIN cookie on this device, if it has one (today's form or the one before, ``_old_pin``)."""
+    return request.cookies.get(f"{PIN_COOKIE}{table.id}-{seat}")
+
+
+def _old_pin(table: TableView, seat: int, pin: str) -> str:
+    """A PIN cookie as it was made before PINs were signed with the server's key (an unsalted hash). A game
+    under way across the upgrade keeps its seats locked: such a cookie still asks for its PIN, and the right
+    PIN replaces it with today's form."""
+    return hashlib.sha256(f"{table.host_address}|{table.id}|{seat}|{pin}".encode()).hexdigest()[:32]
 
 
 def _locked(request: Request, table: TableView, seat: int) -> bool:
@@ -1389,13 +1392,17 @@ async def local_pin(request: Request) -> Response:
         response = RedirectResponse(back, status_code=303)
         _cookie(response, f"{PIN_COOKIE}{table.id}-{seat}", signed, request)
     else:
-        right = hmac.compare_digest(_pin_cookie(request, table, seat) or "", signed)
+        kept = _pin_cookie(request, table, seat) or ""
+        right = hmac.compare_digest(kept, signed) or (
+            not kept.startswith(PIN_MAC) and hmac.compare_digest(kept, _old_pin(table, seat, pin)))
         wait = web.pins.attempt(f"{table.id}.{seat}", right)
         if wait > 0:
             return _pin_page(table, seat, "web-pin-wait", seconds=wait)
         if not right:
             return RedirectResponse(back + "?wrong=1", status_code=303)
         response = RedirectResponse(back, status_code=303)
+        if kept != signed:  # opened with a cookie of the old form: it becomes today's
+            _cookie(response, f"{PIN_COOKIE}{table.id}-{seat}", signed, request)
     _cookie(response, OPEN_COOKIE + table.id, _open_mac(web, table, seat, signed), request)
     return response
 
