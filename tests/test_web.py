@@ -535,6 +535,8 @@ def test_a_tap_that_cannot_be_stored_says_not_saved_tap_again_and_the_tap_again_
     assert f'href="/play/{table_id}"' in plain.text  # the way back to tap again
     host = table.host.post(f"/host/{table_id}", data={"do": "pause", "nonce": "p1"}, headers={"X-Send": "1"})
     assert host.status_code == 503 and host.json()["saved"] is False
+    # The host's page has the words too (live.js shows them for a 503 that says nothing, as app.Durable's).
+    assert f'data-not-saved="{not_saved}"' in table.host.get(f"/host/{table_id}").text
     _unwritable(table, False)
     assert table.service.table(table_id).state.step == step  # nothing of it happened
     again = president.post(f"/play/{table_id}", data=first.fields, headers={"X-Send": "1"})  # tapped again

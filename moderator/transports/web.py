@@ -1213,10 +1213,14 @@ async def host_page(request: Request) -> Response:
     part = web.host_part(table, str(request.base_url), lang)
     if request.url.path.endswith("/live"):
         return HTMLResponse(part, headers=_NO_STORE)
-    title = _catalog(table.theme, lang).text("web-host-page")
+    catalog = _catalog(table.theme, lang)
+    title = catalog.text("web-host-page")
     links = (f'<p class="links"><a href="/table/{table.id}" target="_blank">'
-             f'{_e(_catalog(table.theme, lang).text("web-table-screen"))}</a></p>')
-    return _page(title, links + _live(f"/host/{table.id}/live", table.id, part, send=True), lang=lang)
+             f'{_e(catalog.text("web-table-screen"))}</a></p>')
+    # live.js's words for a post that got no answer or was not stored (an empty 503 from ``app.Durable`` too).
+    said = (f'<div id="words" hidden data-not-saved="{_e(catalog.text("web-not-saved"))}"'
+            f' data-offline="{_e(catalog.text("web-offline"))}"></div>')
+    return _page(title, links + said + _live(f"/host/{table.id}/live", table.id, part, send=True), lang=lang)
 
 
 async def host_action(request: Request) -> Response:
