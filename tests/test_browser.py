@@ -596,6 +596,29 @@ def test_the_host_pages_seat_arrows_and_add_work_in_place_without_a_page_load(se
     assert browser.execute_script("return window.scrollY") > 0  # nor a jump to the top
 
 
+def test_the_host_page_says_a_tap_was_not_saved_and_clears_it_when_the_tap_again_counts(server: Server,
+                                                                                         browser: Any) -> None:
+    phone_size(browser)
+    table_id = host_opens_in_browser(browser, server)
+    browser.execute_script("window.sameDocument = 'yes';")
+    locked = sqlite3.connect(server.db, isolation_level=None)  # another process holds the write lock too long
+    locked.execute("BEGIN EXCLUSIVE")
+    try:
+        settled(browser).until(lambda d: d.find_element(By.CSS_SELECTOR, "form.add input[name=name]")).send_keys("Bob")
+        browser.find_element(By.CSS_SELECTOR, "form.add button").click()
+        settled(browser, 15).until(lambda d: status_says(d, EN.text("web-not-saved")))
+    finally:
+        locked.execute("ROLLBACK")
+        locked.close()
+    browser.find_element(By.CSS_SELECTOR, "form.add button").click()  # the name is still typed: tap again
+    settled(browser).until(lambda d: seat_order(d)[-1:] == ["Bob"])
+    settled(browser).until(lambda d: not d.find_element(By.ID, "sending").is_displayed())  # nothing stale left
+    with sqlite3.connect(server.db) as db:
+        bobs = db.execute("SELECT count(*) FROM seats WHERE table_id = ? AND name = 'Bob'", (table_id,)).fetchone()[0]
+    assert bobs == 1
+    assert browser.execute_script("return window.sameDocument") == "yes"
+
+
 def test_the_president_records_the_tables_votes_on_the_page_without_a_page_load(server: Server, browser: Any) -> None:
     table_id, phones = table_of_five(server, table_votes=True)
     president = president_of(table_id, phones)

@@ -325,14 +325,19 @@ def _button(label: str, fields: dict[str, object], *, action: str = "", cls: str
     return f'<form method="post"{target} class="inline"{ask}>{hidden}<button class="{cls}">{_e(label)}</button></form>'
 
 
+def _said(catalog: Catalog, said: Mapping[str, str], extra: str = "") -> str:
+    """The words live.js and seat.js show for a post's moments (``data-<moment>``: a message id of ``catalog``),
+    and the line they show them in."""
+    data = "".join(f' data-{k}="{_e(catalog.text(v))}"' for k, v in said.items())
+    return (f'<div id="words" hidden{extra}{data}></div>'
+            f'<p id="sending" class="sending" role="status" aria-live="polite" hidden></p>')
+
+
 def _seat_script(catalog: Catalog) -> str:
     """What a seat's page adds to the live part: seat.js, its words, and the line that says "sending… / sent"."""
     said = {"sending": "web-sending", "sent": "web-sent", "offline": "web-offline", "moved-on": "web-moved-on",
             "turn": "web-your-turn", "not-saved": "web-not-saved"}
-    data = "".join(f' data-{k}="{_e(catalog.text(v))}"' for k, v in said.items())
-    return (f'<div id="words" hidden data-cover-seconds="{COVER_SECONDS}"{data}></div>'
-            f'<p id="sending" class="sending" role="status" aria-live="polite" hidden></p>'
-            f"<script>{_asset('seat.js')}</script>")
+    return _said(catalog, said, f' data-cover-seconds="{COVER_SECONDS}"') + f"<script>{_asset('seat.js')}</script>"
 
 
 def _live(src: str, table_id: str, inner: str, *, send: bool = False) -> str:
@@ -912,7 +917,7 @@ def not_saved(request: Request) -> Response:
     if request.headers.get("x-send") == "1":
         answer = {"counted": False, "repeat": False, "saved": False, "reply": text}
         return JSONResponse(answer, status_code=503, headers=headers)
-    back = re.sub(r"/(pin|open)$", "", request.url.path) if request.url.path != "/new" else "/"
+    back = request.url.path if request.url.path != "/new" else "/"  # each form's page is at its own address
     response = _page(text, _text(text) + f'<p><a href="{_e(back)}">{_e(text)}</a></p>', lang=lang, status=503)
     response.headers.update(headers)
     return response
@@ -1218,8 +1223,7 @@ async def host_page(request: Request) -> Response:
     links = (f'<p class="links"><a href="/table/{table.id}" target="_blank">'
              f'{_e(catalog.text("web-table-screen"))}</a></p>')
     # live.js's words for a post that got no answer or was not stored (an empty 503 from ``app.Durable`` too).
-    said = (f'<div id="words" hidden data-not-saved="{_e(catalog.text("web-not-saved"))}"'
-            f' data-offline="{_e(catalog.text("web-offline"))}"></div>')
+    said = _said(catalog, {"not-saved": "web-not-saved", "offline": "web-offline"})
     return _page(title, links + said + _live(f"/host/{table.id}/live", table.id, part, send=True), lang=lang)
 
 

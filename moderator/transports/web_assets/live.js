@@ -48,25 +48,20 @@ document.addEventListener("submit", (event) => {
 // Ordering the seats, adding a name, starting, recording the table's votes, renaming: the form is posted with
 // X-Send and the page stays where it is (no reload, no jump to the top, no browser error page on a Wi-Fi blip);
 // then the part is fetched again. While the server cannot be reached the same post is sent again (same nonce:
-// counted once); one the server could not store (``notSaved``) is not: the page says so, the player taps again. The part's forms share one nonce until it is fetched again, so each tap gets its own by a
-// suffix; one post at a time. (A prompt's buttons are seat.js's.) A seat's page says "sending… / sent".
+// counted once); one the server could not store (``notSaved``) is not: the page says so, the player taps again.
+// The part's forms share one nonce until it is fetched again, so each tap gets its own by a suffix; one post at a
+// time. (A prompt's buttons are seat.js's.) The page's line (``#sending``) says what its words (``#words``) have
+// for each moment, "sending… / sent" on a seat's page; a moment the page has no words for clears the line.
 function sendInPlace(live, refresh) {
   let sending = false;
-  let status = document.getElementById("sending");
+  const status = document.getElementById("sending");
   const words = document.getElementById("words");
-  if (!status) {  // the host's page: a line of its own, for "not saved" (a seat's page has one already)
-    status = document.createElement("p");
-    Object.assign(status, { id: "sending", className: "sending", hidden: true });
-    status.setAttribute("role", "status");
-    status.setAttribute("aria-live", "polite");
-    live.before(status);
-  }
   const show = (key, kind, text) => {
-    text = text || (words && words.dataset[key]);
-    if (!text) return;
+    if (!status) return;
+    text = text || (words && words.dataset[key]) || "";
     status.textContent = text;
     status.className = "sending " + kind;
-    status.hidden = false;
+    status.hidden = !text;
     if (kind === "done") setTimeout(() => { status.hidden = true; }, 2500);
   };
   document.addEventListener("submit", async (event) => {
