@@ -89,8 +89,7 @@ def open_table(ctx: Context, inbound: Inbound, command: OpenTable, out: Outgoing
     # Only a table opened and stored counts: a refused one (a wrong theme), or one the disk refused, costs nothing.
     out.committed.append(lambda: ctx.openings.check(sender, now))
     seats = []
-    refused = ""
-    """The name the host gave that cannot be one (they are told once the table is open)."""
+    refused = ""  # the name the host gave that cannot be one (they are told once the table is open)
     if command.seat:
         name = clean_name(command.name)
         if not has_letters(name, gsm7=ctx.caps(inbound.channel).gsm7) or reader_word(name):
