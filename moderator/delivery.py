@@ -209,7 +209,7 @@ class Sender:
         if row.table_id is None:
             return  # no table, no host to tell
         told = (row.channel, row.address, row.table_id)
-        if told not in self.gave_up and not self.store.crashed_before(*told, row.id):
+        if told not in self.gave_up and not self.store.failed_before(*told, row.id, f"{CRASHED}:"):
             self.gave_up.append(told)
 
     def _board_shown(self, row: OutboxRow, message: Outbound) -> Outbound | None:

@@ -853,13 +853,13 @@ class Store:
                 (error, outbox_id),
             )
 
-    def crashed_before(self, channel: str, address: str, table_id: str, before: int) -> bool:
-        """True if a message of this table to this address before outbox id ``before`` failed for good because
-        its delivery crashed (``delivery.CRASHED``): its host was told then."""
+    def failed_before(self, channel: str, address: str, table_id: str, before: int, error: str) -> bool:
+        """True if a message of this table to this address before outbox id ``before`` failed for good with an
+        error that starts with ``error`` (``delivery.CRASHED``: its host was told then)."""
         row = self.execute(
             "SELECT 1 FROM outbox INDEXED BY outbox_address WHERE channel = ? AND address = ? AND id < ?"
-            " AND status = 'failed' AND table_id = ? AND last_error LIKE 'crashed:%' LIMIT 1",
-            (channel, address, before, table_id),
+            " AND status = 'failed' AND table_id = ? AND substr(last_error, 1, ?) = ? LIMIT 1",
+            (channel, address, before, table_id, len(error), error),
         ).fetchone()
         return row is not None
 
