@@ -1044,6 +1044,28 @@ def test_an_opted_out_seat_is_never_prompted_again_and_the_host_hears_what_to_do
     assert not p.table_of(number(0)).opted_out(CHANNEL, stopped)
 
 
+def test_yes_opts_a_stopped_phone_back_in_and_then_counts_as_a_vote(phones: Phones) -> None:
+    # Twilio takes YES as an opt-in word too: the phone gets texts again, so the table must not keep waiting on it.
+    p = phones
+    seats = open_table(p, NAMES[:5])
+    p.text(number(0), "HOSTONLY")
+    p.text(number(0), "GO")
+    stopped = next(phone for phone in seats if phone != number(0))
+    name = p.table_of(number(0)).seats[[s.address for s in p.table_of(number(0)).seats].index(stopped)].name
+    p.text(stopped, "STOP")
+    assert p.table_of(number(0)).opted_out(CHANNEL, stopped)
+    p.text(stopped, "YES")
+    assert not p.table_of(number(0)).opted_out(CHANNEL, stopped)
+    assert Catalog.load().text("player-opted-in", sms=True, name=name) in p.inbox(number(0))[-1].split("\n")
+    # A phone that never stopped: YES is only what it says at the table (no vote open: nothing changed).
+    other = next(phone for phone in seats if phone not in (number(0), stopped))
+    other_name = p.table_of(number(0)).seats[[s.address for s in p.table_of(number(0)).seats].index(other)].name
+    before = len(p.inbox(number(0)))
+    p.text(other, "YES")
+    told = Catalog.load().text("player-opted-in", sms=True, name=other_name)
+    assert all(told not in t for t in p.inbox(number(0))[before:])
+
+
 def test_a_host_who_texts_a_carrier_stop_word_hands_the_table_to_the_next_person(phones: Phones) -> None:
     p = phones
     open_table(p, NAMES[:5], seating=False)

@@ -9,7 +9,7 @@ and sends each with the twilio ``Client``; ``POST /sms/status`` hands Twilio's d
 
 Twilio's own keywords (``STOP``, ``START``, ``HELP`` ...) are never game commands. Twilio answers them itself; an
 opt-out also becomes ``OptOut`` (that phone is never prompted again, and the host is told what to do), an opt-in
-``OptIn`` (the host is told), and ``HELP`` the game's own how-to, after Twilio's.
+``OptIn`` (the host is told; YES too, then counts as a vote), and ``HELP`` the game's own how-to, after Twilio's.
 """
 
 from __future__ import annotations
@@ -237,6 +237,11 @@ class SmsGateway:
                 meaning = OptIn()
             else:
                 meaning = Ask(Query.HOWTO)  # Twilio's own answer says nothing of the game: ours follows it
+        elif fold_words(body) in PASSED_ON & OPT_IN_WORDS:
+            # YES opts a phone that texted STOP back in at Twilio as well: texts reach it again, so the table hears
+            # of it first (nothing changes for a phone that never stopped), then YES counts as what it says.
+            self.port.handle(Inbound(CHANNEL, address, OptIn(), external_id=f"{sid}:opt-in",
+                                     language=language_of(address), raw=body))
         self.port.handle(Inbound(CHANNEL, address, meaning, external_id=sid, language=language_of(address), raw=body))
         self.kick()
         return True
