@@ -114,6 +114,9 @@ class Capabilities:
     preview_lines: int = 1
     """Lines of a message a locked phone may show in its notification: a private message's neutral header takes
     that many lines (the header, then filler lines), so that its secret starts below what a lock screen shows."""
+    verbs: frozenset[str] | None = None
+    """The grammar's verbs (their ``[words]`` keys) a person at this channel is offered, and help names; None:
+    every one (``grammar.offered``: the words about what texts cost only where each message is paid for)."""
 
 
 

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import lru_cache
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from .catalog import DEFAULT_LANGUAGE, DEFAULT_THEME, Catalog, languages, messages_dir, read_file, themes
 from .commands import (
@@ -47,6 +47,9 @@ from .commands import (
     StandIn,
     Start,
 )
+
+if TYPE_CHECKING:
+    from .channels import Capabilities
 
 
 class Verb(StrEnum):
@@ -128,6 +131,8 @@ class Rule:
     args: Args
     help: bool = True
     """Listed in help (a decision's words are listed by its prompt instead)."""
+    paid: bool = False
+    """About what texts cost: offered only where each message is paid for (``Capabilities.paid_per_message``)."""
 
 
 RULES: Final[Mapping[Verb, Rule]] = {
@@ -154,9 +159,9 @@ RULES: Final[Mapping[Verb, Rule]] = {
     Verb.NUDGE: Rule(Who.HOST, Args.NONE),
     Verb.ENDGAME: Rule(Who.HOST, Args.NONE),
     Verb.REMATCH: Rule(Who.HOST, Args.NONE),
-    Verb.HOSTONLY: Rule(Who.HOST, Args.NONE),
-    Verb.ALLPHONES: Rule(Who.HOST, Args.NONE),
-    Verb.COST: Rule(Who.HOST, Args.NONE),
+    Verb.HOSTONLY: Rule(Who.HOST, Args.NONE, paid=True),
+    Verb.ALLPHONES: Rule(Who.HOST, Args.NONE, paid=True),
+    Verb.COST: Rule(Who.HOST, Args.NONE, paid=True),
     Verb.THEME: Rule(Who.HOST, Args.OPTIONAL),
     Verb.STANDIN: Rule(Who.HOST, Args.REQUIRED),
     Verb.RETURN: Rule(Who.HOST, Args.REQUIRED),
@@ -177,6 +182,16 @@ RULES: Final[Mapping[Verb, Rule]] = {
     Verb.REFUSE: Rule(Who.PLAYER, Args.NONE, help=False),
 }
 """Every verb's rule (a test checks every verb has one, and words in every catalog language)."""
+
+
+
+def offered(verb: Verb, caps: Capabilities) -> bool:
+    """True if a person at a channel with these capabilities is offered the verb (help names it, the README's
+    table shows it): the channel's own ``verbs``, and the words about what texts cost only where texts cost."""
+    if caps.verbs is not None and verb.value not in caps.verbs:
+        return False
+    return caps.paid_per_message or not RULES[verb].paid
+
 
 _HOST_COMMANDS: Final[Mapping[Verb, HostCommand]] = {
     Verb.PAUSE: HostCommand.PAUSE,

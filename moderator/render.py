@@ -79,7 +79,7 @@ from .engine.events import (
     VoteProgressed,
 )
 from .engine.types import CHAOS_AT, FASCIST_TRACK, FEW_ALIVE, ROLE_COUNTS
-from .grammar import RULES, Verb, Who, grammar
+from .grammar import RULES, Verb, Who, grammar, offered
 from .moves import MoveKind, move
 
 PREVIEW_FILLER: Final = "."
@@ -1099,7 +1099,7 @@ def help_messages(catalog: Catalog, *, caps: Capabilities = PLAIN, host: bool = 
     w = _Words(TableInfo(()), catalog, caps)
     shown: list[tuple[Verb, str]] = []
     for verb, rule in RULES.items():
-        if not rule.help or (rule.who is Who.HOST and not host):
+        if not rule.help or (rule.who is Who.HOST and not host) or not offered(verb, caps):
             continue
         word = g.shown(verb, catalog.lang, caps.reserved_words)
         if word is not None:

@@ -10,10 +10,11 @@ import re
 from pathlib import Path
 from typing import Final
 
+from moderator import render
 from moderator.catalog import Catalog
 from moderator.channels import Capabilities
 from moderator.commands import Ask, Query
-from moderator.grammar import RULES, Verb, Who, grammar
+from moderator.grammar import RULES, Verb, Who, grammar, offered
 from moderator.transports import console, sms, telegram
 
 README: Final = Path(__file__).resolve().parent.parent / "README.md"
@@ -45,14 +46,6 @@ ARGUMENTS: Final[dict[Verb, str]] = {
     Verb.TRUST: "name",
 }
 """What follows a verb's word, as the README writes it."""
-AT_THE_CONSOLE: Final = frozenset({
-    Verb.HELP, Verb.RULES, Verb.BOARD, Verb.WHOAMI, Verb.WAITING, Verb.LANGUAGE, Verb.RENAME, Verb.PAUSE,
-    Verb.RESUME, Verb.ENDGAME, Verb.THEME, Verb.CLAIM, Verb.ACCUSE, Verb.TRUST,
-})
-"""The console seats you at a game that starts at once, against computer players who never keep it waiting: no
-lobby, no other phones, no texts to pay for."""
-ONLY_PAID: Final = frozenset({Verb.HOSTONLY, Verb.ALLPHONES, Verb.COST})
-"""About what texts cost: only where each message is paid for."""
 BROWSER: Final[dict[Verb, str]] = {
     Verb.HELP: "every choice is a button",
     Verb.RULES: "\"Rules in short\" on every page",
@@ -97,7 +90,7 @@ def verbs() -> list[Verb]:
 def typed_cell(verb: Verb, channel: str) -> str:
     """What a person at a seat of this channel types for the verb, from the grammar; a dash if it is not theirs."""
     caps = TYPED[channel]
-    if (channel == "console" and verb not in AT_THE_CONSOLE) or (verb in ONLY_PAID and not caps.paid_per_message):
+    if not offered(verb, caps):
         return NOT_HERE
     word = grammar().shown(verb, "en", caps.reserved_words)
     if word is None:
@@ -145,9 +138,31 @@ def test_every_word_in_the_table_is_one_the_channel_parses() -> None:
 def test_no_cell_a_player_would_expect_is_blank() -> None:
     for verb in verbs():
         assert typed_cell(verb, "SMS") != NOT_HERE, verb  # Twilio's own words aside, every verb has an SMS word
-        if verb not in ONLY_PAID:
+        if not RULES[verb].paid:
             assert typed_cell(verb, "Telegram") != NOT_HERE, verb
             assert verb in BROWSER, f"the browser has no place for {verb}"
+
+
+def help_words(caps: Capabilities) -> set[str]:
+    """The words help names on a channel, for its host: a line's word before its colon, or a short form's list
+    ("Any time: ?, RULES, BOARD.")."""
+    lines = [line for m in render.help_messages(Catalog.load("classic", "en"), caps=caps, host=True)
+             for line in m.text.split("\n") if ": " in line]
+    if caps.text_limit is None:
+        return {line.split(": ", 1)[0] for line in lines}
+    return {w.strip() for line in lines for w in line.split(": ", 1)[1].rstrip(".").split(",")}
+
+
+def test_help_on_each_channel_names_exactly_the_words_of_its_column() -> None:
+    for channel, caps in TYPED.items():
+        named = help_words(caps)
+        for verb in verbs():
+            cell = typed_cell(verb, channel)
+            word = caps.word_style.write(grammar().shown(verb, "en", caps.reserved_words) or "")
+            if cell == NOT_HERE:
+                assert word not in named, (channel, word)  # help offers nothing the table says is not there
+            else:
+                assert cell.strip("`").split(" ")[0] in named, (channel, cell)
 
 
 def test_sms_never_shows_a_word_twilio_keeps() -> None:

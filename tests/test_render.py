@@ -408,6 +408,9 @@ def corpus(table: TableInfo, catalog: Catalog, *, sms: bool) -> list[Message]:
     out += [input_message(p, table, catalog, caps=caps_of(sms), text="x" * 300, options=options) for p in InputProblem]
     out += help_messages(catalog, caps=caps_of(sms), host=True)
     out += help_messages(catalog, caps=dataclasses.replace(caps_of(sms), typed=True))
+    # (A channel whose every message is paid for, without a text limit: help's long form names what texts cost.)
+    if not sms:
+        out += help_messages(catalog, caps=Capabilities(paid_per_message=True), host=True)
     for players in (None, 5, 10):
         out += rules_messages(players, catalog, caps=caps_of(sms))
     claims_board = dataclasses.replace(board_goes_on, sessions=(PublicSession(8, 9, F, False),))

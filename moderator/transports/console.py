@@ -24,10 +24,16 @@ from ..commands import (
     OpenTable,
     Start,
 )
-from ..grammar import grammar
+from ..grammar import Verb, grammar
 
 CHANNEL: Final = "console"
-CAPABILITIES: Final = Capabilities(typed=True)
+AT_THE_CONSOLE: Final = frozenset({
+    Verb.HELP, Verb.RULES, Verb.BOARD, Verb.WHOAMI, Verb.WAITING, Verb.LANGUAGE, Verb.RENAME, Verb.PAUSE,
+    Verb.RESUME, Verb.ENDGAME, Verb.THEME, Verb.CLAIM, Verb.ACCUSE, Verb.TRUST,
+})
+"""What help offers at the console: it seats you at a game that starts at once, against computer players who
+never keep it waiting: no lobby, no other phones, no texts to pay for."""
+CAPABILITIES: Final = Capabilities(typed=True, verbs=frozenset(v.value for v in AT_THE_CONSOLE))
 """A terminal shows a prompt's options itself, as a numbered list, answered by typing."""
 YOU = "you"
 TABLE = "table"
