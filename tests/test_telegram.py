@@ -621,6 +621,20 @@ def test_superscript_and_other_unicode_digits_are_unparseable_not_a_crash(tmp_pa
     run(scenario())
 
 
+def test_newgame_takes_the_hosts_name_as_the_readme_writes_it(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        t = _game(tmp_path)
+        await t.boot()
+        await t.say("Ann", "/newgame Annie")
+        assert t.table().names == ("Annie",)
+        await t.say("Ann", "/leave")
+        await t.say("Ann", "/newgame corporate")  # a theme first: the name is Telegram's
+        assert t.table().names == ("Ann",) and t.table().row.theme == "corporate"
+        await t.stop()
+
+    run(scenario())
+
+
 def test_a_group_that_refuses_the_qr_code_is_not_blamed_on_the_host(tmp_path: Path) -> None:
     async def scenario() -> None:
         t = _game(tmp_path)

@@ -897,8 +897,9 @@ class TelegramBot:
             # bot), or, at no table, how to open or join one.
             command = Join(args[0], first) if args else Ask(Query.BACK)
         elif verb is Verb.OPEN:
+            # ``/newgame [theme] [your name]``: a first word that is a theme picks it; the rest is the host's name.
             theme = args[0].lower() if args and args[0].lower() in themes() else None
-            command = OpenTable(first, theme=theme, public=group)
+            command = OpenTable(" ".join(args[1:] if theme else args) or first, theme=theme, public=group)
         elif verb is Verb.JOIN and args:
             command = Join(args[0], " ".join(args[1:]) or first)
         elif verb in (Verb.LANGUAGE, Verb.THEME) and not args:
