@@ -16,7 +16,10 @@ from typing import Any
 
 import pytest
 
+from moderator.catalog import Catalog
 from moderator.channels import WordStyle
+from moderator.grammar import RULES, Verb, grammar
+from moderator.transports import sms, telegram
 from tests.fake_telegram import user
 from tests.test_serve import ANN
 from tests.web_table import browser_beside, every_channel
@@ -38,12 +41,17 @@ class Case:
     name: str
     stage: Stage
     typed: str
-    web: tuple[str, dict[str, str]]
-    done: Callable[[Any], bool]
+    web: tuple[str, dict[str, str]] | None
+    """None: the browser has no control for it, its pages show it (``page``)."""
+    done: Callable[[Any], bool] = lambda t: True
     """On the service's table afterwards."""
     by_player: bool = False
     prepare: tuple[tuple[str, tuple[str, dict[str, str]]], ...] = ()
     """Commands of the host's sent first (on the same channel)."""
+    told: str = ""
+    """The message (its catalog id) the asker is sent, on every channel that is asked."""
+    page: str = ""
+    """(``web`` None) the catalog text the asker's page shows."""
 
 
 def _seat(t: Any, name: str) -> Any:
@@ -80,7 +88,32 @@ CASES = [
     Case("newphone", Stage.GAME, "newphone Bob", ("newdevice", {"name": "Bob"}),
          lambda t: list(t.row.options.get("move_codes", {}).values()) == [1]),
     Case("rematch", Stage.OVER, "rematch", ("rematch", {}), lambda t: t.row.game == 2),
+    Case("seats", Stage.LOBBY, "seats Bob Ann", ("move", {"name": "Bob", "position": "1"}),
+         lambda t: t.names == ("Bob", "Ann")),
+    Case("return", Stage.GAME, "return Bob", ("return", {"name": "Bob"}), lambda t: not _seat(t, "Bob").computer,
+         prepare=(("standin Bob", ("standin", {"name": "Bob"})),)),
+    Case("nudge", Stage.GAME, "nudge", ("nudge", {}), told="nudge"),
+    Case("accuse", Stage.GAME, "accuse Ann", ("speak", {"kind": "accuse", "text": "Ann"}),
+         lambda t: [c.claim.kind.value for c in t.said] == ["accusation"], by_player=True, told="claim-noted"),
+    Case("trust", Stage.GAME, "trust Ann", ("speak", {"kind": "trust", "text": "Ann"}),
+         lambda t: [c.claim.kind.value for c in t.said] == ["clearance"], by_player=True, told="claim-noted"),
+    Case("claim", Stage.GAME, "claim Ann fascist", ("speak", {"kind": "claim", "text": "Ann fascist"}),
+         by_player=True, told="claim-refused"),  # Bob investigated nobody: a claim of what he saw is refused
+    Case("rules", Stage.GAME, "rules", None, by_player=True, told="rules-summary", page="web-rules"),
+    Case("board", Stage.GAME, "board", None, by_player=True, told="board-title", page="board-title"),
+    Case("waiting", Stage.GAME, "waiting", None, by_player=True, told="board-title", page="board-title"),
+    Case("whoami", Stage.GAME, "whoami", None, by_player=True, told="knowledge-title", page="web-cover-knowledge"),
+    Case("help", Stage.LOBBY, "help", None, by_player=True, told="help", page="web-rules"),
 ]
+NOT_A_CASE: dict[Verb, str] = {
+    Verb.OPEN: "every case opens its table so",
+    Verb.JOIN: "every case seats Bob so",
+    Verb.HOSTONLY: "SMS only (what texts cost): tests/test_sms.py",
+    Verb.ALLPHONES: "SMS only (what texts cost): tests/test_sms.py",
+    Verb.COST: "SMS only (what texts cost): tests/test_sms.py",
+    Verb.VOTES: "needs Ann or Bob as the first President, whom the deal picks: tests/test_sms.py, test_host_page.py",
+}
+"""The verbs help lists that no case here runs, and why."""
 
 
 @dataclass
@@ -98,8 +131,32 @@ class Table:
         assert self.s.text(sender, text, f"SM{next(self.ids)}") == 200
 
     def _typed(self, style: WordStyle, words: str) -> str:
+        """The words as this channel's people type them: its style, and its own word for a verb whose first word
+        the carrier keeps (``?`` for help by SMS)."""
         word, _, rest = words.partition(" ")
+        reserved = (sms.CAPABILITIES if style is WordStyle.CAPITALS else telegram.CAPABILITIES).reserved_words
+        verb = grammar().verb(word)
+        if verb is not None and grammar().verb(word, reserved) is None:
+            word = grammar().shown(verb, "en", reserved) or word
         return f"{style.write(word)} {rest}".strip()
+
+    def address(self, *, by_player: bool) -> str:
+        t = self.table()
+        return _seat(t, "Bob").address if by_player else t.row.host_address
+
+    def sent(self) -> int:
+        return int(self.s.rows("SELECT count(*) FROM outbox")[0][0])
+
+    def told_since(self, count: int, *, by_player: bool) -> list[str]:
+        """The catalog ids of the messages sent to the asker since the outbox held ``count``."""
+        rows = self.s.rows("SELECT address, message_id FROM outbox ORDER BY id")[count:]
+        return [mid for address, mid in rows if address == self.address(by_player=by_player)]
+
+    def page(self, *, by_player: bool) -> str:
+        device = self.bob_device if by_player else self.host_device
+        response = device.get(f"/play/{self.table_id}" if by_player else f"/host/{self.table_id}")
+        assert response.status_code == 200
+        return str(response.text)
 
     def open(self) -> None:
         match self.channel:
@@ -125,7 +182,7 @@ class Table:
     def table(self) -> Any:
         return self.s.client.app.state.service.table(self.table_id)
 
-    def send(self, typed: str, web: tuple[str, dict[str, str]], *, by_player: bool = False) -> None:
+    def send(self, typed: str, web: tuple[str, dict[str, str]] | None, *, by_player: bool = False) -> None:
         """The host (or Bob) asks for it, as this channel's people do."""
         match self.channel:
             case "telegram":
@@ -134,6 +191,7 @@ class Table:
             case "sms":
                 self._sms(BOB_SMS if by_player else ANN_SMS, self._typed(WordStyle.CAPITALS, typed))
             case _:
+                assert web is not None, "the browser has no control for it"
                 do, fields = web
                 device = self.bob_device if by_player else self.host_device
                 path = f"/play/{self.table_id}" if by_player else f"/host/{self.table_id}"
@@ -160,7 +218,19 @@ def test_every_command_does_the_same_on_every_channel(tmp_path: Path, channel: s
         table.to_stage(case.stage)
         for typed, web in case.prepare:
             table.send(typed, web)
-        assert not case.done(table.table()), f"{case.name} holds before it was asked for"
+        if channel == "web" and case.web is None:  # nothing to ask for: the page shows it
+            assert Catalog.load().text(case.page) in table.page(by_player=case.by_player), case.name
+            return
+        before = table.sent()
         table.send(case.typed, case.web, by_player=case.by_player)
         assert case.done(table.table()), f"{case.name} on {channel} did not take"
+        if case.told:
+            assert case.told in table.told_since(before, by_player=case.by_player), f"{case.name} on {channel}"
+
+
+def test_every_command_help_lists_is_a_case_or_says_why_not() -> None:
+    cased = {grammar().verb(c.typed.split(" ")[0]) for c in CASES}
+    for verb, rule in RULES.items():
+        if rule.help:
+            assert (verb in cased) != (verb in NOT_A_CASE), verb
 
