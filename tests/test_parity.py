@@ -1,5 +1,6 @@
 """Parity is a test: every command of one table of cases, run on Telegram, SMS and the browser through the real
-``serve`` app (the Bot API and Twilio faked at the network edge), does the same thing to the table.
+``serve`` app (the Bot API and Twilio faked at the network edge), does the same thing to the table; so does each
+the console offers, typed at a console game.
 
 Each case says what the host or a player types (the README's words; each channel writes them its own way:
 ``/reminders 3``, ``REMINDERS 3``) and which control the browser's page posts for it.
@@ -7,19 +8,23 @@ Each case says what the host or a player types (the README's words; each channel
 
 from __future__ import annotations
 
+import io
 import itertools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import pytest
 
 from moderator.catalog import Catalog
 from moderator.channels import WordStyle
-from moderator.grammar import RULES, Verb, grammar
-from moderator.transports import sms, telegram
+from moderator.delivery import Sender
+from moderator.grammar import RULES, Verb, grammar, offered
+from moderator.service import Service
+from moderator.store import Store
+from moderator.transports import console, sms, telegram
 from tests.fake_telegram import user
 from tests.test_serve import ANN
 from tests.web_table import browser_beside, every_channel
@@ -229,8 +234,55 @@ def test_every_command_does_the_same_on_every_channel(tmp_path: Path, channel: s
 
 
 def test_every_command_help_lists_is_a_case_or_says_why_not() -> None:
-    cased = {grammar().verb(c.typed.split(" ")[0]) for c in CASES}
+    cased = {verb_of(c) for c in CASES}
     for verb, rule in RULES.items():
         if rule.help:
             assert (verb in cased) != (verb in NOT_A_CASE), verb
 
+
+
+def verb_of(case: Case) -> Verb:
+    verb = grammar().verb(case.typed.split(" ")[0])
+    assert verb is not None, case.name
+    return verb
+
+
+AT_THE_CONSOLE: Final = [c for c in CASES if offered(verb_of(c), console.CAPABILITIES)]
+"""The cases of the words the console offers (its help's): you sit at a game that starts at once (no lobby), as
+Bob, the host, among computer players (``Ann`` is Computer 1 there)."""
+
+
+@pytest.mark.parametrize("case", AT_THE_CONSOLE, ids=[c.name for c in AT_THE_CONSOLE])
+def test_every_command_the_console_offers_does_the_same_there(case: Case) -> None:
+    store = Store(memory=True)
+    service = Service(store, capabilities={console.CHANNEL: console.CAPABILITIES}, seed=lambda: 5)
+    channel = console.ConsoleChannel(io.StringIO())
+    sender = Sender(store, {console.CHANNEL: channel})
+    lines = iter([*(typed for typed, _ in case.prepare), case.typed.replace("Ann", "Computer 1")])
+    before = 0
+    seen: list[tuple[bool, list[str]]] = []
+
+    def told() -> list[str]:
+        return [mid for (mid,) in store.execute("SELECT message_id FROM outbox ORDER BY id").fetchall()]
+
+    def read(prompt: str) -> str:
+        nonlocal before
+        line = next(lines, None)
+        if line is None:  # the case's words were typed: look, then leave (Ctrl-D)
+            table = service.table(channel.table_id or "")
+            seen.append((case.done(table), told()[before:]))
+            raise EOFError
+        before = len(told())
+        return line
+
+    def deliver() -> None:
+        while sender.deliver_due():
+            pass
+
+    console.play(service, channel, deliver, players=5, name="Bob", theme="classic", language="en", watch=False,
+                 read=read)
+    if not seen:  # the game ended with the case's words
+        seen.append((case.done(service.table(channel.table_id or "")), told()[before:]))
+    [(done, since)] = seen
+    assert done, f"{case.name} at the console did not take"
+    assert not case.told or case.told in since, f"{case.name} at the console: {since}"
