@@ -233,6 +233,28 @@ def test_every_command_does_the_same_on_every_channel(tmp_path: Path, channel: s
             assert case.told in table.told_since(before, by_player=case.by_player), f"{case.name} on {channel}"
 
 
+@pytest.mark.parametrize("channel", ["telegram", "sms", "web"])
+def test_a_seat_moves_to_a_new_device_with_the_hosts_code_on_every_channel(tmp_path: Path, channel: str) -> None:
+    with every_channel(tmp_path) as s:
+        table = Table(s, channel)
+        table.open()
+        table.to_stage(Stage.GAME)
+        old = table.address(by_player=True)
+        table.send("newphone Bob", ("newdevice", {"name": "Bob"}))
+        [code] = table.table().row.options["move_codes"]
+        match channel:
+            case "telegram":
+                assert s.update(s.say(user(503, "Bob's new phone"), f"/start {code}")) == 200
+            case "sms":
+                table._sms("+12025550103", f"JOIN {code}")
+            case _:
+                device = browser_beside(s.client)
+                assert device.post(f"/move/{code}", data={"nonce": "m1"}).status_code == 200
+        bob = _seat(table.table(), "Bob")
+        assert bob.address != old and bob.channel == ("web" if channel == "web" else channel)
+        assert not table.table().row.options.get("move_codes"), "a code works once"
+
+
 def test_every_command_help_lists_is_a_case_or_says_why_not() -> None:
     cased = {verb_of(c) for c in CASES}
     for verb, rule in RULES.items():
