@@ -26,7 +26,7 @@ from .lobby import CODE_ALPHABET, CODE_LENGTH, MOVE_CODES, pass_host, rematch, s
 from .names import match_name
 from .outbox import COMPUTER_CHANNEL, Outgoing, Reply
 from .store import TableStatus
-from .tables import LIVE, OPTED_OUT, PUBLIC_LANGUAGE, STOPPED_HOST, Table, recall
+from .tables import HOST_LANGUAGE, LIVE, OPTED_OUT, PUBLIC_LANGUAGE, STOPPED_HOST, Table, recall
 
 
 def host_command(ctx: Context, table: Table, command: HostCommand, reply: Reply, out: Outgoing) -> None:
@@ -141,8 +141,9 @@ def move_phone(ctx: Context, table: Table, name: str, reply: Reply, out: Outgoin
 
 
 def set_language(ctx: Context, table: Table, seat: int | None, lang: str, reply: Reply, out: Outgoing, *,
-                 group: bool = False) -> None:
-    """The sender's language; typed in the table's group by the host, the group's too."""
+                 group: bool = False, host: bool = False) -> None:
+    """The sender's language; typed in the table's group by the host, the group's too. A host without a seat
+    (who only runs the table) sets the host's language, which a table without a group shows (its screen)."""
     try:
         Catalog.load(table.row.theme, lang)
     except UnknownCatalog:
@@ -151,6 +152,8 @@ def set_language(ctx: Context, table: Table, seat: int | None, lang: str, reply:
     if seat is not None:
         table.seats[seat] = replace(table.seats[seat], language=lang)
         ctx.store.replace_seats(table.id, table.seats)
+    elif host:
+        table.set_option(ctx.store, out.now, **{HOST_LANGUAGE: lang})
     if group:
         table.set_option(ctx.store, out.now, **{PUBLIC_LANGUAGE: lang})
     say(ctx, out, Reply(reply.channel, reply.address, lang), table.row.theme, "language-set", language=lang)

@@ -364,7 +364,8 @@ class Service:
             case MovePhone(name=name):
                 host.move_phone(ctx, table, name, reply, out)
             case SetLanguage(language=lang):
-                host.set_language(ctx, table, seat, lang, reply, out, group=table.in_group(inbound.chat) and is_host)
+                host.set_language(ctx, table, seat, lang, reply, out, group=table.in_group(inbound.chat) and is_host,
+                                  host=is_host)
             case SetTheme(theme=theme):
                 host.set_theme(ctx, table, theme, reply, out)
             case SetReminders(minutes=minutes):

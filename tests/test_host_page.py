@@ -1,6 +1,6 @@
 """The browser's share of the same features on every channel: the host page's controls (votes at the table,
-reminders, theme, any number of computer players, nudge, a stand-in, a seat moved to a new device) and a seat's
-own (the President recording the table's votes, rename, language, leaving a lobby)."""
+reminders, theme, the table's language, any number of computer players, nudge, a stand-in, a seat moved to a new
+device) and a seat's own (the President recording the table's votes, rename, language, leaving a lobby)."""
 
 from __future__ import annotations
 
@@ -69,6 +69,21 @@ def test_the_host_page_sets_reminders_and_the_theme(table: WebTable) -> None:
     assert table.service.table(table_id).row.theme == "corporate"
     table.host_do(table_id, "theme", theme="no-such-theme")  # not offered: changes nothing
     assert table.service.table(table_id).row.theme == "corporate"
+
+
+def test_the_host_page_sets_the_tables_language_for_a_host_who_only_runs_the_table(table: WebTable) -> None:
+    table_id, code = table.open("Host", play=False)
+    de = Catalog.load("classic", "de")
+    assert EN.text("web-table-screen") in table.host.get(f"/table/{table_id}").text
+    table.host_do(table_id, "language", language="de")
+    assert de.text("web-table-screen") in table.host.get(f"/table/{table_id}").text
+    for name in NAMES:
+        table.join(code, name)
+    table.host_do(table_id, "start")
+    table.host_do(table_id, "language", language="en")  # in a game too
+    assert EN.text("web-table-screen") in table.host.get(f"/table/{table_id}").text
+    table.host_do(table_id, "language", language="xx")  # not offered: changes nothing
+    assert EN.text("web-table-screen") in table.host.get(f"/table/{table_id}").text
 
 
 def test_the_host_page_adds_any_number_of_computer_players(table: WebTable) -> None:

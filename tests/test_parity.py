@@ -86,6 +86,8 @@ CASES = [
          lambda t: "Robert" in t.names and "Bob" not in t.names, by_player=True),
     Case("language", Stage.LOBBY, "language de", ("language", {"language": "de"}),
          lambda t: _seat(t, "Bob").language == "de", by_player=True),
+    Case("host's language", Stage.GAME, "language de", ("language", {"language": "de"}),
+         lambda t: t.host_language == "de"),  # the table screen's too, on the browser
     Case("leave", Stage.LOBBY, "leave", ("leave", {}), lambda t: "Bob" not in t.names, by_player=True),
     Case("pause", Stage.GAME, "pause", ("pause", {}), lambda t: t.status.value == "paused"),
     Case("endgame", Stage.GAME, "endgame", ("end", {}), lambda t: t.status.value == "over"),

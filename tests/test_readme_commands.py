@@ -52,7 +52,7 @@ BROWSER: Final[dict[Verb, str]] = {
     Verb.BOARD: "on the page and the table screen",
     Verb.WHOAMI: "\"What you know\", behind a cover",
     Verb.WAITING: "on the page and the table screen",
-    Verb.LANGUAGE: "\"You\" on the seat's page",
+    Verb.LANGUAGE: "\"You\" on the seat's page; the table screen's on the host page",
     Verb.RENAME: "\"You\" on the seat's page",
     Verb.OPEN: "`/` on the laptop (or `moderator play --web`)",
     Verb.JOIN: "scan the QR code",

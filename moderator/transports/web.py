@@ -213,6 +213,7 @@ WEB_MESSAGES: Final = (
     "web-you",
     "web-rename",
     "web-language",
+    "web-table-language",
     "web-leave",
     "web-leave-confirm",
     "web-rules",
@@ -596,7 +597,7 @@ class WebTables:
                 for do in controls.get(table.status, ())))
             if table.status in (Status.PLAYING, Status.PAUSED):
                 parts.append(_game_seats(catalog, view, table, nonce, base_url=self.public_url or base_url))
-                parts.append(_reminders(catalog, view, nonce))
+                parts.append(_reminders(catalog, view, nonce) + _table_language(catalog, table, nonce))
             if view.board is not None:
                 parts.append(self._board(table, catalog, view.board.lines))
         # The replies to the host's own commands (a refused start, say).
@@ -713,6 +714,13 @@ def _reminders(catalog: Catalog, view: HostView, nonce: str) -> str:
     return _control("reminders", nonce, field, catalog.text("web-set"))
 
 
+def _table_language(catalog: Catalog, table: TableView, nonce: str) -> str:
+    """The table's language: the table screen's (and a host's own, at their seat)."""
+    langs = _select("language", [(lang, lang) for lang in languages(table.theme)], table.language)
+    return _control("language", nonce, f'<label>{_e(catalog.text("web-table-language"))} {langs}</label>',
+                    catalog.text("web-set"))
+
+
 def _lobby_settings(catalog: Catalog, view: HostView, table: TableView, nonce: str) -> str:
     """How the table plays: votes on the phones or at the table, reminders, the theme."""
     votes = catalog.text("table-votes-on" if view.table_votes else "table-votes-off")
@@ -723,6 +731,7 @@ def _lobby_settings(catalog: Catalog, view: HostView, table: TableView, nonce: s
             + _reminders(catalog, view, nonce)
             + _control("theme", nonce, f'<label>{_e(catalog.text("web-theme"))} {theme}</label>',
                        catalog.text("web-set"))
+            + _table_language(catalog, table, nonce)
             + "</section>")
 
 
@@ -1260,6 +1269,8 @@ async def host_action(request: Request) -> Response:
         receipt = web.handle(host, SetReminders(minutes or None), nonce=nonce, table=table.id)
     elif do == "theme" and form.get("theme") in themes():
         receipt = web.handle(host, SetTheme(form["theme"]), nonce=nonce, table=table.id)
+    elif do == "language" and form.get("language") in languages(table.theme):
+        receipt = web.handle(host, SetLanguage(form["language"]), nonce=nonce, table=table.id)
     elif do in ("standin", "return") and name:
         receipt = web.handle(host, StandIn(name, back=do == "return"), nonce=nonce, table=table.id)
     elif do == "newdevice" and name:
