@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import lru_cache
 from typing import TYPE_CHECKING, Final
@@ -104,6 +104,8 @@ class Verb(StrEnum):
 _VERB_KEYS: Final = frozenset(v.value for v in Verb)
 NOT_NAMES: Final = "not-names"
 """The ``[words]`` key of the words the texts use for their reader (``you``, ``du``): nobody may be called that."""
+SWITCH_ON, SWITCH_OFF = "switch-on", "switch-off"
+"""The ``[words]`` keys of what switches votes at the table or reminders on and off (``on``, ``aus``)."""
 
 
 class Who(StrEnum):
@@ -243,6 +245,8 @@ class Grammar:
     """Folded card or policy word of every theme and language -> ``L`` or ``F``."""
     not_names: frozenset[str] = frozenset()
     """Folded words of every catalog's ``NOT_NAMES``: "You is the President" would tell every reader it is them."""
+    switches: Mapping[str, bool] = field(default_factory=dict)
+    """Folded words of every catalog's ``SWITCH_ON`` (True) and ``SWITCH_OFF`` (False)."""
 
     def verb(self, word: str, reserved: Iterable[str] = ()) -> Verb | None:
         """The verb a word means, unless the channel's carrier keeps the word."""
@@ -346,13 +350,12 @@ class Grammar:
         return None
 
     def _switch(self, word: str) -> bool | None:
-        """``on``/``off`` (and the vote words: ja means on)."""
+        """``on``/``off`` (the catalogs' switch words, and the vote words: ja means on)."""
         folded = fold(word)
-        if folded in ("on", "an", "ein") or self.meaning.get(folded) is Verb.JA:
-            return True
-        if folded in ("off", "aus") or self.meaning.get(folded) is Verb.NEIN:
-            return False
-        return None
+        if folded in self.switches:
+            return self.switches[folded]
+        verb = self.meaning.get(folded)
+        return True if verb is Verb.JA else False if verb is Verb.NEIN else None
 
 
 @lru_cache(maxsize=8)
@@ -360,6 +363,7 @@ def _grammar(root: str) -> Grammar:
     words: dict[Verb, list[str]] = {verb: [] for verb in Verb}
     cards: dict[str, str] = {}
     not_names: set[str] = set()
+    switches: dict[str, bool] = {}
     files = [(t, lang) for t in themes() for lang in languages(t)]
     files.sort(key=lambda f: (f[1] != DEFAULT_LANGUAGE, f[0] != DEFAULT_THEME))  # English classic first
     for theme, lang in files:
@@ -372,14 +376,17 @@ def _grammar(root: str) -> Grammar:
                 words[verb].append(term)
         for key in ("liberal_card", "liberal_policy", "liberal", "fascist_card", "fascist_policy", "fascist"):
             cards[fold(catalog.term(key))] = "L" if key.startswith("liberal") else "F"
-        not_names |= {fold(w) for w in _listed(lang, theme).get(NOT_NAMES, "").split(",") if fold(w)}
+        listed = _listed(lang, theme)
+        not_names |= {fold(w) for w in listed.get(NOT_NAMES, "").split(",") if fold(w)}
+        for key, on in ((SWITCH_ON, True), (SWITCH_OFF, False)):
+            switches |= {fold(w): on for w in listed.get(key, "").split(",") if fold(w)}
     cards |= {"l": "L", "f": "F"}
     meaning: dict[str, Verb] = {}
     for verb, all_words in words.items():
         for word in all_words:
             if fold(word):  # "?" is read before any word (``parse``)
                 meaning.setdefault(fold(word), verb)
-    return Grammar({v: tuple(w) for v, w in words.items()}, meaning, cards, frozenset(not_names))
+    return Grammar({v: tuple(w) for v, w in words.items()}, meaning, cards, frozenset(not_names), switches)
 
 
 def grammar() -> Grammar:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import random
 
-from moderator.catalog import Catalog
+from moderator.catalog import Catalog, messages_dir, read_file
 from moderator.commands import (
     AddComputers,
     Choose,
@@ -15,6 +15,7 @@ from moderator.commands import (
     OpenTable,
     RecordVotes,
     Rename,
+    SetReminders,
     SetTableVoting,
     StandIn,
     Start,
@@ -163,6 +164,18 @@ def test_the_grammar_takes_every_theme_and_languages_vote_words() -> None:
     for word in ("nein", "no", "reject", "Dagegen"):
         assert g.parse(word) == Decide("vote", "nein"), word
     assert g.parse("open Ann") == OpenTable("Ann")
+
+
+def test_on_and_off_are_the_catalogs_switch_words_in_every_language() -> None:
+    g = grammar()
+    for lang in ("en", "de"):
+        words = read_file(messages_dir() / "classic" / f"{lang}.toml").words
+        for key, on in (("switch-on", True), ("switch-off", False)):
+            for word in words[key].split(","):
+                assert g.parse(f"tablevotes {word.strip().upper()}") == SetTableVoting(on), (lang, word)
+    assert g.parse("reminders aus") == SetReminders(None)
+    assert g.parse("tablevotes Dafür") == SetTableVoting(True)  # a Ja word switches it on
+    assert g.parse("tablevotes maybe") is None
 
 
 def test_idle_finished_tables_and_lobbies_close_and_leave_every_lookup() -> None:
