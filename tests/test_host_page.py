@@ -82,6 +82,9 @@ def test_the_host_page_sets_the_tables_language_for_a_host_who_only_runs_the_tab
     table.host_do(table_id, "start")
     table.host_do(table_id, "language", language="en")  # in a game too
     assert EN.text("web-table-screen") in table.host.get(f"/table/{table_id}").text
+    assert 'name="theme"' in table.host.get(f"/host/{table_id}/live").text  # and the theme, as /theme takes
+    table.host_do(table_id, "theme", theme="corporate")
+    assert table.service.table(table_id).row.theme == "corporate"
     table.host_do(table_id, "language", language="xx")  # not offered: changes nothing
     assert EN.text("web-table-screen") in table.host.get(f"/table/{table_id}").text
 

@@ -75,6 +75,8 @@ CASES = [
          lambda t: sum(s.computer for s in t.seats) == 2),
     Case("theme", Stage.LOBBY, "theme corporate", ("theme", {"theme": "corporate"}),
          lambda t: t.row.theme == "corporate"),
+    Case("theme in a game", Stage.GAME, "theme corporate", ("theme", {"theme": "corporate"}),
+         lambda t: t.row.theme == "corporate"),
     Case("seats by move", Stage.LOBBY, "move Bob 1", ("move", {"name": "Bob", "position": "1"}),
          lambda t: t.names[0] == "Bob"),
     Case("remove", Stage.LOBBY, "remove Bob", ("remove", {"name": "Bob"}), lambda t: "Bob" not in t.names),

@@ -597,7 +597,8 @@ class WebTables:
                 for do in controls.get(table.status, ())))
             if table.status in (Status.PLAYING, Status.PAUSED):
                 parts.append(_game_seats(catalog, view, table, nonce, base_url=self.public_url or base_url))
-                parts.append(_reminders(catalog, view, nonce) + _table_language(catalog, table, nonce))
+                parts.append(_reminders(catalog, view, nonce) + _theme(catalog, table, nonce)
+                             + _table_language(catalog, table, nonce))
             if view.board is not None:
                 parts.append(self._board(table, catalog, view.board.lines))
         # The replies to the host's own commands (a refused start, say).
@@ -714,6 +715,12 @@ def _reminders(catalog: Catalog, view: HostView, nonce: str) -> str:
     return _control("reminders", nonce, field, catalog.text("web-set"))
 
 
+def _theme(catalog: Catalog, table: TableView, nonce: str) -> str:
+    """The table's theme (its words and colours) from now on."""
+    theme = _select("theme", [(t, t) for t in themes()], table.theme)
+    return _control("theme", nonce, f'<label>{_e(catalog.text("web-theme"))} {theme}</label>', catalog.text("web-set"))
+
+
 def _table_language(catalog: Catalog, table: TableView, nonce: str) -> str:
     """The table's language: the table screen's (and a host's own, at their seat)."""
     langs = _select("language", [(lang, lang) for lang in languages(table.theme)], table.language)
@@ -726,12 +733,8 @@ def _lobby_settings(catalog: Catalog, view: HostView, table: TableView, nonce: s
     votes = catalog.text("table-votes-on" if view.table_votes else "table-votes-off")
     switch = _button(catalog.text("web-phone-votes" if view.table_votes else "web-hand-votes"),
                      {"do": "tablevotes", "on": "0" if view.table_votes else "1", "nonce": nonce})
-    theme = _select("theme", [(t, t) for t in themes()], table.theme)
     return (f'<section class="settings"><p class="quiet">{_e(votes)}</p>{switch}'
-            + _reminders(catalog, view, nonce)
-            + _control("theme", nonce, f'<label>{_e(catalog.text("web-theme"))} {theme}</label>',
-                       catalog.text("web-set"))
-            + _table_language(catalog, table, nonce)
+            + _reminders(catalog, view, nonce) + _theme(catalog, table, nonce) + _table_language(catalog, table, nonce)
             + "</section>")
 
 
