@@ -86,6 +86,8 @@ CASES = [
          prepare=(("pause", ("pause", {})),)),
     Case("rename", Stage.LOBBY, "rename Robert", ("rename", {"name": "Robert"}),
          lambda t: "Robert" in t.names and "Bob" not in t.names, by_player=True),
+    Case("rename in a game", Stage.GAME, "rename Robert", ("rename", {"name": "Robert"}),
+         lambda t: t.names.index("Robert") == t.record_names.index("Bob") and "Bob" not in t.names, by_player=True),
     Case("language", Stage.LOBBY, "language de", ("language", {"language": "de"}),
          lambda t: _seat(t, "Bob").language == "de", by_player=True),
     Case("host's language", Stage.GAME, "language de", ("language", {"language": "de"}),
