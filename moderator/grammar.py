@@ -345,8 +345,8 @@ class Grammar:
             case Verb.CLAIM | Verb.ACCUSE | Verb.TRUST:
                 return Speak(verb.value, rest)
             case Verb.VOTES:
-                names = [n for n in re.split(r"\s*,\s*|\s+", rest) if n] if rest else []
-                return RecordVotes(tuple(names))
+                names = [n for n in re.split(r"\s*,\s*" if "," in rest else r"\s+", rest) if n] if rest else []
+                return RecordVotes(tuple(names))  # "Computer 1" is one name, written or not between commas
         return None
 
     def _switch(self, word: str) -> bool | None:

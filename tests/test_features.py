@@ -21,6 +21,7 @@ from moderator.commands import (
     Start,
 )
 from moderator.engine import Phase, awaiting
+from moderator.engine.events import VoteCast
 from moderator.grammar import grammar
 from moderator.store import TableStatus
 from tests.fakes import Harness
@@ -119,6 +120,24 @@ def test_with_votes_at_the_table_nobody_gets_a_ballot_and_the_president_records_
     h.send(president, RecordVotes(tuple(voters)))
     state = h.table(table_id).state
     assert state is not None and state.phase is not Phase.ELECTION
+
+
+def test_the_president_types_ja_voters_whose_names_have_spaces() -> None:
+    names = ["Mary Ann", "Ann", "Bob Lee", "Cy", "Dee"]
+    for typed in ("votes Mary Ann Bob Lee Cy", "votes mary ann, Bob Lee, cy"):
+        h = Harness(seed=4)
+        table_id, _, addresses = h.seat_table(names)
+        h.send("p0", SetTableVoting(True))
+        h.send("p0", Start())
+        until_phase(h, table_id, Phase.ELECTION, random.Random(4))
+        table = h.table(table_id)
+        assert table.state is not None and table.state.president is not None
+        command = grammar().parse(typed)
+        assert isinstance(command, RecordVotes), typed
+        logged = len(table.log)
+        h.send(addresses[table.state.president], command)
+        ja = {names[e.seat] for e in h.table(table_id).log[logged:] if isinstance(e, VoteCast) and e.ja}
+        assert ja == {"Mary Ann", "Bob Lee", "Cy"}, typed
 
 
 def test_a_computer_player_stands_in_for_an_absent_player_and_gives_the_seat_back() -> None:
