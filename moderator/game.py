@@ -37,7 +37,7 @@ from .fanout import knowledge, prompt_again, prompt_for, publish, say, show_clai
 from .grammar import fold as fold_word
 from .grammar import grammar
 from .lobby import show_lobby
-from .names import match_name, name_candidates
+from .names import match_name, name_candidates, names_in
 from .outbox import Outgoing, Reply
 from .render import InputProblem
 from .store import TableStatus
@@ -228,7 +228,7 @@ def _recorded_votes(ctx: Context, table: Table, seat: int, ja_names: Sequence[st
         problem(ctx, table, reply, out, InputProblem.NOTHING_OWED, raw)
         return None
     ja: set[int] = set()
-    for name in _names_in(ja_names, table.names):
+    for name in names_in(ja_names, table.names):
         found = match_name(name, table.names)
         if found is None:
             problem(ctx, table, reply, out, InputProblem.UNPARSEABLE, raw)
@@ -236,18 +236,6 @@ def _recorded_votes(ctx: Context, table: Table, seat: int, ja_names: Sequence[st
         ja.add(table.names.index(found))
     return [CastVote(s, s in ja) for s in range(state.players) if state.alive[s]]
 
-
-def _names_in(words: Sequence[str], names: Sequence[str]) -> list[str]:
-    """Typed words as names: the longest run of words that is a whole name (``Computer 1``, ``Mary Ann``), else
-    one word (which may start a name)."""
-    whole = {fold_word(n) for n in names}
-    out: list[str] = []
-    i = 0
-    while i < len(words):
-        run = next((k for k in range(len(words) - i, 1, -1) if fold_word(" ".join(words[i:i + k])) in whole), 1)
-        out.append(" ".join(words[i:i + run]))
-        i += run
-    return out
 
 
 def problem(ctx: Context, table: Table, reply: Reply, out: Outgoing, found: InputProblem, raw: str,

@@ -29,7 +29,7 @@ from .fanout import (
     tell,
     words,
 )
-from .names import clean_name, has_letters, match_name, reader_word, unique_name
+from .names import clean_name, has_letters, match_name, names_in, reader_word, unique_name
 from .outbox import COMPUTER_CHANNEL, Outgoing, Reply
 from .store import SeatRow, TableRow, TableStatus
 from .tables import HOST_LANGUAGE, PUBLIC_LANGUAGE, Table, decision_id
@@ -249,7 +249,7 @@ def reseat(ctx: Context, table: Table, names: Sequence[str], reply: Reply, out: 
     """The host gives the whole seating order."""
     if not _in_lobby(ctx, table, reply, out):
         return
-    picked = [match_name(n, table.names) for n in names]
+    picked = [match_name(n, table.names) for n in names_in(names, table.names)]
     if None in picked or len(set(picked)) != len(table.seats) or len(picked) != len(table.seats):
         say_seating(ctx, out, reply, table, "seating-mismatch", numbered=False)
         return

@@ -49,6 +49,19 @@ def name_candidates(text: str, names: Sequence[str]) -> list[str]:
     return []
 
 
+def names_in(words: Sequence[str], names: Sequence[str]) -> list[str]:
+    """Typed words as names: the longest run of words that is a whole name (``Computer 1``, ``Mary Ann``), else
+    one word (which may start a name)."""
+    whole = {fold(n) for n in names}
+    out: list[str] = []
+    i = 0
+    while i < len(words):
+        run = next((k for k in range(len(words) - i, 1, -1) if fold(" ".join(words[i:i + k])) in whole), 1)
+        out.append(" ".join(words[i:i + run]))
+        i += run
+    return out
+
+
 def has_letters(name: str, *, gsm7: bool = False) -> bool:
     """True if a name has a letter (as a text writes it, for ``gsm7``): an emoji-only name reads as nothing where
     emoji cannot go, and a name of digits would read as an option's number."""

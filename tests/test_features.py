@@ -140,6 +140,17 @@ def test_the_president_types_ja_voters_whose_names_have_spaces() -> None:
         assert ja == {"Mary Ann", "Bob Lee", "Cy"}, typed
 
 
+def test_the_host_types_a_seating_order_of_names_with_spaces() -> None:
+    names = ["Mary Ann", "Ann", "Bob Lee", "Cy", "Dee"]
+    for typed in ("seats Dee Cy Bob Lee Ann Mary Ann", "seats dee, cy, bob lee, ann, mary ann"):
+        h = Harness(seed=4)
+        table_id, _, _ = h.seat_table(names)
+        command = grammar().parse(typed)
+        assert command is not None, typed
+        h.send("p0", command)
+        assert h.table(table_id).names == ("Dee", "Cy", "Bob Lee", "Ann", "Mary Ann"), typed
+
+
 def test_a_computer_player_stands_in_for_an_absent_player_and_gives_the_seat_back() -> None:
     h, table_id, addresses = human_table(5, seed=5)
     away = 2
