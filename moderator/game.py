@@ -234,7 +234,9 @@ def _recorded_votes(ctx: Context, table: Table, seat: int, ja_names: Sequence[st
             problem(ctx, table, reply, out, InputProblem.UNPARSEABLE, raw)
             return None
         ja.add(table.names.index(found))
-    return [CastVote(s, s in ja) for s in range(state.players) if state.alive[s]]
+    # Computer players (and stand-ins) voted by themselves, secretly until the result: only the hands are recorded.
+    owed = set(awaiting(state))
+    return [CastVote(s, s in ja) for s in range(state.players) if state.alive[s] and s in owed]
 
 
 

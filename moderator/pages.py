@@ -127,7 +127,8 @@ class BrowserPages:
         if not view.public.alive[position]:  # executed: told so, and the game goes on before their eyes
             status = (catalog.text("web-executed"), *status)
         records = table.status is TableStatus.PLAYING and at_table and state.president == position
-        voters = tuple(table.names[s] for s in range(state.players) if state.alive[s]) if records else ()
+        # The hands at the table: computer players have voted by themselves (their votes show with the result).
+        voters = tuple(table.names[s] for s in awaiting(state)) if records else ()
         return SeatView(
             seat.name, True, prompt=prompt,
             owes_nothing=prompt is None and not records and table.status is TableStatus.PLAYING,

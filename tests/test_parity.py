@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import itertools
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -21,13 +22,15 @@ import pytest
 from moderator.catalog import Catalog
 from moderator.channels import WordStyle
 from moderator.delivery import Sender
+from moderator.engine import Phase, new_game
+from moderator.engine.events import VoteCast
 from moderator.grammar import RULES, Verb, grammar, offered
 from moderator.service import Service
 from moderator.store import Store
 from moderator.transports import console, sms, telegram
 from tests.fake_telegram import user
 from tests.test_serve import ANN
-from tests.web_table import browser_beside, every_channel
+from tests.web_table import browser_beside, choices, every_channel
 
 BOB_TG = user(502, "Bob")
 ANN_SMS, BOB_SMS = "+12025550101", "+12025550102"
@@ -122,7 +125,7 @@ NOT_A_CASE: dict[Verb, str] = {
     Verb.HOSTONLY: "SMS only (what texts cost): tests/test_sms.py",
     Verb.ALLPHONES: "SMS only (what texts cost): tests/test_sms.py",
     Verb.COST: "SMS only (what texts cost): tests/test_sms.py",
-    Verb.VOTES: "needs Ann or Bob as the first President, whom the deal picks: tests/test_sms.py, test_host_page.py",
+    Verb.VOTES: "the nomination comes first: test_with_votes_at_the_table_the_president_records_the_ja_voters…",
 }
 """The verbs help lists that no case here runs, and why."""
 
@@ -259,6 +262,43 @@ def test_a_seat_moves_to_a_new_device_with_the_hosts_code_on_every_channel(tmp_p
         bob = _seat(table.table(), "Bob")
         assert bob.address != old and bob.channel == ("web" if channel == "web" else channel)
         assert not table.table().row.options.get("move_codes"), "a code works once"
+
+
+@pytest.mark.parametrize("channel", ["telegram", "sms", "web"])
+def test_with_votes_at_the_table_the_president_records_the_ja_voters_on_every_channel(tmp_path: Path,
+                                                                                      channel: str) -> None:
+    with every_channel(tmp_path) as s:
+        table = Table(s, channel)
+        table.open()
+        # Ann is the first President (the deal's seed: which one the game's own random choice would not say).
+        s.client.app.state.service.ctx.seed = lambda: next(n for n in range(100) if new_game(5, seed=n).president == 0)
+        table.send("tablevotes on", ("tablevotes", {"on": "1"}))
+        table.to_stage(Stage.GAME)
+        assert table.table().state.president == 0
+        match channel:
+            case "web":  # Ann plays on the host's device: her seat's page has the nomination's buttons
+                page = table.host_device.get(f"/play/{table.table_id}/live").text
+                [pick] = [c for c in choices(page) if c.label == "Bob"]
+                assert table.host_device.post(f"/play/{table.table_id}", data=pick.fields).status_code == 200
+            case _:
+                table.send("nominate Bob", None)
+        assert table.table().state.phase is Phase.ELECTION
+        logged = len(table.table().log)
+        if channel == "web":
+            page = table.host_device.get(f"/play/{table.table_id}/live").text
+            boxes = dict(re.findall(r'name="(ja-\d+)" value="([^"]+)"', page))
+            assert sorted(boxes.values()) == ["Ann", "Bob"]  # the computer players voted by themselves
+            nonce = re.search(r'name="do" value="votes">\s*<input type="hidden" name="nonce" value="(\w+)"', page)
+            assert nonce is not None
+            response = table.host_device.post(f"/play/{table.table_id}", data={"do": "votes", "nonce": nonce.group(1),
+                                                                               **boxes})
+            assert response.status_code == 200
+        else:
+            table.send("votes Ann Bob", None)
+        t = table.table()
+        hands = {t.names[e.seat]: e.ja for e in t.log[logged:] if isinstance(e, VoteCast)}
+        assert hands == {"Ann": True, "Bob": True}, channel  # recorded; the computers' votes were their own
+        assert t.state.phase is not Phase.ELECTION, channel
 
 
 def test_every_command_help_lists_is_a_case_or_says_why_not() -> None:
