@@ -106,6 +106,8 @@ NOT_NAMES: Final = "not-names"
 """The ``[words]`` key of the words the texts use for their reader (``you``, ``du``): nobody may be called that."""
 SWITCH_ON, SWITCH_OFF = "switch-on", "switch-off"
 """The ``[words]`` keys of what switches votes at the table or reminders on and off (``on``, ``aus``)."""
+QUIT: Final = "quit"
+"""The ``[words]`` key of what leaves a console game (``quit``, ``beenden``): the console's own, no verb."""
 
 
 class Who(StrEnum):
@@ -247,6 +249,8 @@ class Grammar:
     """Folded words of every catalog's ``NOT_NAMES``: "You is the President" would tell every reader it is them."""
     switches: Mapping[str, bool] = field(default_factory=dict)
     """Folded words of every catalog's ``SWITCH_ON`` (True) and ``SWITCH_OFF`` (False)."""
+    quit_words: frozenset[str] = frozenset()
+    """Folded words of every catalog's ``QUIT``."""
 
     def verb(self, word: str, reserved: Iterable[str] = ()) -> Verb | None:
         """The verb a word means, unless the channel's carrier keeps the word."""
@@ -364,6 +368,7 @@ def _grammar(root: str) -> Grammar:
     cards: dict[str, str] = {}
     not_names: set[str] = set()
     switches: dict[str, bool] = {}
+    quit_words: set[str] = set()
     files = [(t, lang) for t in themes() for lang in languages(t)]
     files.sort(key=lambda f: (f[1] != DEFAULT_LANGUAGE, f[0] != DEFAULT_THEME))  # English classic first
     for theme, lang in files:
@@ -378,6 +383,7 @@ def _grammar(root: str) -> Grammar:
             cards[fold(catalog.term(key))] = "L" if key.startswith("liberal") else "F"
         listed = _listed(lang, theme)
         not_names |= {fold(w) for w in listed.get(NOT_NAMES, "").split(",") if fold(w)}
+        quit_words |= {fold(w) for w in listed.get(QUIT, "").split(",") if fold(w)}
         for key, on in ((SWITCH_ON, True), (SWITCH_OFF, False)):
             switches |= {fold(w): on for w in listed.get(key, "").split(",") if fold(w)}
     cards |= {"l": "L", "f": "F"}
@@ -386,7 +392,8 @@ def _grammar(root: str) -> Grammar:
         for word in all_words:
             if fold(word):  # "?" is read before any word (``parse``)
                 meaning.setdefault(fold(word), verb)
-    return Grammar({v: tuple(w) for v, w in words.items()}, meaning, cards, frozenset(not_names), switches)
+    return Grammar({v: tuple(w) for v, w in words.items()}, meaning, cards, frozenset(not_names), switches,
+                   frozenset(quit_words))
 
 
 def grammar() -> Grammar:

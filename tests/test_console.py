@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from moderator import app
+from moderator.catalog import Catalog
 from moderator.commands import Ask, Choose, Decide, Query
 from moderator.transports import console
 
@@ -177,6 +178,15 @@ def test_quit_asks_first_then_ends_the_game_and_shows_the_roles() -> None:
     assert "The board:" in text[first:]  # "no" went on with the game
     assert text.count("Leave the game?") == 2
     assert "The roles:" in text and text.rstrip().endswith("Goodbye!")
+
+
+def test_quit_is_the_catalogs_word_in_every_language() -> None:
+    for lang, word, answer in (("en", "exit", "y"), ("de", "Beenden", "ja")):
+        status, text = play([word, answer, "whoami"], lang=lang)
+        catalog = Catalog.load("classic", lang)
+        after = text.split(catalog.text("console-quit"), 1)[1]
+        assert status == 0 and catalog.text("console-goodbye") in after, lang
+        assert catalog.text("knowledge-title") not in after, lang  # it left: nothing more was read
 
 
 def test_ctrl_d_ends_the_game_with_the_roles_and_a_goodbye() -> None:

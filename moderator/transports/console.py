@@ -24,7 +24,7 @@ from ..commands import (
     OpenTable,
     Start,
 )
-from ..grammar import Verb, grammar
+from ..grammar import Verb, fold, grammar
 
 CHANNEL: Final = "console"
 AT_THE_CONSOLE: Final = frozenset({
@@ -37,8 +37,6 @@ CAPABILITIES: Final = Capabilities(typed=True, verbs=frozenset(v.value for v in 
 """A terminal shows a prompt's options itself, as a numbered list, answered by typing."""
 YOU = "you"
 TABLE = "table"
-
-_QUIT = frozenset({"quit", "exit", "q"})
 
 CONSOLE_MESSAGES: Final = ("console-your-name", "console-default-name", "console-quit", "console-goodbye")
 """The console's own words (the catalog's): asking a name, leaving."""
@@ -155,16 +153,21 @@ def play(
             raise RuntimeError("the watched game stopped before its end")
         try:
             line = read("> ")
-            if line.strip().casefold() in _QUIT and not _yes(read(words().text("console-quit") + " ")):
+            if _quit(line) and not _yes(read(words().text("console-quit") + " ")):
                 continue
         except EOFError:  # Ctrl-D: nothing more can be asked
             print(file=console.output)
             return leave()
-        if line.strip().casefold() in _QUIT:
+        if _quit(line):
             return leave()
         command = parse(line, console.decision)
         if command is not None:
             send(command, raw=line)
+
+
+def _quit(line: str) -> bool:
+    """True if the line is a word that leaves the game (the catalogs' ``quit``: quit, exit, q, beenden)."""
+    return fold(line) in grammar().quit_words
 
 
 def _yes(answer: str) -> bool:
