@@ -10,6 +10,7 @@ from pathlib import Path
 from moderator import app
 from moderator.catalog import Catalog
 from moderator.commands import Ask, Choose, Decide, Query
+from moderator.grammar import grammar
 from moderator.transports import console
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -187,6 +188,7 @@ def test_quit_is_the_catalogs_word_in_every_language() -> None:
         after = text.split(catalog.text("console-quit"), 1)[1]
         assert status == 0 and catalog.text("console-goodbye") in after, lang
         assert catalog.text("knowledge-title") not in after, lang  # it left: nothing more was read
+    assert not grammar().quit_words & set(grammar().meaning)  # read before the grammar: no command's word
 
 
 def test_ctrl_d_ends_the_game_with_the_roles_and_a_goodbye() -> None:
