@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import lru_cache
-from typing import TYPE_CHECKING, Final
+from typing import Final, Protocol
 
 from .catalog import DEFAULT_LANGUAGE, DEFAULT_THEME, Catalog, languages, messages_dir, read_file, themes
 from .commands import (
@@ -48,8 +48,15 @@ from .commands import (
     Start,
 )
 
-if TYPE_CHECKING:
-    from .channels import Capabilities
+
+class Offers(Protocol):
+    """What a channel offers of the grammar (``channels.Capabilities`` has these)."""
+
+    @property
+    def verbs(self) -> frozenset[str] | None: ...
+
+    @property
+    def paid_per_message(self) -> bool: ...
 
 
 class Verb(StrEnum):
@@ -189,7 +196,7 @@ RULES: Final[Mapping[Verb, Rule]] = {
 
 
 
-def offered(verb: Verb, caps: Capabilities) -> bool:
+def offered(verb: Verb, caps: Offers) -> bool:
     """True if a person at a channel with these capabilities is offered the verb (help names it, the README's
     table shows it): the channel's own ``verbs``, and the words about what texts cost only where texts cost."""
     if caps.verbs is not None and verb.value not in caps.verbs:
