@@ -260,9 +260,9 @@ def _told_about(ctx: Context, channel: str, address: str, out: Outgoing, *,
 
 def set_table_voting(ctx: Context, table: Table, on: bool, reply: Reply, out: Outgoing) -> None:
     """Votes at the table (with hands or cards, the President records who voted Ja), or on every phone; set in
-    the lobby."""
-    if table.status is not TableStatus.LOBBY:
-        say(ctx, out, reply, table.row.theme, "lobby-closed")
+    the lobby (or after a game, for the rematch)."""
+    if table.status not in (TableStatus.LOBBY, TableStatus.OVER):
+        say(ctx, out, reply, table.row.theme, "table-votes-not-now")
         return
     table.set_option(ctx.store, out.now, physical_voting=on)
     if on:

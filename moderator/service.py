@@ -133,6 +133,7 @@ LOBBY_MESSAGES: Final = (
     "you-renamed",
     "you-renamed-in-game",
     "table-votes-on",
+    "table-votes-not-now",
     "table-votes-off",
     "stand-in",
     "stand-in-back",

@@ -10,6 +10,8 @@ from moderator.commands import (
     AddComputers,
     Choose,
     Decide,
+    Host,
+    HostCommand,
     Join,
     Leave,
     OpenTable,
@@ -120,6 +122,21 @@ def test_with_votes_at_the_table_nobody_gets_a_ballot_and_the_president_records_
     h.send(president, RecordVotes(tuple(voters)))
     state = h.table(table_id).state
     assert state is not None and state.phase is not Phase.ELECTION
+
+
+def test_votes_at_the_table_are_switched_before_a_game_and_after_one_for_the_rematch_never_during_it() -> None:
+    h, table_id, addresses = human_table(5, seed=4)
+    h.send("p0", SetTableVoting(True))
+    assert last(h, "p0") == "table-votes-not-now"
+    assert not h.table(table_id).row.options.get("physical_voting")
+    h.send("p0", Host(HostCommand.END))
+    h.send("p0", SetTableVoting(True))
+    assert last(h, "p3") == "table-votes-on"
+    h.send("p0", Host(HostCommand.REMATCH))
+    until_phase(h, table_id, Phase.ELECTION, random.Random(4))
+    state = h.table(table_id).state
+    assert state is not None and state.president is not None
+    assert last(h, addresses[state.president]) == "physical-vote-prompt"
 
 
 def test_the_president_types_ja_voters_whose_names_have_spaces() -> None:
