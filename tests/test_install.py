@@ -52,11 +52,16 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return venv
 
 
-def run_installed(venv: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+def away_from_the_checkout(cwd: Path) -> dict[str, str]:
+    """This environment's variables without those that would lead the installed moderator back to the checkout."""
     env = {k: v for k, v in os.environ.items() if k not in ("MODERATOR_MESSAGES", "PYTHONPATH", "MODERATOR_DB")}
     env["HOME"] = str(cwd)  # the default database goes under ~/.local/share
-    return subprocess.run([str(venv / "bin" / "moderator"), *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=120)
+    return env
+
+
+def run_installed(venv: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(venv / "bin" / "moderator"), *args], cwd=cwd, env=away_from_the_checkout(cwd),
+                          capture_output=True, text=True, timeout=120)
 
 
 @pytest.mark.parametrize("theme", themes())
@@ -66,8 +71,10 @@ def test_an_installed_wheel_plays_a_game_in_every_theme_and_language(
 ) -> None:
     where = run_installed(installed, "play", "--help", cwd=tmp_path)
     assert where.returncode == 0, where.stderr
+    # Under the environment the game below runs in: a PYTHONPATH naming the checkout must not pass this check.
     located = subprocess.run([str(installed / "bin" / "python"), "-c", "import moderator; print(moderator.__file__)"],
-                             cwd=tmp_path, capture_output=True, text=True, check=True).stdout
+                             cwd=tmp_path, env=away_from_the_checkout(tmp_path), capture_output=True, text=True,
+                             check=True).stdout.strip()
     assert Path(located).is_relative_to(installed), "moderator must come from the wheel, not the checkout"
     done = run_installed(installed, "play", "--watch", "--players", "5", "--seed", "3", "--theme", theme,
                          "--lang", lang, cwd=tmp_path)
