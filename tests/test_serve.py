@@ -153,7 +153,7 @@ def test_healthz_reports_database_backlog_and_version(server: Server) -> None:
     assert server.client.get("/healthz").json()["outbox_backlog"] > 0  # deliver=False: the reply waits
 
 
-@pytest.mark.parametrize("missing", ["catalogs", "fonts"])
+@pytest.mark.parametrize("missing", ["catalogs", "fonts", "a font that is not one"])
 def test_healthz_fails_when_the_catalogs_or_the_fonts_do_not_load(
     server: Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, missing: str
 ) -> None:
@@ -166,6 +166,13 @@ def test_healthz_fails_when_the_catalogs_or_the_fonts_do_not_load(
         shutil.copytree(catalog.BUNDLED, copy, ignore=shutil.ignore_patterns("*.ttf"))
         monkeypatch.setenv("MODERATOR_MESSAGES", str(copy))
         monkeypatch.setattr(board, "_BUNDLED_FONTS", tmp_path)
+        if missing == "a font that is not one":  # as a checkout without Git LFS leaves it: the file, not the font
+            # on a machine with no fonts of its own (the slim Docker image): Pillow finds none of the same name
+            monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "no-fonts"))
+            monkeypatch.setenv("XDG_DATA_DIRS", str(tmp_path / "no-fonts"))
+            (copy / board.FONT_FOLDER / board.FONT_FILES[1]).write_text(
+                "version https://git-lfs.github.com/spec/v1\noid sha256:0\nsize 1\n")
+            shutil.copy(catalog.BUNDLED / board.FONT_FOLDER / board.FONT_FILES[0], copy / board.FONT_FOLDER)
     response = server.client.get("/healthz")
     assert response.status_code == 503
     assert response.json()["ok"] is False and response.json()["messages"] == "missing"
