@@ -92,3 +92,29 @@ def test_the_wheel_carries_every_catalog_the_colours_the_fonts_and_py_typed(inst
         if path.is_file():
             assert f"moderator/messages/{path.relative_to(messages).as_posix()}" in names
     assert "moderator/py.typed" in names
+
+
+def test_an_installed_wheel_draws_its_board_with_its_own_fonts_and_health_finds_nothing_missing(
+    installed: Path, tmp_path: Path
+) -> None:
+    """What ``/healthz`` checks, asked of the installed package on a machine with no fonts of its own (Pillow
+    finds none of the same name), and a board with accented names drawn in every theme."""
+    env = away_from_the_checkout(tmp_path)
+    env["XDG_DATA_HOME"] = env["XDG_DATA_DIRS"] = str(tmp_path / "no-fonts")
+    script = (
+        "from moderator import board, catalog\n"
+        "from moderator.engine import new_game, public_view\n"
+        "from moderator.render import TableInfo\n"
+        "print(catalog.problems() + board.font_problems())\n"
+        "print(catalog.BUNDLED)\n"
+        "names = ('Jörg', 'Zoë', 'Ça', 'Ødegård', 'Ünal')\n"
+        "for theme in catalog.themes():\n"
+        "    drawn = board.Board.of(public_view(new_game(5, seed=1)), TableInfo(names, theme))\n"
+        "    print(board.render_png(drawn, catalog.Catalog.load(theme, 'de'))[:8].hex())\n"
+    )
+    done = subprocess.run([str(installed / "bin" / "python"), "-c", script], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, check=True)
+    problems, bundled, *pngs = done.stdout.splitlines()
+    assert problems == "[]"
+    assert Path(bundled).is_relative_to(installed), "the catalogs and fonts must come from the wheel"
+    assert pngs == [b"\x89PNG\r\n\x1a\n".hex()] * len(themes())
