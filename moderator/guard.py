@@ -33,6 +33,7 @@ from starlette.requests import ClientDisconnect
 from starlette.responses import PlainTextResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from .limits import JOIN_GUESSES_AT_ONCE as JOIN_GUESSES_AT_ONCE
 from .limits import JOIN_GUESSES_PER_MINUTE as JOIN_GUESSES_PER_MINUTE
 from .limits import Clock as Clock
 from .limits import JoinGuard as JoinGuard

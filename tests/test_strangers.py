@@ -24,7 +24,7 @@ from pathlib import Path
 
 from moderator.app import create_app
 from moderator.commands import Join, MovePhone
-from moderator.limits import TABLE_EVERY, TABLES_AT_ONCE
+from moderator.limits import JOIN_GUESSES_AT_ONCE, TABLE_EVERY, TABLES_AT_ONCE
 from moderator.lobby import CODE_ALPHABET
 from moderator.settings import Settings
 from tests.fake_telegram import TOKEN, user
@@ -149,20 +149,23 @@ def test_guessing_join_codes_is_slowed_to_try_again_for_real_codes_too_while_ten
     with site(tmp_path) as s:
         table_id = s.open(s.client)
         code = s.code(s.client, table_id)
-        # Ten phones behind the venue's one address, within a minute, each mistyping the code once first.
-        for n in range(10):
-            phone = s.device(VENUE)
-            assert phone.get(f"/join/{wrong_codes(code, 10)[n]}").status_code == 404
+        # Ten phones behind the venue's one address, all at once as the host reads the code out: every one
+        # mistypes it first, nine of them twice, and no time passes; the last of them still joins at once.
+        phones = [s.device(VENUE) for _ in range(10)]
+        mistypes = iter(wrong_codes(code, 19))
+        for n, phone in enumerate(phones):
+            for _ in range(2 if n < 9 else 1):
+                assert phone.get(f"/join/{next(mistypes)}").status_code == 404
+        for n, phone in enumerate(phones):
             assert s.join(phone, code, f"P{n}") == 303, n
-            s.clock.advance(3)
         assert len(s.seats(table_id)) == 10
-        # A stranger guessing: ten unknown codes, then every answer is the same "try again", the real code's too.
+        # A stranger guessing: twenty unknown codes, then every answer is the same "try again", the real code's too.
         second_host = s.device(("192.0.2.99", 1))
         other = s.open(second_host)
         real = s.code(second_host, other)
         stranger = s.device(STRANGER, **{"Accept-Language": "de"})
-        answers = [stranger.get(f"/join/{guess}").status_code for guess in wrong_codes(real, 10)]
-        assert answers == [404] * 10
+        answers = [stranger.get(f"/join/{guess}").status_code for guess in wrong_codes(real, JOIN_GUESSES_AT_ONCE)]
+        assert answers == [404] * JOIN_GUESSES_AT_ONCE
         for response in (stranger.get(f"/join/{real}"), stranger.post(f"/join/{real}", data={"name": "Mallory"}),
                          stranger.get("/join/ZZZZZ")):
             assert response.status_code == 429
@@ -267,13 +270,13 @@ def test_guessing_by_telegram_start_and_sms_join_is_slowed_per_account_and_a_rea
             return [r[0] for r in s.rows("SELECT message_id FROM outbox WHERE channel = ? AND address = ? "
                                          "ORDER BY id", (channel, address))]
 
-        for n, guess in enumerate(wrong_codes(code, 10)):
+        for n, guess in enumerate(wrong_codes(code, JOIN_GUESSES_AT_ONCE)):
             assert s.update(s.say(mallory, f"/start {guess}")) == 200
             assert s.text("+12025550666", f"JOIN {guess} Mal", f"SMguess{n}") == 200
         assert s.update(s.say(mallory, f"/start {code}")) == 200
         assert s.text("+12025550666", f"JOIN {code} Mal", "SMreal") == 200
         for channel, address in (("telegram", "666"), ("sms", "+12025550666")):
-            assert said(channel, address) == ["no-such-table"] * 10 + ["try-again"], channel
+            assert said(channel, address) == ["no-such-table"] * JOIN_GUESSES_AT_ONCE + ["try-again"], channel
         # Everyone else joins as ever, on either channel.
         for n in range(4):
             assert s.update(s.say(user(510 + n, f"T{n}"), f"/start {code}")) == 200
@@ -320,12 +323,13 @@ def test_guessed_seat_move_codes_are_slowed_too_and_the_real_move_still_works() 
     code = move_code(h)
     h.step = 0.0  # a script, not a person
     thief = "thief"
-    guesses = [c for c in (code[:-1] + x for x in CODE_ALPHABET) if c != code][:12]
+    guesses = [c for c in (code[:-2] + x + y for x in CODE_ALPHABET[:2] for y in CODE_ALPHABET)
+               if c != code][:JOIN_GUESSES_AT_ONCE + 2]
     answers = []
     for guess in guesses:
         h.send(thief, Join(guess, "Thief"))
         answers.append(h.channel.ids(thief)[-1])
-    assert answers == ["no-such-table"] * 10 + ["try-again"] * 2
+    assert answers == ["no-such-table"] * JOIN_GUESSES_AT_ONCE + ["try-again"] * 2
     h.send(thief, Join(code, "Thief"))  # the real move code: the same answer as a guess
     assert h.channel.ids(thief)[-1] == "try-again"
     assert h.table(table_id).seats[2].address == addresses[2]
@@ -335,7 +339,7 @@ def test_guessed_seat_move_codes_are_slowed_too_and_the_real_move_still_works() 
 
 def test_the_try_again_answer_says_how_long_in_the_players_language() -> None:
     h = Harness(step=0.0)
-    for guess in wrong_codes("", 11):
+    for guess in wrong_codes("", JOIN_GUESSES_AT_ONCE + 1):
         h.send("p1", Join(guess, "Quentin"), language="de")
     reply = h.channel.inbox("p1")[-1]
     assert reply["message_id"] == "try-again"
