@@ -235,6 +235,51 @@ def test_cookies_are_secure_behind_a_trusted_https_proxy_and_only_there(tmp_path
         assert spoofed.status_code == 303 and "secure" not in spoofed.headers["set-cookie"].lower()
 
 
+def dockerfile_env(name: str) -> str:
+    """The value ``deploy/Dockerfile`` gives ``name`` in its ``ENV``."""
+    found = re.search(rf"\b{name}=(\S+)", (ROOT / "deploy" / "Dockerfile").read_text())
+    assert found is not None, name
+    return found.group(1)
+
+
+def test_in_the_docker_image_the_proxy_on_dockers_bridge_is_trusted_for_secure_cookies_and_client_addresses(
+    tmp_path: Path,
+) -> None:
+    """The image's default (``MODERATOR_TRUSTED_PROXIES`` in the Dockerfile, CIDRs: uvicorn 0.31 or later reads
+    those) believes the host's proxy, which reaches the container from the bridge gateway."""
+    trusted = dockerfile_env("MODERATOR_TRUSTED_PROXIES")
+    with site(tmp_path, MODERATOR_TRUSTED_PROXIES=trusted, MODERATOR_PUBLIC_URL="https://moderator.example.org") as s:
+        proxy = {"X-Forwarded-Proto": "https", "Host": "moderator.example.org",
+                 "Origin": "https://moderator.example.org"}
+        for gateway, client in (("172.17.0.1", "198.51.100.1"), ("172.18.0.1", "198.51.100.2")):
+            response = s.device((gateway, 5000), **proxy, **{"X-Forwarded-For": client}).post(
+                "/new", data={"name": "Host"}, follow_redirects=False)
+            assert response.status_code == 303 and "secure" in response.headers["set-cookie"].lower(), gateway
+        # Two clients behind the same gateway each open their table: counted apart, not as the proxy.
+        again = s.device(("172.17.0.1", 5000), **proxy, **{"X-Forwarded-For": "198.51.100.3"}).post(
+            "/new", data={"name": "Host"}, follow_redirects=False)
+        assert again.status_code == 303
+        assert s.device(("172.17.0.1", 5000), **proxy, **{"X-Forwarded-For": "198.51.100.3"}).post(
+            "/new", data={"name": "Host"}, follow_redirects=False).status_code == 429
+        assert s.tables() == 3
+
+
+def test_the_systemd_unit_and_compose_give_the_server_the_files_its_connection_limits_need() -> None:
+    """Every connection is an open file: the files the unit and compose allow hold the default limits whole
+    (``fit_to_files`` leaves them as they are), and each file says why it raises systemd's 1,024."""
+    from moderator.httpserver import Limits, fit_to_files
+
+    unit = (ROOT / "deploy" / "moderator.service").read_text()
+    compose = (ROOT / "deploy" / "compose.yaml").read_text()
+    found = re.search(r"^LimitNOFILE=(\d+)$", unit, re.M)
+    assert found is not None
+    soft = re.search(r"nofile:\s*\n\s*soft: (\d+)\s*\n\s*hard: (\d+)", compose)
+    assert soft is not None
+    for files in (int(found.group(1)), int(soft.group(1)), int(soft.group(2))):
+        assert fit_to_files(Limits(), files) == Limits(), files
+    assert "open file" in unit and "1,024" in unit and "open file" in compose
+
+
 def test_healthz_tells_strangers_only_ok_and_this_machine_everything(tmp_path: Path) -> None:
     with site(tmp_path) as s:
         assert s.device(STRANGER).get("/healthz").json() == {"ok": True}
