@@ -454,6 +454,22 @@ def test_the_access_log_carries_no_host_key_and_no_bot_token(caplog: pytest.LogC
     assert redact("/x?token=abc;secret=def") == "/x?token=[redacted];secret=[redacted]"
 
 
+def test_a_seats_move_code_is_in_no_log_line(caplog: pytest.LogCaptureFixture) -> None:
+    """A move code hands its seat (and its role) to whoever sends it first: the access log says only that one was
+    used."""
+    access = logging.getLogger("uvicorn.access")
+    access.addFilter(redacting := Redact())
+    try:
+        caplog.set_level(logging.INFO, logger="uvicorn.access")
+        for method in ("GET", "POST"):
+            access.info('%s - "%s %s HTTP/%s" %d', "203.0.113.9:1", method, "/move/QWERTYX?lang=de", "1.1", 200)
+    finally:
+        access.removeFilter(redacting)
+    lines = [record.getMessage() for record in caplog.records[-2:]]
+    assert all("QWERTYX" not in line and "/move/[redacted]?lang=de" in line for line in lines), lines
+    assert redact("/join/ABCDE") == "/join/ABCDE"  # a join code is on the table's screen for all to see
+
+
 def test_third_party_libraries_log_warnings_only_unless_asked() -> None:
     names = ("twilio", "httpx", "telegram", "uvicorn.error")
     old = {n: logging.getLogger(n).level for n in names}

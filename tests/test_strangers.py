@@ -454,12 +454,16 @@ def test_the_logs_hold_no_key_and_only_what_the_operator_needs(tmp_path: Path) -
         assert http(served.port, f"GET /host/{table_id}?key={key}&lang=de HTTP/1.1\r\nHost: x\r\n"
                                  f"Connection: close\r\n\r\n".encode())[0] == 403
         assert http(served.port, b"GARBAGE\r\n\r\n")[0] == 400
+        move = "QWERTYX"  # the shape of a seat's move code: whoever sends it first takes the seat
+        moving = f"GET /move/{move} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode()
+        assert http(served.port, moving)[0] == 200
         for n in range(1, 4):
             assert http(served.port, telegram_update(served.port, n))[0] == 200
         time.sleep(0.5)  # the access log is written after the answer
         log = served.lines()
     text = "\n".join(log)
     assert key not in text and TOKEN not in text and SECRET not in text and AUTH_TOKEN not in text
+    assert move not in text and "GET /move/[redacted]" in text
     assert f"GET /host/{table_id}?key=[redacted]&lang=de" in text  # the access log, redacted
     assert "listening on 127.0.0.1 port" in text and "Uvicorn running" not in text  # uvicorn's INFO: quiet
     assert not [line for line in log if " INFO telegram" in line or " INFO httpx" in line or " INFO twilio" in line]
