@@ -262,6 +262,8 @@ def test_in_the_docker_image_the_proxy_on_dockers_bridge_is_trusted_for_secure_c
         assert s.device(("172.17.0.1", 5000), **proxy, **{"X-Forwarded-For": "198.51.100.3"}).post(
             "/new", data={"name": "Host"}, follow_redirects=False).status_code == 429
         assert s.tables() == 3
+        # The host's own curl reaches the container through the bridge too: outside, so ok and nothing more.
+        assert s.device(("172.17.0.1", 5000)).get("/healthz").json() == {"ok": True}
 
 
 def test_the_systemd_unit_and_compose_give_the_server_the_files_its_connection_limits_need() -> None:
