@@ -1525,7 +1525,8 @@ class WebSpec:
     @contextlib.asynccontextmanager
     async def start(self, settings: Settings, runtime: Runtime) -> AsyncIterator[Running]:
         password = settings.env.get("MODERATOR_OPEN_PASSWORD")
-        # With a password, a wrong one costs like an unknown code (ten a minute); without, one table a minute.
+        # With a password, a wrong one costs like an unknown code (twenty at once, then ten a minute); without,
+        # one table a minute.
         gate = OpenGate(password, limiter=join_guesses(runtime.clock) if password else table_openings(runtime.clock))
         web = WebTables(runtime.pages, public_url=settings.public_url, ways=runtime.join_ways,
                         delivery=runtime.delivery(CHANNEL, ReadByPage()), gate=gate,
