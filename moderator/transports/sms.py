@@ -493,16 +493,12 @@ def with_links(body: str, parts: Sequence[Outbound], screen_url: Callable[[str],
     end the table screen's, each where it exists and the text still fits one segment (links only where they
     exist: no table screen under plain ``moderator sms``)."""
     urls = [join_page(m.join_code) for m in parts if m.kind is Kind.JOIN and m.join_code]
-    linked = [m.table for m in parts if m.table and (m.kind is Kind.JOIN or m.message_id.startswith(END_PREFIX))]
+    linked = [m.table for m in parts if m.table and m.kind in (Kind.JOIN, Kind.END)]
     urls += [screen_url(linked[-1])] if linked else []
     for url in urls:
         if url and is_gsm7(url) and len(body) + 1 + len(url) <= SMS_LIMIT:
             body += "\n" + url
     return body
-
-
-END_PREFIX: Final = "game-ended-"
-"""The message ids of a game's end (who won and why, the roles)."""
 
 
 # --- joining ------------------------------------------------------------------------------------------------
