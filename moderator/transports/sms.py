@@ -58,6 +58,7 @@ from ..commands import (
     OptIn,
     OptOut,
     Query,
+    number,
 )
 from ..grammar import fold as fold_words
 from ..grammar import grammar
@@ -409,10 +410,10 @@ class SmsChannel:
         self.texts += 1
         sid = getattr(message, "sid", None)
         segments = getattr(message, "num_segments", None)
+        counted = number(str(segments)) if isinstance(segments, (int, str)) else None
         return Delivered(
             ref=sid if isinstance(sid, str) else None,
-            units=int(segments) if isinstance(segments, (int, str)) and str(segments).isdecimal()
-            else sms_segments(body),
+            units=sms_segments(body) if counted is None else counted,
             status=str(getattr(message, "status", None) or "queued"),
         )
 
@@ -424,8 +425,8 @@ class SmsChannel:
         for message in self.client.messages.list(to=address, limit=LOOKUP_LIMIT, **sender):
             created = message.date_created
             if message.body == body and (created is None or created.timestamp() >= since - 60.0):
-                segments = message.num_segments
-                return Delivered(ref=message.sid, units=int(segments) if segments and segments.isdecimal() else 1,
+                counted = number(message.num_segments) if message.num_segments else None
+                return Delivered(ref=message.sid, units=1 if counted is None else counted,
                                  status=str(message.status or "queued"))
         return None
 
