@@ -405,6 +405,28 @@ def test_backup_copies_the_live_database(server: Server, tmp_path: Path) -> None
     assert cli.main(["backup", str(target), "--db", str(tmp_path / "nothing.db")]) == 2
 
 
+def test_backup_and_export_find_the_database_that_dotenv_names(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    from moderator.commands import Inbound, OpenTable
+    from moderator.service import Service
+
+    db = tmp_path / "from-dotenv.db"
+    store = Store(db)
+    Service(store).handle(Inbound("console", "host", OpenTable("Host")))
+    [(table_id,)] = store.execute("SELECT id FROM game_tables").fetchall()
+    store.close()
+    (tmp_path / ".env").write_text(f'MODERATOR_DB="{db}"  # as serve reads it\n')
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("MODERATOR_DB", raising=False)
+    target = tmp_path / "copy.db"
+    assert cli.main(["backup", str(target)]) == 0
+    with sqlite3.connect(target) as copy:
+        assert copy.execute("SELECT id FROM game_tables").fetchall() == [(table_id,)]
+    capsys.readouterr()
+    assert cli.main(["export", table_id]) == 2  # that database's table, whose game has not started
+    assert capsys.readouterr().err.strip() == f"moderator export: no game {table_id}"
+
+
 def test_export_writes_a_finished_games_record_only(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from moderator.commands import AddComputers, Inbound, OpenTable, Start
     from moderator.service import Service

@@ -105,6 +105,7 @@ from ..commands import (
     Speak,
     StandIn,
     Start,
+    number,
 )
 from ..grammar import Verb, grammar
 from ..guard import (
@@ -265,7 +266,7 @@ _HOST_ACTIONS: Final[dict[str, Command]] = {
 
 def _number(text: str, digits: int = 12) -> int | None:
     """A form's or path's number: ASCII digits, at most ``digits`` of them; else None."""
-    return int(text) if text.isascii() and text.isdecimal() and len(text) <= digits else None
+    return number(text, digits)
 
 
 def address_of(token: str) -> str:
