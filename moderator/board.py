@@ -19,6 +19,7 @@ import math
 import tomllib
 from dataclasses import dataclass, fields
 from functools import lru_cache
+from pathlib import Path
 from typing import Any, Final, Protocol
 
 from PIL import Image, ImageDraw, ImageFont
@@ -316,20 +317,46 @@ FONT_FILES: Final = ("DejaVuSans.ttf", "DejaVuSans-Bold.ttf")
 
 
 def font_problems() -> list[str]:
-    """Fonts the board image would draw without (it falls back to Pillow's ASCII-only font), one line each."""
-    return [
-        f"no board font {name} in {messages_dir() / FONT_FOLDER} or {_BUNDLED_FONTS}"
-        for name in FONT_FILES
-        if not any((folder / name).is_file() for folder in (messages_dir() / FONT_FOLDER, _BUNDLED_FONTS))
-    ]
+    """Fonts the board image would draw without, one line each: missing (it falls back to Pillow's ASCII-only
+    font), or there and not a font Pillow opens (a truncated copy, a Git LFS pointer: every board would fail, unless
+    this machine has a font of that name in its own font folders, where Pillow then looks)."""
+    found: list[str] = []
+    for name in FONT_FILES:
+        path = _font_file(name)
+        if path is None:
+            found.append(f"no board font {name} in {messages_dir() / FONT_FOLDER} or {_BUNDLED_FONTS}")
+            continue
+        stat = path.stat()
+        error = _unloadable(str(path), stat.st_mtime_ns, stat.st_size)
+        if error is not None:
+            found.append(f"board font {path} does not load: {error}")
+    return found
+
+
+def _font_file(name: str) -> Path | None:
+    """The font file ``_font`` draws with: the first of ``messages_dir()/fonts`` and the bundled fonts that has it."""
+    for folder in (messages_dir() / FONT_FOLDER, _BUNDLED_FONTS):
+        if (folder / name).is_file():
+            return folder / name
+    return None
+
+
+@lru_cache(maxsize=8)
+def _unloadable(path: str, mtime_ns: int, size: int) -> str | None:
+    """Why Pillow cannot open this font file, None if it can (asked again only when the file changes: a flood of
+    health checks opens it once)."""
+    try:
+        ImageFont.truetype(path, 12)
+    except (OSError, ValueError) as exc:
+        return str(exc)
+    return None
 
 
 @lru_cache(maxsize=64)
 def _font(size: int, bold: bool = False) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
-    name = FONT_FILES[1] if bold else FONT_FILES[0]
-    for folder in (messages_dir() / FONT_FOLDER, _BUNDLED_FONTS):
-        if (folder / name).is_file():
-            return ImageFont.truetype(str(folder / name), size)
+    path = _font_file(FONT_FILES[1] if bold else FONT_FILES[0])
+    if path is not None:
+        return ImageFont.truetype(str(path), size)
     return ImageFont.load_default(size=size)  # Pillow's own scalable font: ASCII only, but never missing
 
 

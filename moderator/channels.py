@@ -39,6 +39,8 @@ class Kind(StrEnum):
     same recipient says it again."""
     RESULT = "result"
     """The outcome of an election: the vote's counter has said all it will."""
+    END = "end"
+    """A game's end: who won and why, or that the host ended it (a channel may point to the table's screen)."""
     COUNTER = "counter"
     """How far the open vote has come: any later message supersedes it."""
     LOBBY = "lobby"

@@ -80,6 +80,15 @@ def _settings(command: str) -> Settings | None:
         return None
 
 
+def _source(command: str, args: argparse.Namespace) -> Path | None:
+    """The database a command reads: ``--db``, else the settings' (``MODERATOR_DB`` from the environment or
+    ./.env, as ``serve`` reads it); None (said on stderr) if the settings cannot be read."""
+    if args.db:
+        return Path(args.db)
+    settings = _settings(command)
+    return None if settings is None else settings.db_path
+
+
 def _database(command: str, settings: Settings) -> bool:
     """True if the database opens and takes a write; else False, said in one line naming its path (a server that
     cannot store inputs must not start answering them)."""
@@ -239,9 +248,11 @@ def _backup(args: argparse.Namespace) -> int:
     """A consistent copy of the live database with SQLite's online backup (safe while ``serve`` runs)."""
     import sqlite3
 
-    from .store import Store, default_path
+    from .store import Store
 
-    source = Path(args.db) if args.db else default_path()
+    source = _source("backup", args)
+    if source is None:
+        return 2
     if not source.exists():
         print(f"moderator backup: no database at {source}", file=sys.stderr)
         return 2
@@ -270,9 +281,11 @@ def _export(args: argparse.Namespace) -> int:
     ``moderator replay`` reads it."""
     from .engine import Phase
     from .service import Service
-    from .store import Store, TableStatus, default_path
+    from .store import Store, TableStatus
 
-    source = Path(args.db) if args.db else default_path()
+    source = _source("export", args)
+    if source is None:
+        return 2
     if not source.exists():
         print(f"moderator export: no database at {source}", file=sys.stderr)
         return 2

@@ -6,6 +6,14 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 
+def number(text: str, most: int | None = None) -> int | None:
+    """The number ASCII digits write (at most ``most`` of them), else None: every number a person types or a
+    button or form sends is read here (``"²".isdecimal()`` is true, and ``int("²")`` raises)."""
+    if text.isascii() and text.isdecimal() and (most is None or len(text) <= most):
+        return int(text)
+    return None
+
+
 class Query(StrEnum):
     """Questions anyone may ask at any time; answers go privately to the asker."""
 

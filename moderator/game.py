@@ -15,7 +15,7 @@ from .bots import SPEECH_EVENTS, SPEECH_ROUNDS, speaking_order, speech_rng
 from .catalog import to_gsm7
 from .channels import Kind, Option, Outbound
 from .claims import Accusation, Claim, ClaimError, Clearance, InvestigationClaim, Office, SessionClaim
-from .commands import Choose, Decide, Inbound, Press, Query, RecordVotes, Speak
+from .commands import Choose, Decide, Inbound, Press, Query, RecordVotes, Speak, number
 from .context import Context
 from .engine import (
     Action,
@@ -137,7 +137,7 @@ def _vote_over(ctx: Context, table: Table, command: Choose, reply: Reply, out: O
 
 
 def _is_number(text: str) -> bool:
-    return text.isdecimal() and text.isascii() and len(text) <= 3  # ASCII digits only: int("²") raises
+    return number(text, 3) is not None  # an option's number: at most three digits
 
 
 def _numbered(ctx: Context, inbound: Inbound, command: Choose) -> Choose:

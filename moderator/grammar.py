@@ -46,6 +46,7 @@ from .commands import (
     Speak,
     StandIn,
     Start,
+    number,
 )
 
 
@@ -279,9 +280,9 @@ class Grammar:
             return None
         if line == "?":
             return None if "?" in reserved else Ask(Query.HELP)
-        number = _NUMBER.fullmatch(line)
-        if number is not None:
-            return Choose(number.group(1))
+        numbered = _NUMBER.fullmatch(line)
+        if numbered is not None:
+            return Choose(numbered.group(1))
         head, _, rest = line.partition(" ")
         if fold(head) == "new" and fold(rest.split(" ", 1)[0] if rest else "") == "game":
             head, rest = "newgame", rest.partition(" ")[2]  # "new game Ann", as people write it
@@ -335,21 +336,23 @@ class Grammar:
                 return Seating(tuple(names))
             case Verb.MOVE:
                 name, _, place = rest.rpartition(" ")
-                return MoveSeat(name, int(place)) if name and place.isdecimal() and place.isascii() else None
+                position = number(place)
+                return MoveSeat(name, position) if name and position is not None else None
             case Verb.REMOVE:
                 return RemoveSeat(rest)
             case Verb.COMPUTERS:
                 if not rest:
                     return AddComputers()
-                return AddComputers(int(rest)) if rest.isdecimal() and rest.isascii() else None
+                count = number(rest)
+                return None if count is None else AddComputers(count)
             case Verb.NEWPHONE:
                 return MovePhone(rest)
             case Verb.TABLEVOTES:
                 on = self._switch(rest)
                 return None if on is None else SetTableVoting(on)
             case Verb.REMINDERS:
-                if rest.isdecimal() and rest.isascii():
-                    return SetReminders(int(rest))
+                if (minutes := number(rest)) is not None:
+                    return SetReminders(minutes)
                 return SetReminders(None) if self._switch(rest) is False else None
             case Verb.STANDIN | Verb.RETURN:
                 return StandIn(rest, back=verb is Verb.RETURN)

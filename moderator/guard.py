@@ -33,6 +33,7 @@ from starlette.requests import ClientDisconnect
 from starlette.responses import PlainTextResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from .limits import JOIN_GUESSES_AT_ONCE as JOIN_GUESSES_AT_ONCE
 from .limits import JOIN_GUESSES_PER_MINUTE as JOIN_GUESSES_PER_MINUTE
 from .limits import Clock as Clock
 from .limits import JoinGuard as JoinGuard
@@ -457,12 +458,16 @@ def public_health(report: Mapping[str, object], scope: Scope) -> dict[str, objec
 
 _SECRET_QUERY: Final = re.compile(r"(?i)([?&;](?:key|token|secret|password|signature|auth)=)[^&;\s\"']*")
 _BOT_TOKEN: Final = re.compile(r"/bot\d+:[A-Za-z0-9_-]+")
+_SECRET_SEGMENT: Final = re.compile(r"(/move/)[^/?#;\s\"']+")
+"""A path whose next segment is a one-time secret: ``/move/<code>``, a seat's move code (whoever sends it first takes
+the seat, and sees its role)."""
 
 
 def redact(text: str) -> str:
-    """``text`` without the value of a secret query parameter (``?key=…``, ``&token=…``) or a Bot API token in a
-    URL (``/bot123:AA…/``)."""
-    return _BOT_TOKEN.sub("/bot[redacted]", _SECRET_QUERY.sub(r"\1[redacted]", text))
+    """``text`` without the value of a secret query parameter (``?key=…``, ``&token=…``), a Bot API token in a
+    URL (``/bot123:AA…/``) or a seat's move code in a path (``/move/<code>``)."""
+    text = _SECRET_SEGMENT.sub(r"\1[redacted]", _SECRET_QUERY.sub(r"\1[redacted]", text))
+    return _BOT_TOKEN.sub("/bot[redacted]", text)
 
 
 class Redact(logging.Filter):

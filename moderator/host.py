@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from .catalog import DEFAULT_LANGUAGE, Catalog, UnknownCatalog, sms_segments
+from .channels import Kind
 from .commands import HostCommand
 from .context import Context
 from .engine import awaiting
@@ -55,7 +56,7 @@ def host_command(ctx: Context, table: Table, command: HostCommand, reply: Reply,
                 say(ctx, out, reply, theme, "game-not-started")
                 return
             table.set_status(ctx.store, TableStatus.OVER, now)
-            tell(ctx, table, out, "game-ended-by-host")
+            tell(ctx, table, out, "game-ended-by-host", kind=Kind.END)
             if table.state is not None:  # the game is over: who was who is no longer a secret
                 reveal_roles(ctx, table, out)
         case HostCommand.REMATCH:

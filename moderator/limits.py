@@ -52,13 +52,18 @@ class RateLimiter:
 
 
 JOIN_GUESSES_PER_MINUTE: Final = 10
-"""Unknown codes one client may try a minute (and at once): a person typing five letters needs some seconds for
-each, and a venue's ten phones behind one address can each mistype once. Known codes never count."""
+"""Unknown codes one client may try a minute once its first ``JOIN_GUESSES_AT_ONCE`` are used: a person typing five
+letters needs some seconds for each. Known codes never count."""
+JOIN_GUESSES_AT_ONCE: Final = 20
+"""Unknown codes one client may try at once: a venue's ten phones behind one address, all typing the code the host
+just read out, can mistype it 19 times between them (each once, most twice) and all still join without a wait
+(with only ten at once, ten phones that each mistyped once left the last one's right code a "try again in
+6 seconds"). A guesser gains ten codes once, then types at the same ten a minute."""
 
 
 def join_guesses(clock: Clock = time.monotonic) -> RateLimiter:
-    """The bucket for unknown join or seat-move codes: 10 at once, then one every 6 s, per client."""
-    return RateLimiter(JOIN_GUESSES_PER_MINUTE / 60, JOIN_GUESSES_PER_MINUTE, clock=clock)
+    """The bucket for unknown join or seat-move codes: 20 at once, then one every 6 s, per client."""
+    return RateLimiter(JOIN_GUESSES_PER_MINUTE / 60, JOIN_GUESSES_AT_ONCE, clock=clock)
 
 
 PIN_GUESSES: Final = 5
@@ -94,8 +99,9 @@ class JoinGuard:
     """Joining with a code, on every way in (``/join/<code>``, ``POST /join/<code>``, Telegram ``/start <code>``,
     SMS ``JOIN``, seat-move codes): only unknown codes use the client's tries, and once they are used up every
     attempt, with a known code or not, gets the same "try again in …" until the bucket refills. So a stranger
-    learns whether a code exists at most ``JOIN_GUESSES_PER_MINUTE`` times a minute (no faster than a person could
-    type codes), while a table's ten phones joining from one address are never slowed."""
+    learns whether a code exists at most ``JOIN_GUESSES_PER_MINUTE`` times a minute once its first
+    ``JOIN_GUESSES_AT_ONCE`` are used (no faster than a person could type codes), while a table's ten phones joining
+    from one address are never slowed, even if each mistypes the code first."""
 
     def __init__(self, limiter: RateLimiter | None = None, *, clock: Clock = time.monotonic) -> None:
         self.limiter = limiter if limiter is not None else join_guesses(clock)

@@ -11,7 +11,7 @@ from . import record as records
 from .bots import Memory
 from .catalog import DEFAULT_LANGUAGE, DEFAULT_THEME, Catalog, UnknownCatalog
 from .channels import Kind, Outbound
-from .commands import Inbound, Join, OpenTable
+from .commands import Inbound, Join, OpenTable, number
 from .context import Context
 from .engine import awaiting, new_game, opening_events
 from .engine.types import MAX_PLAYERS, MIN_PLAYERS
@@ -301,8 +301,7 @@ def lobby_control(ctx: Context, table: Table, token: str, reply: Reply, out: Out
                 out.notice = words(ctx, reply, table.row.theme, "seats-changed")
             else:
                 say(ctx, out, reply, table.row.theme, "seats-changed")
-        elif place.isdecimal() and place.isascii() and 0 < int(place) < len(table.seats):
-            position = int(place)
+        elif (position := number(place)) is not None and 0 < position < len(table.seats):
             move_seat(ctx, table, table.seats[position].name, position, reply, out)  # one place up (1-based)
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Final, assert_never
 
+from .commands import number
 from .engine import (
     Action,
     AnswerVeto,
@@ -168,8 +169,8 @@ def parse_token(seat: Seat, text: str) -> Action | None:
     if len(text) < 2 or text[0] not in _KINDS_BY_HEAD:
         return None
     kind, rest = _KINDS_BY_HEAD[text[0]], text[1:]
-    if kind in TARGETED and rest.isdecimal() and rest.isascii():  # "²".isdecimal(), and int("²") raises
-        return action(seat, Move(kind, target=int(rest)))
+    if kind in TARGETED and (target := number(rest)) is not None:
+        return action(seat, Move(kind, target=target))
     if kind in CARDS and rest in ("L", "F"):
         return action(seat, Move(kind, card=Policy(rest)))
     return None

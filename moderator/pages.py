@@ -156,7 +156,7 @@ class BrowserPages:
                 if counter is not None:  # "3 of 5 have voted" replaces "2 of 5": one line that updates
                     del lines[counter]
                 counter = len(lines)
-            elif message_id.startswith("election-"):
+            elif message.kind is Kind.RESULT:
                 counter = None  # the election is decided: the next count is the next election's
             lines.append(line)
         return lines

@@ -566,7 +566,7 @@ _GAME_ENDED_IDS: Final = {
 def _ended(e: Event, w: _Words, board: PublicView | None) -> list[Message]:
     assert isinstance(e, GameEnded)
     mid = _GAME_ENDED_IDS[e.winner, e.reason]
-    return [w.message(mid, [w.t(mid), _roles_line(w, e.roles)])]
+    return [w.message(mid, [w.t(mid), _roles_line(w, e.roles)], kind=Kind.END)]
 
 
 def ended_line(event: GameEnded, table: TableInfo, catalog: Catalog) -> str:

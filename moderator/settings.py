@@ -14,6 +14,7 @@ from typing import Any
 
 from dotenv import dotenv_values
 
+from .commands import number
 from .store import default_path
 
 _ON = frozenset({"on", "1", "true", "yes"})
@@ -48,14 +49,15 @@ class Settings:
         env = read_env(environ, cwd)
         db = env.get("MODERATOR_DB")
         port = env.get("MODERATOR_PORT", "8000")
-        if not (port.isascii() and port.isdecimal() and 0 < int(port) < 65536):
+        port_number = number(port)
+        if port_number is None or not 0 < port_number < 65536:
             raise ValueError(f"MODERATOR_PORT must be a port number, not {port!r}")
         public = env.get("MODERATOR_PUBLIC_URL")
         return cls(
             env=env,
             db_path=Path(db).expanduser() if db else default_path(),
             host=env.get("MODERATOR_HOST", "127.0.0.1"),
-            port=int(port),
+            port=port_number,
             public_url=public.rstrip("/") if public else None,
             web=env.get("MODERATOR_WEB", "off").strip().lower() in _ON,
         )

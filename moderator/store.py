@@ -380,9 +380,8 @@ _ACTION_JSON = _dumper(ensure_ascii=True)
 
 
 def default_path() -> Path:
-    """``$MODERATOR_DB``, else ``moderator.db`` under the user's data directory (XDG on Linux)."""
-    if env := os.environ.get("MODERATOR_DB"):
-        return Path(env).expanduser()
+    """``moderator.db`` under the user's data directory (XDG on Linux): the database when ``MODERATOR_DB`` is not
+    set (``settings.Settings`` reads that, from the environment and ./.env)."""
     base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
     return Path(base) / "moderator" / "moderator.db"
 

@@ -11,7 +11,9 @@ from moderator.board import Board
 from moderator.channels import Kind, Option, Outbound, Press, Seating
 from moderator.engine import new_game, public_view
 from moderator.render import TableInfo
+from moderator.service import Service
 from moderator.settings import Settings
+from moderator.store import Store
 from tests import example_channel
 
 with warnings.catch_warnings():
@@ -71,3 +73,15 @@ def test_an_outbound_message_round_trips_through_the_outbox_json() -> None:
     ]
     for message in messages:
         assert Outbound.from_json(message.to_json(), message.message_id) == message
+
+
+def test_a_pages_feed_folds_the_vote_counter_by_kind_never_by_message_id() -> None:
+    service = Service(Store(memory=True))
+    rows = [Outbound(Kind.COUNTER, "1 of 5 have voted", message_id="renamed-counter"),
+            Outbound(Kind.COUNTER, "2 of 5 have voted", message_id="renamed-counter"),
+            Outbound(Kind.RESULT, "Elected.", message_id="renamed-result"),
+            Outbound(Kind.COUNTER, "1 of 5 have voted", message_id="renamed-counter")]
+    service.store.enqueue([(None, "web", "a", m.message_id, m.to_json()) for m in rows], now=1.0)
+    feed = service.pages.feed("web", "a", 10, this_game=False, table_id="T")
+    # A new count replaces the last one; an election's result ends it, so the next count is a line of its own.
+    assert [line.text for line in feed] == ["2 of 5 have voted", "Elected.", "1 of 5 have voted"]

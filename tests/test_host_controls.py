@@ -232,6 +232,9 @@ def test_end_stops_the_game_and_rematch_deals_again() -> None:
     table = h.table(table_id)
     assert table.row.status == "over"
     assert all("game-ended-by-host" in h.channel.ids(a) for a in addresses)
+    # The end says what it is by its kind (a channel may point to the table's screen after it).
+    ends = [b for a in addresses for b in h.channel.inbox(a) if b["message_id"] == "game-ended-by-host"]
+    assert ends and all(b["kind"] == "end" for b in ends)
     # Over is over: everyone is told who was who, as at the end of a decided game.
     for a in addresses:
         roles = h.channel.inbox(a)[-1]

@@ -52,11 +52,16 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return venv
 
 
-def run_installed(venv: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+def away_from_the_checkout(cwd: Path) -> dict[str, str]:
+    """This environment's variables without those that would lead the installed moderator back to the checkout."""
     env = {k: v for k, v in os.environ.items() if k not in ("MODERATOR_MESSAGES", "PYTHONPATH", "MODERATOR_DB")}
     env["HOME"] = str(cwd)  # the default database goes under ~/.local/share
-    return subprocess.run([str(venv / "bin" / "moderator"), *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=120)
+    return env
+
+
+def run_installed(venv: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(venv / "bin" / "moderator"), *args], cwd=cwd, env=away_from_the_checkout(cwd),
+                          capture_output=True, text=True, timeout=120)
 
 
 @pytest.mark.parametrize("theme", themes())
@@ -66,8 +71,10 @@ def test_an_installed_wheel_plays_a_game_in_every_theme_and_language(
 ) -> None:
     where = run_installed(installed, "play", "--help", cwd=tmp_path)
     assert where.returncode == 0, where.stderr
+    # Under the environment the game below runs in: a PYTHONPATH naming the checkout must not pass this check.
     located = subprocess.run([str(installed / "bin" / "python"), "-c", "import moderator; print(moderator.__file__)"],
-                             cwd=tmp_path, capture_output=True, text=True, check=True).stdout
+                             cwd=tmp_path, env=away_from_the_checkout(tmp_path), capture_output=True, text=True,
+                             check=True).stdout.strip()
     assert Path(located).is_relative_to(installed), "moderator must come from the wheel, not the checkout"
     done = run_installed(installed, "play", "--watch", "--players", "5", "--seed", "3", "--theme", theme,
                          "--lang", lang, cwd=tmp_path)
@@ -85,3 +92,29 @@ def test_the_wheel_carries_every_catalog_the_colours_the_fonts_and_py_typed(inst
         if path.is_file():
             assert f"moderator/messages/{path.relative_to(messages).as_posix()}" in names
     assert "moderator/py.typed" in names
+
+
+def test_an_installed_wheel_draws_its_board_with_its_own_fonts_and_health_finds_nothing_missing(
+    installed: Path, tmp_path: Path
+) -> None:
+    """What ``/healthz`` checks, asked of the installed package on a machine with no fonts of its own (Pillow
+    finds none of the same name), and a board with accented names drawn in every theme."""
+    env = away_from_the_checkout(tmp_path)
+    env["XDG_DATA_HOME"] = env["XDG_DATA_DIRS"] = str(tmp_path / "no-fonts")
+    script = (
+        "from moderator import board, catalog\n"
+        "from moderator.engine import new_game, public_view\n"
+        "from moderator.render import TableInfo\n"
+        "print(catalog.problems() + board.font_problems())\n"
+        "print(catalog.BUNDLED)\n"
+        "names = ('Jörg', 'Zoë', 'Ça', 'Ødegård', 'Ünal')\n"
+        "for theme in catalog.themes():\n"
+        "    drawn = board.Board.of(public_view(new_game(5, seed=1)), TableInfo(names, theme))\n"
+        "    print(board.render_png(drawn, catalog.Catalog.load(theme, 'de'))[:8].hex())\n"
+    )
+    done = subprocess.run([str(installed / "bin" / "python"), "-c", script], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, check=True)
+    problems, bundled, *pngs = done.stdout.splitlines()
+    assert problems == "[]"
+    assert Path(bundled).is_relative_to(installed), "the catalogs and fonts must come from the wheel"
+    assert pngs == [b"\x89PNG\r\n\x1a\n".hex()] * len(themes())

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from moderator.catalog import SMS_LIMIT, Catalog, is_gsm7
-from moderator.channels import Capabilities
+from moderator.channels import Capabilities, Kind
 from moderator.claims import Accusation, Claim, Clearance, InvestigationClaim, Office, PeekClaim, SessionClaim
 from moderator.engine import (
     AnswerVeto,
@@ -753,6 +753,16 @@ def test_execution_says_not_hitler_only_when_the_game_goes_on() -> None:
     assert [m.message_id for m in event_messages(e, None, table, catalog, board=five)][
         -1
     ] == "note-five-alive"
+
+
+def test_a_games_end_is_of_the_end_kind_for_everyone() -> None:
+    catalog = Catalog.load()
+    table = TableInfo(tuple("ABCDEFG"))
+    roles = (Role.HITLER, Role.FASCIST, Role.FASCIST) + (Role.LIBERAL,) * 4
+    for winner, reason in ((Party.LIBERAL, WinReason.POLICIES), (Party.FASCIST, WinReason.HITLER_ELECTED)):
+        for recipient in (None, 0, 3):
+            messages = event_messages(ev.GameEnded(winner, reason, roles), recipient, table, catalog)
+            assert [m.kind for m in messages] == [Kind.END]
 
 
 def test_batch_messages_filters_by_audience_in_order() -> None:

@@ -153,7 +153,7 @@ def test_healthz_reports_database_backlog_and_version(server: Server) -> None:
     assert server.client.get("/healthz").json()["outbox_backlog"] > 0  # deliver=False: the reply waits
 
 
-@pytest.mark.parametrize("missing", ["catalogs", "fonts"])
+@pytest.mark.parametrize("missing", ["catalogs", "fonts", "a font that is not one"])
 def test_healthz_fails_when_the_catalogs_or_the_fonts_do_not_load(
     server: Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, missing: str
 ) -> None:
@@ -166,6 +166,13 @@ def test_healthz_fails_when_the_catalogs_or_the_fonts_do_not_load(
         shutil.copytree(catalog.BUNDLED, copy, ignore=shutil.ignore_patterns("*.ttf"))
         monkeypatch.setenv("MODERATOR_MESSAGES", str(copy))
         monkeypatch.setattr(board, "_BUNDLED_FONTS", tmp_path)
+        if missing == "a font that is not one":  # as a checkout without Git LFS leaves it: the file, not the font
+            # on a machine with no fonts of its own (the slim Docker image): Pillow finds none of the same name
+            monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "no-fonts"))
+            monkeypatch.setenv("XDG_DATA_DIRS", str(tmp_path / "no-fonts"))
+            (copy / board.FONT_FOLDER / board.FONT_FILES[1]).write_text(
+                "version https://git-lfs.github.com/spec/v1\noid sha256:0\nsize 1\n")
+            shutil.copy(catalog.BUNDLED / board.FONT_FOLDER / board.FONT_FILES[0], copy / board.FONT_FOLDER)
     response = server.client.get("/healthz")
     assert response.status_code == 503
     assert response.json()["ok"] is False and response.json()["messages"] == "missing"
@@ -396,6 +403,28 @@ def test_backup_copies_the_live_database(server: Server, tmp_path: Path) -> None
         assert copy.execute("PRAGMA integrity_check").fetchone() == ("ok",)
         assert copy.execute("SELECT code FROM game_tables").fetchall() == server.rows("SELECT code FROM game_tables")
     assert cli.main(["backup", str(target), "--db", str(tmp_path / "nothing.db")]) == 2
+
+
+def test_backup_and_export_find_the_database_that_dotenv_names(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    from moderator.commands import Inbound, OpenTable
+    from moderator.service import Service
+
+    db = tmp_path / "from-dotenv.db"
+    store = Store(db)
+    Service(store).handle(Inbound("console", "host", OpenTable("Host")))
+    [(table_id,)] = store.execute("SELECT id FROM game_tables").fetchall()
+    store.close()
+    (tmp_path / ".env").write_text(f'MODERATOR_DB="{db}"  # as serve reads it\n')
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("MODERATOR_DB", raising=False)
+    target = tmp_path / "copy.db"
+    assert cli.main(["backup", str(target)]) == 0
+    with sqlite3.connect(target) as copy:
+        assert copy.execute("SELECT id FROM game_tables").fetchall() == [(table_id,)]
+    capsys.readouterr()
+    assert cli.main(["export", table_id]) == 2  # that database's table, whose game has not started
+    assert capsys.readouterr().err.strip() == f"moderator export: no game {table_id}"
 
 
 def test_export_writes_a_finished_games_record_only(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

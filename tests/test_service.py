@@ -851,6 +851,20 @@ def test_a_superscript_or_other_unicode_digit_is_unparseable_not_a_crash() -> No
         assert reply(Choose(token, old["decision"]), raw=token)["message_id"] == "input-unparseable"
 
 
+def test_every_typed_or_sent_number_is_read_one_way_ascii_digits_only() -> None:
+    from moderator.commands import number
+    from moderator.grammar import grammar
+    from moderator.moves import parse_token
+
+    assert [number(t) for t in ("0", "07", "12")] == [0, 7, 12]
+    assert [number(t) for t in ("", "\u00b2", "\u0663", "-1", "1.5", " 1")] == [None] * 6
+    assert number("123", 2) is None and number("12", 2) == 12
+    for typed in ("computers \u00b2", "move Ann \u0663", "reminders \u00b2"):
+        assert grammar().parse(typed) is None, typed
+    assert grammar().parse("computers 3") is not None and grammar().parse("reminders 10") is not None
+    assert parse_token(0, "n\u00b2") is None
+
+
 def test_an_exported_record_lists_every_reshuffle_and_replays_the_same_game_without_its_seed() -> None:
     """docs/game-record.md: a record meant to be replayed anywhere lists every reshuffle; without the seed it
     is still the same game."""

@@ -1148,7 +1148,7 @@ def test_the_lobby_list_is_one_text_with_twenty_character_names(phones: Phones, 
 
 
 def test_the_end_and_the_join_code_carry_the_table_screen_link_where_there_is_one() -> None:
-    messages = [Outbound(Kind.RESULT, "Five Liberal Policies are enacted: the Liberals win!\nHitler: Ann.",
+    messages = [Outbound(Kind.END, "Five Liberal Policies are enacted: the Liberals win!\nHitler: Ann.",
                          message_id="game-ended-liberal-policies", table="T1")]
     with_screen, without = FakeTwilio(), FakeTwilio()
     SmsChannel(client(with_screen), OUR_NUMBER,
@@ -1156,6 +1156,17 @@ def test_the_end_and_the_join_code_carry_the_table_screen_link_where_there_is_on
     assert with_screen.to(number(1)) == [messages[0].text + "\nhttps://example.org/table/T1"]
     SmsChannel(client(without), OUR_NUMBER).send_batch(number(1), messages)
     assert without.to(number(1)) == [messages[0].text]
+
+
+def test_the_table_screen_link_follows_the_kind_of_message_never_its_id() -> None:
+    screen = FakeTwilio()
+    channel = SmsChannel(client(screen), OUR_NUMBER, screen_url=lambda table: f"https://example.org/table/{table}")
+    renamed = Outbound(Kind.END, "The Liberals win!", message_id="renamed-end", table="T1")
+    look_alike = Outbound(Kind.NOTE, "Paused.", message_id="game-ended-but-a-note", table="T1")
+    channel.send_batch(number(1), [renamed])
+    channel.send_batch(number(2), [look_alike])
+    assert screen.to(number(1)) == ["The Liberals win!\nhttps://example.org/table/T1"]
+    assert screen.to(number(2)) == ["Paused."]
 
 
 @pytest.mark.parametrize("lang,theme,seed", [("en", "classic", 7), ("de", "corporate", 8)])

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from moderator.app import create_app
 from moderator.commands import Join, MovePhone
-from moderator.limits import TABLE_EVERY, TABLES_AT_ONCE
+from moderator.limits import JOIN_GUESSES_AT_ONCE, TABLE_EVERY, TABLES_AT_ONCE
 from moderator.lobby import CODE_ALPHABET
 from moderator.settings import Settings
 from tests.fake_telegram import TOKEN, user
@@ -149,20 +149,23 @@ def test_guessing_join_codes_is_slowed_to_try_again_for_real_codes_too_while_ten
     with site(tmp_path) as s:
         table_id = s.open(s.client)
         code = s.code(s.client, table_id)
-        # Ten phones behind the venue's one address, within a minute, each mistyping the code once first.
-        for n in range(10):
-            phone = s.device(VENUE)
-            assert phone.get(f"/join/{wrong_codes(code, 10)[n]}").status_code == 404
+        # Ten phones behind the venue's one address, all at once as the host reads the code out: every one
+        # mistypes it first, nine of them twice, and no time passes; the last of them still joins at once.
+        phones = [s.device(VENUE) for _ in range(10)]
+        mistypes = iter(wrong_codes(code, 19))
+        for n, phone in enumerate(phones):
+            for _ in range(2 if n < 9 else 1):
+                assert phone.get(f"/join/{next(mistypes)}").status_code == 404
+        for n, phone in enumerate(phones):
             assert s.join(phone, code, f"P{n}") == 303, n
-            s.clock.advance(3)
         assert len(s.seats(table_id)) == 10
-        # A stranger guessing: ten unknown codes, then every answer is the same "try again", the real code's too.
+        # A stranger guessing: twenty unknown codes, then every answer is the same "try again", the real code's too.
         second_host = s.device(("192.0.2.99", 1))
         other = s.open(second_host)
         real = s.code(second_host, other)
         stranger = s.device(STRANGER, **{"Accept-Language": "de"})
-        answers = [stranger.get(f"/join/{guess}").status_code for guess in wrong_codes(real, 10)]
-        assert answers == [404] * 10
+        answers = [stranger.get(f"/join/{guess}").status_code for guess in wrong_codes(real, JOIN_GUESSES_AT_ONCE)]
+        assert answers == [404] * JOIN_GUESSES_AT_ONCE
         for response in (stranger.get(f"/join/{real}"), stranger.post(f"/join/{real}", data={"name": "Mallory"}),
                          stranger.get("/join/ZZZZZ")):
             assert response.status_code == 429
@@ -232,6 +235,53 @@ def test_cookies_are_secure_behind_a_trusted_https_proxy_and_only_there(tmp_path
         assert spoofed.status_code == 303 and "secure" not in spoofed.headers["set-cookie"].lower()
 
 
+def dockerfile_env(name: str) -> str:
+    """The value ``deploy/Dockerfile`` gives ``name`` in its ``ENV``."""
+    found = re.search(rf"\b{name}=(\S+)", (ROOT / "deploy" / "Dockerfile").read_text())
+    assert found is not None, name
+    return found.group(1)
+
+
+def test_in_the_docker_image_the_proxy_on_dockers_bridge_is_trusted_for_secure_cookies_and_client_addresses(
+    tmp_path: Path,
+) -> None:
+    """The image's default (``MODERATOR_TRUSTED_PROXIES`` in the Dockerfile, CIDRs: uvicorn 0.31 or later reads
+    those) believes the host's proxy, which reaches the container from the bridge gateway."""
+    trusted = dockerfile_env("MODERATOR_TRUSTED_PROXIES")
+    with site(tmp_path, MODERATOR_TRUSTED_PROXIES=trusted, MODERATOR_PUBLIC_URL="https://moderator.example.org") as s:
+        proxy = {"X-Forwarded-Proto": "https", "Host": "moderator.example.org",
+                 "Origin": "https://moderator.example.org"}
+        for gateway, client in (("172.17.0.1", "198.51.100.1"), ("172.18.0.1", "198.51.100.2")):
+            response = s.device((gateway, 5000), **proxy, **{"X-Forwarded-For": client}).post(
+                "/new", data={"name": "Host"}, follow_redirects=False)
+            assert response.status_code == 303 and "secure" in response.headers["set-cookie"].lower(), gateway
+        # Two clients behind the same gateway each open their table: counted apart, not as the proxy.
+        again = s.device(("172.17.0.1", 5000), **proxy, **{"X-Forwarded-For": "198.51.100.3"}).post(
+            "/new", data={"name": "Host"}, follow_redirects=False)
+        assert again.status_code == 303
+        assert s.device(("172.17.0.1", 5000), **proxy, **{"X-Forwarded-For": "198.51.100.3"}).post(
+            "/new", data={"name": "Host"}, follow_redirects=False).status_code == 429
+        assert s.tables() == 3
+        # The host's own curl reaches the container through the bridge too: outside, so ok and nothing more.
+        assert s.device(("172.17.0.1", 5000)).get("/healthz").json() == {"ok": True}
+
+
+def test_the_systemd_unit_and_compose_give_the_server_the_files_its_connection_limits_need() -> None:
+    """Every connection is an open file: the files the unit and compose allow hold the default limits whole
+    (``fit_to_files`` leaves them as they are), and each file says why it raises systemd's 1,024."""
+    from moderator.httpserver import Limits, fit_to_files
+
+    unit = (ROOT / "deploy" / "moderator.service").read_text()
+    compose = (ROOT / "deploy" / "compose.yaml").read_text()
+    found = re.search(r"^LimitNOFILE=(\d+)$", unit, re.M)
+    assert found is not None
+    soft = re.search(r"nofile:\s*\n\s*soft: (\d+)\s*\n\s*hard: (\d+)", compose)
+    assert soft is not None
+    for files in (int(found.group(1)), int(soft.group(1)), int(soft.group(2))):
+        assert fit_to_files(Limits(), files) == Limits(), files
+    assert "open file" in unit and "1,024" in unit and "open file" in compose
+
+
 def test_healthz_tells_strangers_only_ok_and_this_machine_everything(tmp_path: Path) -> None:
     with site(tmp_path) as s:
         assert s.device(STRANGER).get("/healthz").json() == {"ok": True}
@@ -267,13 +317,13 @@ def test_guessing_by_telegram_start_and_sms_join_is_slowed_per_account_and_a_rea
             return [r[0] for r in s.rows("SELECT message_id FROM outbox WHERE channel = ? AND address = ? "
                                          "ORDER BY id", (channel, address))]
 
-        for n, guess in enumerate(wrong_codes(code, 10)):
+        for n, guess in enumerate(wrong_codes(code, JOIN_GUESSES_AT_ONCE)):
             assert s.update(s.say(mallory, f"/start {guess}")) == 200
             assert s.text("+12025550666", f"JOIN {guess} Mal", f"SMguess{n}") == 200
         assert s.update(s.say(mallory, f"/start {code}")) == 200
         assert s.text("+12025550666", f"JOIN {code} Mal", "SMreal") == 200
         for channel, address in (("telegram", "666"), ("sms", "+12025550666")):
-            assert said(channel, address) == ["no-such-table"] * 10 + ["try-again"], channel
+            assert said(channel, address) == ["no-such-table"] * JOIN_GUESSES_AT_ONCE + ["try-again"], channel
         # Everyone else joins as ever, on either channel.
         for n in range(4):
             assert s.update(s.say(user(510 + n, f"T{n}"), f"/start {code}")) == 200
@@ -320,12 +370,13 @@ def test_guessed_seat_move_codes_are_slowed_too_and_the_real_move_still_works() 
     code = move_code(h)
     h.step = 0.0  # a script, not a person
     thief = "thief"
-    guesses = [c for c in (code[:-1] + x for x in CODE_ALPHABET) if c != code][:12]
+    guesses = [c for c in (code[:-2] + x + y for x in CODE_ALPHABET[:2] for y in CODE_ALPHABET)
+               if c != code][:JOIN_GUESSES_AT_ONCE + 2]
     answers = []
     for guess in guesses:
         h.send(thief, Join(guess, "Thief"))
         answers.append(h.channel.ids(thief)[-1])
-    assert answers == ["no-such-table"] * 10 + ["try-again"] * 2
+    assert answers == ["no-such-table"] * JOIN_GUESSES_AT_ONCE + ["try-again"] * 2
     h.send(thief, Join(code, "Thief"))  # the real move code: the same answer as a guess
     assert h.channel.ids(thief)[-1] == "try-again"
     assert h.table(table_id).seats[2].address == addresses[2]
@@ -335,7 +386,7 @@ def test_guessed_seat_move_codes_are_slowed_too_and_the_real_move_still_works() 
 
 def test_the_try_again_answer_says_how_long_in_the_players_language() -> None:
     h = Harness(step=0.0)
-    for guess in wrong_codes("", 11):
+    for guess in wrong_codes("", JOIN_GUESSES_AT_ONCE + 1):
         h.send("p1", Join(guess, "Quentin"), language="de")
     reply = h.channel.inbox("p1")[-1]
     assert reply["message_id"] == "try-again"
@@ -405,12 +456,16 @@ def test_the_logs_hold_no_key_and_only_what_the_operator_needs(tmp_path: Path) -
         assert http(served.port, f"GET /host/{table_id}?key={key}&lang=de HTTP/1.1\r\nHost: x\r\n"
                                  f"Connection: close\r\n\r\n".encode())[0] == 403
         assert http(served.port, b"GARBAGE\r\n\r\n")[0] == 400
+        move = "QWERTYX"  # the shape of a seat's move code: whoever sends it first takes the seat
+        moving = f"GET /move/{move} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode()
+        assert http(served.port, moving)[0] == 200
         for n in range(1, 4):
             assert http(served.port, telegram_update(served.port, n))[0] == 200
         time.sleep(0.5)  # the access log is written after the answer
         log = served.lines()
     text = "\n".join(log)
     assert key not in text and TOKEN not in text and SECRET not in text and AUTH_TOKEN not in text
+    assert move not in text and "GET /move/[redacted]" in text
     assert f"GET /host/{table_id}?key=[redacted]&lang=de" in text  # the access log, redacted
     assert "listening on 127.0.0.1 port" in text and "Uvicorn running" not in text  # uvicorn's INFO: quiet
     assert not [line for line in log if " INFO telegram" in line or " INFO httpx" in line or " INFO twilio" in line]

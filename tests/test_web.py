@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from moderator import render
 from moderator.catalog import Catalog
 from moderator.engine import Role, awaiting, view_for
-from moderator.limits import PIN_GUESSES
+from moderator.limits import JOIN_GUESSES_AT_ONCE, PIN_GUESSES
 from moderator.render import InputProblem
 from moderator.transports import web
 from tests.web_table import TestClient, WebTable, browser_beside, choices, every_channel, text_of
@@ -442,7 +442,7 @@ def test_the_screens_short_address_opens_it_and_costs_a_guess_like_a_join_code(t
     opened = tv.get(f"/tv/{code.lower()}", follow_redirects=False)
     assert opened.status_code == 303 and opened.headers["location"] == f"/table/{table_id}"
     guesser = table.device()
-    answers = [guesser.get("/tv/ZZZZZ", follow_redirects=False).status_code for _ in range(15)]
+    answers = [guesser.get("/tv/ZZZZZ", follow_redirects=False).status_code for _ in range(JOIN_GUESSES_AT_ONCE + 5)]
     assert answers[0] == 404 and 429 in answers  # guessing codes here is as slow as joining
 
 

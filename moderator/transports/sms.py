@@ -58,6 +58,7 @@ from ..commands import (
     OptIn,
     OptOut,
     Query,
+    number,
 )
 from ..grammar import fold as fold_words
 from ..grammar import grammar
@@ -414,10 +415,10 @@ class SmsChannel:
         self.texts += 1
         sid = getattr(message, "sid", None)
         segments = getattr(message, "num_segments", None)
+        counted = number(str(segments)) if isinstance(segments, (int, str)) else None
         return Delivered(
             ref=sid if isinstance(sid, str) else None,
-            units=int(segments) if isinstance(segments, (int, str)) and str(segments).isdecimal()
-            else sms_segments(body),
+            units=sms_segments(body) if counted is None else counted,
             status=str(getattr(message, "status", None) or "queued"),
         )
 
@@ -429,8 +430,8 @@ class SmsChannel:
         for message in self.client.messages.list(to=address, limit=LOOKUP_LIMIT, **sender):
             created = message.date_created
             if message.body == body and (created is None or created.timestamp() >= since - 60.0):
-                segments = message.num_segments
-                return Delivered(ref=message.sid, units=int(segments) if segments and segments.isdecimal() else 1,
+                counted = number(message.num_segments) if message.num_segments else None
+                return Delivered(ref=message.sid, units=1 if counted is None else counted,
                                  status=str(message.status or "queued"))
         return None
 
@@ -498,16 +499,12 @@ def with_links(body: str, parts: Sequence[Outbound], screen_url: Callable[[str],
     end the table screen's, each where it exists and the text still fits one segment (links only where they
     exist: no table screen under plain ``moderator sms``)."""
     urls = [join_page(m.join_code) for m in parts if m.kind is Kind.JOIN and m.join_code]
-    linked = [m.table for m in parts if m.table and (m.kind is Kind.JOIN or m.message_id.startswith(END_PREFIX))]
+    linked = [m.table for m in parts if m.table and m.kind in (Kind.JOIN, Kind.END)]
     urls += [screen_url(linked[-1])] if linked else []
     for url in urls:
         if url and is_gsm7(url) and len(body) + 1 + len(url) <= SMS_LIMIT:
             body += "\n" + url
     return body
-
-
-END_PREFIX: Final = "game-ended-"
-"""The message ids of a game's end (who won and why, the roles)."""
 
 
 # --- joining ------------------------------------------------------------------------------------------------

@@ -98,6 +98,7 @@ from ..commands import (
     Query,
     SetLanguage,
     SetTheme,
+    number,
 )
 from ..grammar import Verb, fold, grammar
 from ..qr import qr_png
@@ -955,7 +956,7 @@ class TelegramBot:
             command = SetLanguage(arg) if kind == "lang" else SetTheme(arg)
             self._handle(self._inbound(update, command, external_id=f"cb:{query.id}"))
         else:
-            decision = int(kind) if _number(kind.removeprefix("-")) else None
+            decision = int(kind) if number(kind.removeprefix("-")) is not None else None
             label = _label(query.message, query.data) or arg
             message = query.message
             press = None
@@ -1013,11 +1014,6 @@ def _as_repeat(message: Outbound) -> Outbound:
         return message
     words = Catalog.load(DEFAULT_THEME, message.language).text(REPEAT_MESSAGE)
     return replace(message, text=f"{words}\n{message.text}")
-
-
-def _number(text: str) -> bool:
-    """Digits ``int()`` reads: ASCII 0-9 only (``"²".isdigit()`` is true, and ``int("²")`` raises)."""
-    return text.isdecimal() and text.isascii()
 
 
 def _label(message: object, data: str) -> str | None:

@@ -105,6 +105,7 @@ from ..commands import (
     Speak,
     StandIn,
     Start,
+    number,
 )
 from ..grammar import Verb, grammar
 from ..guard import (
@@ -266,7 +267,7 @@ _HOST_ACTIONS: Final[dict[str, Command]] = {
 
 def _number(text: str, digits: int = 12) -> int | None:
     """A form's or path's number: ASCII digits, at most ``digits`` of them; else None."""
-    return int(text) if text.isascii() and text.isdecimal() and len(text) <= digits else None
+    return number(text, digits)
 
 
 def address_of(token: str) -> str:
@@ -1539,7 +1540,8 @@ class WebSpec:
     @contextlib.asynccontextmanager
     async def start(self, settings: Settings, runtime: Runtime) -> AsyncIterator[Running]:
         password = settings.env.get("MODERATOR_OPEN_PASSWORD")
-        # With a password, a wrong one costs like an unknown code (ten a minute); without, one table a minute.
+        # With a password, a wrong one costs like an unknown code (twenty at once, then ten a minute); without,
+        # one table a minute.
         gate = OpenGate(password, limiter=join_guesses(runtime.clock) if password else table_openings(runtime.clock))
         web = WebTables(runtime.pages, public_url=settings.public_url, ways=runtime.join_ways,
                         delivery=runtime.delivery(CHANNEL, ReadByPage()), gate=gate,
