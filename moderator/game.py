@@ -134,8 +134,6 @@ def _vote_over(ctx: Context, table: Table, command: Choose, reply: Reply, out: O
     return True
 
 
-
-
 def _is_number(text: str) -> bool:
     return number(text, 3) is not None  # an option's number: at most three digits
 
@@ -237,7 +235,6 @@ def _recorded_votes(ctx: Context, table: Table, seat: int, ja_names: Sequence[st
     # Computer players (and stand-ins) voted by themselves, secretly until the result: only the hands are recorded.
     owed = set(awaiting(state))
     return [CastVote(s, s in ja) for s in range(state.players) if state.alive[s] and s in owed]
-
 
 
 def problem(ctx: Context, table: Table, reply: Reply, out: Outgoing, found: InputProblem, raw: str,

@@ -196,7 +196,6 @@ RULES: Final[Mapping[Verb, Rule]] = {
 """Every verb's rule (a test checks every verb has one, and words in every catalog language)."""
 
 
-
 def offered(verb: Verb, caps: Offers) -> bool:
     """True if a person at a channel with these capabilities is offered the verb (help names it, the README's
     table shows it): the channel's own ``verbs``, and the words about what texts cost only where texts cost."""

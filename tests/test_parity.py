@@ -308,7 +308,6 @@ def test_every_command_help_lists_is_a_case_or_says_why_not() -> None:
             assert (verb in cased) != (verb in NOT_A_CASE), verb
 
 
-
 def verb_of(case: Case) -> Verb:
     verb = grammar().verb(case.typed.split(" ")[0])
     assert verb is not None, case.name
