@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Final
 
 
 def number(text: str, most: int | None = None) -> int | None:
@@ -191,6 +192,10 @@ class SetReminders:
     """The host turns reminders on (after ``minutes`` without a decision) or off (None or 0)."""
 
     minutes: int | None
+
+
+REMINDER_MINUTES: Final = 5
+"""The minutes of ``reminders on`` (a number says how many)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,6 +22,7 @@ from typing import Final, Protocol
 
 from .catalog import DEFAULT_LANGUAGE, DEFAULT_THEME, Catalog, languages, messages_dir, read_file, themes
 from .commands import (
+    REMINDER_MINUTES,
     AddComputers,
     Ask,
     Choose,
@@ -352,7 +353,8 @@ class Grammar:
             case Verb.REMINDERS:
                 if (minutes := number(rest)) is not None:
                     return SetReminders(minutes)
-                return SetReminders(None) if self._switch(rest) is False else None
+                on = self._switch(rest)
+                return None if on is None else SetReminders(REMINDER_MINUTES if on else None)
             case Verb.STANDIN | Verb.RETURN:
                 return StandIn(rest, back=verb is Verb.RETURN)
             case Verb.CLAIM | Verb.ACCUSE | Verb.TRUST:

@@ -7,6 +7,7 @@ import random
 
 from moderator.catalog import Catalog, messages_dir, read_file
 from moderator.commands import (
+    REMINDER_MINUTES,
     AddComputers,
     Choose,
     Decide,
@@ -221,6 +222,9 @@ def test_on_and_off_are_the_catalogs_switch_words_in_every_language() -> None:
             for word in words[key].split(","):
                 assert g.parse(f"tablevotes {word.strip().upper()}") == SetTableVoting(on), (lang, word)
     assert g.parse("reminders aus") == SetReminders(None)
+    assert g.parse("reminders on") == g.parse("reminders ein") == SetReminders(REMINDER_MINUTES)  # the usual minutes
+    for lang in ("en", "de"):  # as help says
+        assert f": {REMINDER_MINUTES})" in Catalog.load("classic", lang).text("word-reminders"), lang
     assert g.parse("tablevotes Dafür") == SetTableVoting(True)  # a Ja word switches it on
     assert g.parse("tablevotes maybe") is None
 

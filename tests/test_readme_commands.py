@@ -36,7 +36,7 @@ ARGUMENTS: Final[dict[Verb, str]] = {
     Verb.COMPUTERS: "[n]",
     Verb.NEWPHONE: "name",
     Verb.TABLEVOTES: "on/off",
-    Verb.REMINDERS: "N/off",
+    Verb.REMINDERS: "N/on/off",
     Verb.THEME: "name",
     Verb.STANDIN: "name",
     Verb.RETURN: "name",
