@@ -21,6 +21,7 @@ import pytest
 
 from moderator.catalog import Catalog
 from moderator.channels import WordStyle
+from moderator.commands import REMINDER_MINUTES
 from moderator.delivery import Sender
 from moderator.engine import Phase, new_game
 from moderator.engine.events import VoteCast
@@ -69,6 +70,8 @@ def _seat(t: Any, name: str) -> Any:
 CASES = [
     Case("reminders", Stage.LOBBY, "reminders 3", ("reminders", {"minutes": "3"}),
          lambda t: t.row.options.get("reminder_minutes") == 3),
+    Case("reminders on", Stage.LOBBY, "reminders on", ("reminders", {"minutes": str(REMINDER_MINUTES)}),
+         lambda t: t.row.options.get("reminder_minutes") == REMINDER_MINUTES),
     Case("reminders off", Stage.GAME, "reminders off", ("reminders", {"minutes": "0"}),
          lambda t: not t.row.options.get("reminder_minutes"),
          prepare=(("reminders 5", ("reminders", {"minutes": "5"})),)),
