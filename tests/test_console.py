@@ -10,7 +10,7 @@ from pathlib import Path
 from moderator import app
 from moderator.catalog import Catalog
 from moderator.commands import Ask, Choose, Decide, Query
-from moderator.grammar import grammar
+from moderator.grammar import fold, grammar
 from moderator.transports import console
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -164,6 +164,16 @@ def test_without_a_name_the_console_asks_for_one() -> None:
 def test_help_at_the_console_speaks_of_typing_not_buttons() -> None:
     _, text = play(["help"])
     assert "Type an option's number" in text and "button" not in text
+
+
+def test_help_at_the_console_names_its_word_for_leaving_in_every_language() -> None:
+    """Help names the word that leaves the game (read before the grammar, so help's verbs cannot name it)."""
+    for lang, word in (("en", "help"), ("de", "hilfe")):
+        _, text = play([word], lang=lang)
+        line = Catalog.load("classic", lang).text("console-help-quit")
+        assert line in text.split(Catalog.load("classic", lang).text("help-typed"), 1)[1], lang
+        named = line.split(":", 1)[0]
+        assert fold(named) in grammar().quit_words, lang
 
 
 def test_a_number_no_option_has_shows_the_options_again() -> None:

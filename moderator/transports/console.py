@@ -15,6 +15,7 @@ from ..catalog import Catalog
 from ..channels import Capabilities, Delivered, Kind, Outbound, Port, Result
 from ..commands import (
     AddComputers,
+    Ask,
     Choose,
     Command,
     Decide,
@@ -22,6 +23,7 @@ from ..commands import (
     HostCommand,
     Inbound,
     OpenTable,
+    Query,
     Start,
 )
 from ..grammar import Verb, fold, grammar
@@ -38,8 +40,10 @@ CAPABILITIES: Final = Capabilities(typed=True, verbs=frozenset(v.value for v in 
 YOU = "you"
 TABLE = "table"
 
-CONSOLE_MESSAGES: Final = ("console-your-name", "console-default-name", "console-quit", "console-goodbye")
-"""The console's own words (the catalog's): asking a name, leaving."""
+CONSOLE_MESSAGES: Final = (
+    "console-your-name", "console-default-name", "console-quit", "console-goodbye", "console-help-quit",
+)
+"""The console's own words (the catalog's): asking a name, leaving, and help's line for leaving."""
 
 
 @dataclass
@@ -163,6 +167,9 @@ def play(
         command = parse(line, console.decision)
         if command is not None:
             send(command, raw=line)
+        if command == Ask(Query.HELP):
+            # Leaving is the console's own word, read before the grammar: help names it here, after the rest.
+            print(words().text("console-help-quit"), file=console.output)
 
 
 def _quit(line: str) -> bool:
