@@ -34,16 +34,14 @@ from .engine import (
 )
 from .engine.events import VoteCast, VoteProgressed
 from .fanout import knowledge, prompt_again, prompt_for, publish, say, show_claims, words
+from .grammar import Verb, grammar
 from .grammar import fold as fold_word
-from .grammar import grammar
 from .lobby import show_lobby
 from .names import match_name, name_candidates, names_in
 from .outbox import Outgoing, Reply
 from .render import InputProblem
 from .store import TableStatus
 from .tables import DECISIONS_PER_GAME, Said, Table
-
-_TYPED_VOTES = {"ja": "ja", "yes": "ja", "j": "ja", "nein": "nein", "no": "nein", "n": "nein"}
 
 
 def decide(ctx: Context, table: Table, seat: int | None, inbound: Inbound, command: Choose | Decide | RecordVotes,
@@ -195,6 +193,8 @@ def _chosen(state: GameState, seat: int, token: str) -> Action | None:
 
 def _typed(ctx: Context, table: Table, seat: int, kind: str, argument: str | None, reply: Reply, out: Outgoing,
            raw: str) -> Action | None:
+    if kind == "vote" and table.state is not None and table.state.phase is Phase.VETO:
+        kind = "veto_reply"  # "yes" to the President's "agree to the veto?" is an answer to it, not a ballot
     entry: dict[str, object] = {"player": table.names[seat], "action": kind}
     arg = (argument or "").strip()
     match kind:
@@ -206,11 +206,13 @@ def _typed(ctx: Context, table: Table, seat: int, kind: str, argument: str | Non
                 return None
             entry["target"] = candidates[0]
         case "vote":
-            entry["vote"] = _TYPED_VOTES.get(arg.lower(), arg.lower())
+            # Words of every theme and language (yes, Dafür, approve) are the grammar's, not a map of our own.
+            said = grammar().verb(arg)
+            entry["vote"] = {Verb.JA: "ja", Verb.NEIN: "nein"}.get(said, arg.lower()) if said else arg.lower()
         case "discard" | "enact":
             entry["card"] = arg.upper()[:1]
         case "veto_reply":
-            entry["accept"] = arg.lower() in ("yes", "ja", "accept", "y", "j", "1", "true")
+            entry["accept"] = grammar().verb(arg) in (Verb.ACCEPT, Verb.JA)
     try:
         return records.parse_action(table.names, entry)
     except records.RecordError:

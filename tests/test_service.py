@@ -36,6 +36,7 @@ from moderator.delivery import Sender
 from moderator.engine import Phase, Role, awaiting, known_roles, public_view
 from moderator.engine import events as ev
 from moderator.engine.types import ROLE_COUNTS
+from moderator.grammar import grammar
 from moderator.service import Service
 from moderator.store import Store
 from tests.fakes import FakeClock, Harness, RecordingChannel
@@ -888,3 +889,24 @@ def test_an_exported_record_lists_every_reshuffle_and_replays_the_same_game_with
         if reshuffled == 3:
             return
     raise AssertionError(f"only {reshuffled} of 39 seeded games reshuffled")
+
+
+@pytest.mark.parametrize(("typed", "accepted"), [("annehmen", True), ("ablehnen", False), ("yes", True), ("no", False)])
+def test_a_president_answers_a_veto_with_the_words_of_any_language(typed: str, accepted: bool) -> None:
+    """A typed answer to a proposed veto goes through the grammar: annehmen or yes agrees, ablehnen or no refuses
+    (yes and no are ballots elsewhere; here they answer the question the President was asked)."""
+    rng = random.Random(14)
+    h, table_id, _ = human_table(5, seed=14)  # seed 14 reaches a proposed veto with these presses
+    until_phase(h, table_id, Phase.VETO, rng)
+    state = h.table(table_id).state
+    assert state is not None and state.president is not None
+    tracker = state.election_tracker
+    command = grammar().parse(typed)
+    assert command is not None
+    h.send(h.address_of(table_id, state.president), command, raw=typed)
+    after = h.table(table_id).state
+    assert after is not None
+    if accepted:
+        assert after.phase is not Phase.VETO and after.election_tracker != tracker  # both discarded, tracker moved
+    else:
+        assert after.phase is Phase.LEGISLATIVE_CHANCELLOR and after.election_tracker == tracker
