@@ -1023,13 +1023,19 @@ def test_a_host_without_a_name_is_never_called_by_a_number(phones: Phones) -> No
     assert phones.table_of(number(0)).names == (Catalog.load().text("host-name"),)
 
 
-def test_an_opted_out_seat_is_never_prompted_again_and_the_host_hears_what_to_do(phones: Phones) -> None:
-    p = phones
+def a_started_game_and_one_players_phone(p: Phones) -> tuple[str, str]:
+    """A five-phone game under HOSTONLY, started; a phone that is not the host's, and its seat's name."""
     seats = open_table(p, NAMES[:5])
     p.text(number(0), "HOSTONLY")
     p.text(number(0), "GO")
-    stopped = next(phone for phone in seats if phone != number(0))
-    name = p.table_of(number(0)).seats[[s.address for s in p.table_of(number(0)).seats].index(stopped)].name
+    phone = next(phone for phone in seats if phone != number(0))
+    table = p.table_of(number(0))
+    return phone, table.seats[[s.address for s in table.seats].index(phone)].name
+
+
+def test_an_opted_out_seat_is_never_prompted_again_and_the_host_hears_what_to_do(phones: Phones) -> None:
+    p = phones
+    stopped, name = a_started_game_and_one_players_phone(p)
     p.text(stopped, "STOP")
     notice = Catalog.load().text("player-opted-out", sms=True, name=name)
     assert notice in p.inbox(number(0))[-1].split("\n")
@@ -1047,19 +1053,15 @@ def test_an_opted_out_seat_is_never_prompted_again_and_the_host_hears_what_to_do
 def test_yes_opts_a_stopped_phone_back_in_and_then_counts_as_a_vote(phones: Phones) -> None:
     # Twilio takes YES as an opt-in word too: the phone gets texts again, so the table must not keep waiting on it.
     p = phones
-    seats = open_table(p, NAMES[:5])
-    p.text(number(0), "HOSTONLY")
-    p.text(number(0), "GO")
-    stopped = next(phone for phone in seats if phone != number(0))
-    name = p.table_of(number(0)).seats[[s.address for s in p.table_of(number(0)).seats].index(stopped)].name
+    stopped, name = a_started_game_and_one_players_phone(p)
     p.text(stopped, "STOP")
     assert p.table_of(number(0)).opted_out(CHANNEL, stopped)
     p.text(stopped, "YES")
     assert not p.table_of(number(0)).opted_out(CHANNEL, stopped)
     assert Catalog.load().text("player-opted-in", sms=True, name=name) in p.inbox(number(0))[-1].split("\n")
     # A phone that never stopped: YES is only what it says at the table (no vote open: nothing changed).
-    other = next(phone for phone in seats if phone not in (number(0), stopped))
-    other_name = p.table_of(number(0)).seats[[s.address for s in p.table_of(number(0)).seats].index(other)].name
+    other, other_name = next((s.address, s.name) for s in p.table_of(number(0)).seats
+                             if s.address not in (number(0), stopped))
     before = len(p.inbox(number(0)))
     p.text(other, "YES")
     told = Catalog.load().text("player-opted-in", sms=True, name=other_name)
