@@ -283,9 +283,10 @@ class Grammar:
         numbered = _NUMBER.fullmatch(line)
         if numbered is not None:
             return Choose(numbered.group(1))
-        head, _, rest = line.partition(" ")
-        if fold(head) == "new" and fold(rest.split(" ", 1)[0] if rest else "") == "game":
-            head, rest = "newgame", rest.partition(" ")[2]  # "new game Ann", as people write it
+        # A command word may be written as two or three: "new game Ann", "neuer Tisch Anna", "who am I".
+        parts = line.split(" ")
+        taken = next((n for n in (3, 2) if self.verb("".join(parts[:n]), reserved) is not None), 1)
+        head, rest = "".join(parts[:taken]), " ".join(parts[taken:])
         verb = self.verb(head, reserved)
         if verb is None:
             return None

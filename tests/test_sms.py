@@ -366,6 +366,10 @@ def out(text: str, *, kind: Kind = Kind.NOTE, secret: bool = False, options: tup
     [
         ("NEWGAME Ann Lee", OpenTable("Ann Lee")),
         ("new game Ann", OpenTable("Ann")),
+        ("neuer Tisch Anna", OpenTable("Anna")),
+        ("Who am I?", Ask(Query.WHOAMI)),
+        ("who", Ask(Query.WAITING)),
+        ("Bob Ann", Decide("?", "Bob Ann")),
         ("newgame", OpenTable("")),
         ("JOIN acdef Bob", Join("ACDEF", "Bob")),
         ("  join   ACDEF   Mary Ann ", Join("ACDEF", "Mary Ann")),
