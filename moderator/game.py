@@ -169,6 +169,23 @@ def _typed_answer(ctx: Context, table: Table, inbound: Inbound, command: Decide)
     return command
 
 
+def option_named(ctx: Context, table: Table, inbound: Inbound) -> Choose | None:
+    """A typed line that is, whole, the label of one option of the prompt this address was sent for the decision
+    the table waits on: that option, before any command word the line begins with ("Computer 2", a computer
+    player's name, is not "computers 2"; a player may be called "Board"). None otherwise."""
+    if table.status is not TableStatus.PLAYING or inbound.press is not None or not inbound.raw:
+        return None
+    last = ctx.store.last_prompt(inbound.channel, inbound.address)
+    if last is None:
+        return None
+    prompt = Outbound.from_json(last[1], last[0])
+    if prompt.decision != table.row.decision_step:
+        return None
+    text = fold(inbound.raw)
+    exact = [o for o in prompt.options if text and fold(o.label) == text]
+    return Choose(exact[0].token, prompt.decision) if len(exact) == 1 else None
+
+
 def match_label(folded: str, options: Sequence[Option]) -> Option | None:
     labels = [(fold(o.label), o) for o in options]
     exact = [o for label, o in labels if label == folded]

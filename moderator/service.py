@@ -335,6 +335,10 @@ class Service:
         if seat is not None:
             reply = Reply(inbound.channel, inbound.address, table.seats[seat].language)
         is_host = table.is_host(inbound.channel, inbound.address)
+        if seat is not None and not isinstance(command, (Decide, Choose, RecordVotes)) \
+                and not table.in_group(inbound.chat):
+            # An option's whole label answers the prompt, even one that starts with a command word ("Computer 2").
+            command = game.option_named(ctx, table, inbound) or command
         if isinstance(command, _HOST_ONLY) and not is_host:
             say(ctx, out, reply, table.row.theme, "not-host")
             return table

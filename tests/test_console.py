@@ -182,6 +182,13 @@ def test_a_number_no_option_has_shows_the_options_again() -> None:
     assert "[1] Computer 1" in after and "did not understand" not in text
 
 
+def test_a_computer_players_name_typed_whole_nominates_it_not_a_command_for_computers() -> None:
+    # "Computer 2" begins with a word of the computers command; the prompt's option of that name is what it means.
+    _, text = play(["Computer 2"], seed=3)  # seat 1 (you) nominates first
+    assert "Zoe nominates Computer 2 as Chancellor." in text
+    assert "the seats can no longer change" not in text
+
+
 def test_quit_asks_first_then_ends_the_game_and_shows_the_roles() -> None:
     status, text = play(["quit", "no", "board", "quit", "yes"])
     assert status == 0

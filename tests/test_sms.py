@@ -1072,6 +1072,22 @@ def test_yes_opts_a_stopped_phone_back_in_and_then_counts_as_a_vote(phones: Phon
     assert all(told not in t for t in p.inbox(number(0))[before:])
 
 
+def test_a_president_who_texts_a_computer_players_name_nominates_it(phones: Phones) -> None:
+    # "Reply with an option's number or name": "Computer 1" is the option, not COMPUTERS 1 (a host's lobby word).
+    p = phones
+    open_table(p, NAMES[:4], seating=False)
+    p.text(number(0), "COMPUTERS 1")
+    p.text(number(0), "GO")
+    table = p.table_of(number(0))
+    assert table.state is not None and table.state.phase is Phase.NOMINATION
+    president = table.seats[table.state.president]
+    assert not president.computer and "Computer 1" in options_of(last_prompt(p, president.address))
+    p.text(president.address, "Computer 1")
+    state = p.table_of(number(0)).state
+    assert state is not None and state.phase is Phase.ELECTION
+    assert state.chancellor is not None and table.names[state.chancellor] == "Computer 1"
+
+
 def test_a_host_who_texts_a_carrier_stop_word_hands_the_table_to_the_next_person(phones: Phones) -> None:
     p = phones
     open_table(p, NAMES[:5], seating=False)
