@@ -51,13 +51,16 @@ def name_candidates(text: str, names: Sequence[str]) -> list[str]:
 
 def names_in(words: Sequence[str], names: Sequence[str]) -> list[str]:
     """Typed words as names: the longest run of words that is a whole name (``Computer 1``, ``Mary Ann``), else
-    one word (which may start a name)."""
+    one word (which may start a name). A part written between commas that is no whole name is read word by word
+    in turn ("Ann, Bob Cy": a comma forgotten)."""
     whole = {fold(n) for n in names}
     out: list[str] = []
     i = 0
     while i < len(words):
         run = next((k for k in range(len(words) - i, 1, -1) if fold(" ".join(words[i:i + k])) in whole), 1)
-        out.append(" ".join(words[i:i + run]))
+        taken = " ".join(words[i:i + run])
+        split = taken.split()
+        out += names_in(split, names) if len(split) > 1 and fold(taken) not in whole else [taken]
         i += run
     return out
 

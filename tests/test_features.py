@@ -169,6 +169,28 @@ def test_the_host_types_a_seating_order_of_names_with_spaces() -> None:
         assert h.table(table_id).names == ("Dee", "Cy", "Bob Lee", "Ann", "Mary Ann"), typed
 
 
+def test_a_forgotten_comma_between_names_still_reads_each_name() -> None:
+    # "votes Ann, Bob Cy" named three Ja voters before names could have spaces; a comma left out still does.
+    names = ["Mary Ann", "Ann", "Bob Lee", "Cy", "Dee"]
+    h = Harness(seed=4)
+    table_id, _, addresses = h.seat_table(names)
+    h.send("p0", SetTableVoting(True))
+    h.send("p0", Start())
+    until_phase(h, table_id, Phase.ELECTION, random.Random(4))
+    table = h.table(table_id)
+    assert table.state is not None and table.state.president is not None
+    command = grammar().parse("votes mary ann, Bob Lee cy")
+    assert isinstance(command, RecordVotes)
+    logged = len(table.log)
+    h.send(addresses[table.state.president], command)
+    ja = {names[e.seat] for e in h.table(table_id).log[logged:] if isinstance(e, VoteCast) and e.ja}
+    assert ja == {"Mary Ann", "Bob Lee", "Cy"}
+    h = Harness(seed=4)
+    table_id, _, _ = h.seat_table(names)
+    h.send("p0", grammar().parse("seats dee, cy bob lee, ann, mary ann"))
+    assert h.table(table_id).names == ("Dee", "Cy", "Bob Lee", "Ann", "Mary Ann")
+
+
 def test_a_computer_player_stands_in_for_an_absent_player_and_gives_the_seat_back() -> None:
     h, table_id, addresses = human_table(5, seed=5)
     away = 2
