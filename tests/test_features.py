@@ -141,8 +141,9 @@ def test_votes_at_the_table_are_switched_before_a_game_and_after_one_for_the_rem
 
 
 def test_the_president_types_ja_voters_whose_names_have_spaces() -> None:
+    # The last: a comma left out ("Bob Lee cy") still reads each name, as before names could have spaces.
     names = ["Mary Ann", "Ann", "Bob Lee", "Cy", "Dee"]
-    for typed in ("votes Mary Ann Bob Lee Cy", "votes mary ann, Bob Lee, cy"):
+    for typed in ("votes Mary Ann Bob Lee Cy", "votes mary ann, Bob Lee, cy", "votes mary ann, Bob Lee cy"):
         h = Harness(seed=4)
         table_id, _, addresses = h.seat_table(names)
         h.send("p0", SetTableVoting(True))
@@ -160,35 +161,14 @@ def test_the_president_types_ja_voters_whose_names_have_spaces() -> None:
 
 def test_the_host_types_a_seating_order_of_names_with_spaces() -> None:
     names = ["Mary Ann", "Ann", "Bob Lee", "Cy", "Dee"]
-    for typed in ("seats Dee Cy Bob Lee Ann Mary Ann", "seats dee, cy, bob lee, ann, mary ann"):
+    for typed in ("seats Dee Cy Bob Lee Ann Mary Ann", "seats dee, cy, bob lee, ann, mary ann",
+                  "seats dee, cy bob lee, ann, mary ann"):  # a comma left out
         h = Harness(seed=4)
         table_id, _, _ = h.seat_table(names)
         command = grammar().parse(typed)
         assert command is not None, typed
         h.send("p0", command)
         assert h.table(table_id).names == ("Dee", "Cy", "Bob Lee", "Ann", "Mary Ann"), typed
-
-
-def test_a_forgotten_comma_between_names_still_reads_each_name() -> None:
-    # "votes Ann, Bob Cy" named three Ja voters before names could have spaces; a comma left out still does.
-    names = ["Mary Ann", "Ann", "Bob Lee", "Cy", "Dee"]
-    h = Harness(seed=4)
-    table_id, _, addresses = h.seat_table(names)
-    h.send("p0", SetTableVoting(True))
-    h.send("p0", Start())
-    until_phase(h, table_id, Phase.ELECTION, random.Random(4))
-    table = h.table(table_id)
-    assert table.state is not None and table.state.president is not None
-    command = grammar().parse("votes mary ann, Bob Lee cy")
-    assert isinstance(command, RecordVotes)
-    logged = len(table.log)
-    h.send(addresses[table.state.president], command)
-    ja = {names[e.seat] for e in h.table(table_id).log[logged:] if isinstance(e, VoteCast) and e.ja}
-    assert ja == {"Mary Ann", "Bob Lee", "Cy"}
-    h = Harness(seed=4)
-    table_id, _, _ = h.seat_table(names)
-    h.send("p0", grammar().parse("seats dee, cy bob lee, ann, mary ann"))
-    assert h.table(table_id).names == ("Dee", "Cy", "Bob Lee", "Ann", "Mary Ann")
 
 
 def test_a_computer_player_stands_in_for_an_absent_player_and_gives_the_seat_back() -> None:
