@@ -136,12 +136,17 @@ def _is_number(text: str) -> bool:
     return number(text, 3) is not None  # an option's number: at most three digits
 
 
+def _newest_prompt(ctx: Context, inbound: Inbound) -> Outbound | None:
+    """The newest prompt this address was sent (not one still on its way), or None."""
+    last = ctx.store.last_prompt(inbound.channel, inbound.address)
+    return None if last is None else Outbound.from_json(last[1], last[0])
+
+
 def _numbered(ctx: Context, inbound: Inbound, command: Choose) -> Choose:
     """A typed number answers the newest prompt this address was sent (not one still on its way)."""
-    last = ctx.store.last_prompt(inbound.channel, inbound.address)
-    if last is None:
+    prompt = _newest_prompt(ctx, inbound)
+    if prompt is None:
         return command
-    prompt = Outbound.from_json(last[1], last[0])
     index = int(command.token) - 1
     if 0 <= index < len(prompt.options):
         return Choose(prompt.options[index].token, prompt.decision)
@@ -158,9 +163,8 @@ def _typed_answer(ctx: Context, table: Table, inbound: Inbound, command: Decide)
     """Free text that names one option of the newest prompt this address was sent (exactly, or as the unambiguous
     start of one), or a vote word; else as it was."""
     text = fold(command.argument or inbound.raw)
-    last = ctx.store.last_prompt(inbound.channel, inbound.address)
-    if last is not None and text:
-        prompt = Outbound.from_json(last[1], last[0])
+    prompt = _newest_prompt(ctx, inbound)
+    if prompt is not None and text:
         chosen = match_label(text, prompt.options)
         if chosen is not None:
             return Choose(chosen.token, prompt.decision)
@@ -175,22 +179,24 @@ def option_named(ctx: Context, table: Table, inbound: Inbound) -> Choose | None:
     player's name, is not "computers 2"; a player may be called "Board"). None otherwise."""
     if table.status is not TableStatus.PLAYING or inbound.press is not None or not inbound.raw:
         return None
-    last = ctx.store.last_prompt(inbound.channel, inbound.address)
-    if last is None:
+    prompt = _newest_prompt(ctx, inbound)
+    if prompt is None or prompt.decision != table.row.decision_step:
         return None
-    prompt = Outbound.from_json(last[1], last[0])
-    if prompt.decision != table.row.decision_step:
-        return None
-    text = fold(inbound.raw)
-    exact = [o for o in prompt.options if text and fold(o.label) == text]
-    return Choose(exact[0].token, prompt.decision) if len(exact) == 1 else None
+    chosen = _exact_label(fold(inbound.raw), prompt.options)
+    return None if chosen is None else Choose(chosen.token, prompt.decision)
+
+
+def _exact_label(folded: str, options: Sequence[Option]) -> Option | None:
+    """The one option whose whole label is this folded text, or None (none, or two alike)."""
+    exact = [o for o in options if folded and fold(o.label) == folded]
+    return exact[0] if len(exact) == 1 else None
 
 
 def match_label(folded: str, options: Sequence[Option]) -> Option | None:
+    exact = _exact_label(folded, options)
+    if exact is not None:
+        return exact
     labels = [(fold(o.label), o) for o in options]
-    exact = [o for label, o in labels if label == folded]
-    if len(exact) == 1:
-        return exact[0]
     starts = [
         o for label, o in labels
         if label and ((len(folded) >= 2 and label.startswith(folded)) or (len(label) >= 3 and folded.startswith(label)))

@@ -333,8 +333,7 @@ class Grammar:
             case Verb.SEATS:
                 if not rest:
                     return Ask(Query.BOARD)
-                names = [n for n in re.split(r"\s*,\s*" if "," in rest else r"\s+", rest) if n]
-                return Seating(tuple(names))
+                return Seating(_names_typed(rest))
             case Verb.MOVE:
                 name, _, place = rest.rpartition(" ")
                 position = number(place)
@@ -361,8 +360,7 @@ class Grammar:
             case Verb.CLAIM | Verb.ACCUSE | Verb.TRUST:
                 return Speak(verb.value, rest)
             case Verb.VOTES:
-                names = [n for n in re.split(r"\s*,\s*" if "," in rest else r"\s+", rest) if n] if rest else []
-                return RecordVotes(tuple(names))  # "Computer 1" is one name, written or not between commas
+                return RecordVotes(_names_typed(rest))
         return None
 
     def _switch(self, word: str) -> bool | None:
@@ -372,6 +370,12 @@ class Grammar:
             return self.switches[folded]
         verb = self.meaning.get(folded)
         return True if verb is Verb.JA else False if verb is Verb.NEIN else None
+
+
+def _names_typed(rest: str) -> tuple[str, ...]:
+    """A typed list of names: its parts between commas, or its words where there is no comma (``names.names_in``
+    then joins words into whole names: "Computer 1" is one name, written or not between commas)."""
+    return tuple(n for n in re.split(r"\s*,\s*" if "," in rest else r"\s+", rest) if n)
 
 
 @lru_cache(maxsize=8)
