@@ -15,9 +15,15 @@ from typing import Any
 from dotenv import dotenv_values
 
 from .commands import number
-from .store import default_path
 
 _ON = frozenset({"on", "1", "true", "yes"})
+
+
+def default_path() -> Path:
+    """``moderator.db`` under the user's data directory (XDG on Linux): the database when ``MODERATOR_DB`` is not
+    set (``Settings.load`` reads that, from the environment and ./.env)."""
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "moderator" / "moderator.db"
 
 
 def read_env(environ: Mapping[str, str] | None = None, cwd: Path | None = None) -> dict[str, str]:
