@@ -83,6 +83,26 @@ class WordStyle(StrEnum):
 
 
 @dataclass(frozen=True, slots=True)
+class Pacing:
+    """How fast a provider lets a channel write to one chat, which ``moderator.pacing.Pacer`` keeps to: a public
+    chat (a group) gets a call every ``public_interval`` seconds and at most ``public_per_minute`` in any minute, a
+    person's chat one every ``private_interval``."""
+
+    public_interval: float
+    public_per_minute: int
+    private_interval: float
+    cosmetic_reserve: int = 0
+    """Calls of a public chat's minute that cosmetic messages (``Kind.cosmetic``) never take: free for results."""
+    board_patience: float = 30.0
+    """Seconds a changed board waits at most for a quiet moment in a busy public chat; then it goes before the
+    next call (a fast table keeps the chat busy the whole game), never before a result or a note."""
+    counter_interval: float = 0.0
+    """Seconds between two showings of a public chat's vote counter (it is folded, not shown on every vote)."""
+    private_counter_interval: float = 0.0
+    """The same in a person's chat."""
+
+
+@dataclass(frozen=True, slots=True)
 class Capabilities:
     """What a channel can do; the service and the renderer shape messages by these, never by a channel's name."""
 
@@ -119,6 +139,9 @@ class Capabilities:
     verbs: frozenset[str] | None = None
     """The grammar's verbs (their ``[words]`` keys) a person at this channel is offered, and help names; None:
     every one (``grammar.offered``: the words about what texts cost only where each message is paid for)."""
+    pacing: Pacing | None = None
+    """The provider limits calls per chat (Telegram): the channel delivers through ``moderator.pacing.Pacer``,
+    which keeps to these limits and puts a public chat's results before its cosmetic edits."""
 
 
 

@@ -118,7 +118,7 @@ def test_the_engine_imports_nothing_of_the_rest() -> None:
     assert {k: v for k, v in outside.items() if v} == {}
 
 
-ALLOWED_TO_CHANNELS = frozenset({"moderator.channels", "moderator.commands", "moderator.settings",
+ALLOWED_TO_CHANNELS = frozenset({"moderator.channels", "moderator.commands", "moderator.settings", "moderator.pacing",
                                  "moderator.catalog", "moderator.grammar", "moderator.qr", "moderator.board",
                                  "moderator.guard"})
 """The port and what carries no game logic (docs/channels.md): a channel module imports nothing else of ours."""

@@ -33,7 +33,7 @@ import time
 import warnings
 from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from functools import partial
 from typing import Any, Final
@@ -77,6 +77,7 @@ from ..channels import (
     NotStored,
     Option,
     Outbound,
+    Pacing,
     PermanentFailure,
     Port,
     Result,
@@ -101,16 +102,13 @@ from ..commands import (
     number,
 )
 from ..grammar import Verb, fold, grammar
+from ..pacing import Pacer
 from ..qr import qr_png
 from ..settings import Settings
 
 log = logging.getLogger(__name__)
 
 CHANNEL: Final = "telegram"
-CAPABILITIES: Final = Capabilities(buttons=True, images=True, toasts=True, word_style=WordStyle.SLASH,
-                                   public_first=True)
-"""Buttons, the board as a photo in a group, a press answered at once (``answerCallbackQuery``), and a group
-that hears a result before the next prompt reaches a seat (the group is paced to 20 calls a minute)."""
 
 TELEGRAM_PATH: Final = "/telegram"
 SECRET_HEADER: Final = "X-Telegram-Bot-Api-Secret-Token"
@@ -126,14 +124,21 @@ GROUP_PER_MINUTE: Final = 20
 COSMETIC_RESERVE: Final = 4
 """Calls of a group's minute the counter and the board never take: they stay free for results."""
 BOARD_PATIENCE: Final = 30.0
-"""Seconds a changed board waits at most for a quiet moment in a busy group; then it goes before the next call
-(a fast table keeps the group busy the whole game), never before a result or a note."""
+"""Seconds a changed board waits at most for a quiet moment in a busy group; then it goes before the next call."""
 PRIVATE_INTERVAL: Final = 1.0
 """Seconds between two sends or edits into one private chat (Telegram asks for about one a second)."""
 COUNTER_INTERVAL: Final = 10.0
 """Seconds between two edits of a group's vote counter: it is folded, not edited on every vote."""
 PRIVATE_COUNTER_INTERVAL: Final = 60.0
 """The same in a private chat (a table without a group): every phone would buzz through the vote otherwise."""
+PACING: Final = Pacing(public_interval=GROUP_INTERVAL, public_per_minute=GROUP_PER_MINUTE,
+                       private_interval=PRIVATE_INTERVAL, cosmetic_reserve=COSMETIC_RESERVE,
+                       board_patience=BOARD_PATIENCE, counter_interval=COUNTER_INTERVAL,
+                       private_counter_interval=PRIVATE_COUNTER_INTERVAL)
+CAPABILITIES: Final = Capabilities(buttons=True, images=True, toasts=True, word_style=WordStyle.SLASH,
+                                   public_first=True, pacing=PACING)
+"""Buttons, the board as a photo in a group, a press answered at once (``answerCallbackQuery``), and a group
+that hears a result before the next prompt reaches a seat (the group is paced to 20 calls a minute)."""
 TEXT_LIMIT: Final = 4096
 CAPTION_LIMIT: Final = 1024
 CALLBACK_LIMIT: Final = 64
@@ -345,35 +350,6 @@ class _Live:
         return "\n\n".join(p for p in (self.html, self.choice, self.counter) if p)
 
 
-@dataclass
-class _Pace:
-    """How fast one chat was written to."""
-
-    free: float = float("-inf")
-    """When the next call may go: each call moves it on by the chat's interval."""
-    counter: float = float("-inf")
-    blocked_until: float = float("-inf")
-    window: deque[float] = field(default_factory=deque)
-    """A group's calls of the last minute."""
-
-    def to_json(self) -> str:
-        def finite(value: float) -> float | None:
-            return value if value != float("-inf") else None
-
-        return json.dumps({"free": finite(self.free), "counter": finite(self.counter),
-                           "blocked_until": finite(self.blocked_until), "window": list(self.window)})
-
-    @classmethod
-    def from_json(cls, text: str) -> _Pace:
-        data = json.loads(text)
-
-        def at(key: str) -> float:
-            value = data.get(key)
-            return float("-inf") if value is None else float(value)
-
-        return cls(at("free"), at("counter"), at("blocked_until"), deque(float(t) for t in data.get("window", ())))
-
-
 class _Moved(Exception):
     """The chat became a supergroup (``new``): deliver there."""
 
@@ -399,11 +375,8 @@ class TelegramChannel:
         self._counter: dict[int, tuple[int | None, _Live]] = {}
         """The message of each chat that shows the open vote's counter, with that vote's decision."""
         self._known: OrderedDict[tuple[int, int], _Live] = OrderedDict()
-        self._pace: dict[int, _Pace] = {}
-        self._paced: set[int] = set()
-        """Groups whose pace changed since ``pacing`` last took it."""
-        self._board_held: dict[int, float] = {}
-        """Since when each group's changed board waits for a slot."""
+        self.pacer = Pacer(PACING, public=lambda chat: int(chat) < 0, clock=clock, calls=_calls)
+        """Each chat's pace (keyed by its id as text), and the order a group's messages go in."""
         self._moved: dict[int, int] = {}
         self._reported: set[str] = set()
         # Thread-safe hand-overs between the sender's thread and the loop's.
@@ -427,90 +400,25 @@ class TelegramChannel:
 
     def pacing(self) -> dict[str, str]:
         """(Sender's thread.) The pace of every group written to since the last call (``channels.Paced``)."""
-        changed, self._paced = self._paced, set()
-        return {str(chat): self._pace[chat].to_json() for chat in changed}
+        return self.pacer.pacing()
 
     def recall(self, paces: Mapping[str, str]) -> None:
         """(Sender's thread.) The groups' paces from before a restart: the minute's calls still count."""
-        for address, text in paces.items():
-            with contextlib.suppress(ValueError, TypeError, AttributeError):
-                self._pace[int(address)] = _Pace.from_json(text)
+        self.pacer.recall(paces)
 
     def send_batch(self, address: str, messages: Sequence[Outbound]) -> list[Result]:
         """Deliver everything due for one chat, folded into as few calls as pacing and Telegram allow."""
         while self._back:
             self._reported.discard(self._back.popleft())
         chat = self._moved.get(int(address), int(address))
-        messages = [_as_repeat(m) for m in messages]
-        keep = _relevant(messages)
-        results: list[Result] = [Delivered()] * len(messages)
-        if not keep:
-            return results  # only superseded vote counters: the newer count says it all
-        # In a group the counter and the board wait for a slot of their own: a result never waits behind them.
-        main = [i for i in keep if not messages[i].kind.cosmetic]
-        group = chat < 0
-        go = keep
-        if group and main:
-            go = main
-            board = [i for i in keep if messages[i].kind is Kind.BOARD]
-            if (board and self.clock() >= self._board_held.get(chat, float("inf")) + BOARD_PATIENCE
-                    and all(messages[i].kind is Kind.CALL for i in main)):
-                go = board  # waited long enough: it goes before a call (whose prompts wait), never before news
-        elif group:  # the first counter or board that may go now, one a slot
-            go = next(([i] for i in keep if not self._wait(chat, [messages[i]], cosmetic=True)), keep[:1])
-        wait = self._wait(chat, [messages[i] for i in go], cosmetic=not main)
-        if wait > 0:
-            for i in keep:
-                results[i] = TemporaryFailure("paced", wait, paced=True)
-            return results
-        # The board image gets its own result: a board that fails must not send the text before it again.
-        boards = [i for i in go if messages[i].kind is Kind.BOARD]
-        texts = [messages[i] for i in go if i not in boards]
-        failure = self._attempt(address, chat, lambda at: self._deliver(at, texts)) if texts else Delivered()
-        for i in go:
-            results[i] = failure
-        for i in boards:
-            if isinstance(failure, Delivered):
-                results[i] = self._attempt(address, chat, partial(self._board_message, message=messages[i]))
-        later = [i for i in keep if i not in go]
-        if any(messages[i].kind is Kind.BOARD for i in later):
-            self._board_held.setdefault(chat, self.clock())
-        elif boards:
-            self._board_held.pop(chat, None)
-        for i in later:
-            wait = max(self._wait(chat, [messages[i]], cosmetic=messages[i].kind.cosmetic), 0.1)
-            results[i] = TemporaryFailure("paced", wait, paced=True)
-        return results
+        # The board image gets its own call and result (``Pacer.batch``): a board that fails must not send the
+        # text before it again.
+        return self.pacer.batch(str(chat), [_as_repeat(m) for m in messages],
+                                lambda texts: self._attempt(address, chat, lambda at: self._deliver(at, texts)),
+                                lambda board: self._attempt(address, chat, partial(self._board_message,
+                                                                                    message=board)))
 
     # --- internals --------------------------------------------------------------------------------------
-
-    def _wait(self, chat: int, messages: Sequence[Outbound], *, cosmetic: bool = False) -> float:
-        """Seconds until this chat may get these messages (0: now); ``cosmetic``: a counter or a board only, which
-        in a group leave ``COSMETIC_RESERVE`` calls of the minute free."""
-        now = self.clock()
-        pace = self._pace.setdefault(chat, _Pace())
-        wait = max(pace.blocked_until, pace.free) - now
-        if chat < 0:
-            while pace.window and pace.window[0] <= now - 60.0:
-                pace.window.popleft()
-            room = GROUP_PER_MINUTE - (COSMETIC_RESERVE if cosmetic else 0)
-            over = min(len(pace.window) + _calls(messages) - room, len(pace.window))
-            if over > 0:  # the minute would hold too many: wait until enough of its calls are a minute old
-                wait = max(wait, pace.window[over - 1] + 60.0 - now)
-        if any(m.kind is Kind.COUNTER for m in messages) and all(m.kind.cosmetic for m in messages):
-            interval = COUNTER_INTERVAL if chat < 0 else PRIVATE_COUNTER_INTERVAL
-            wait = max(wait, pace.counter + interval - now)
-        return max(wait, 0.0)
-
-    def _sent(self, chat: int, *, counter: bool = False) -> None:
-        now = self.clock()
-        pace = self._pace.setdefault(chat, _Pace())
-        pace.free = max(pace.free, now) + (GROUP_INTERVAL if chat < 0 else PRIVATE_INTERVAL)
-        if chat < 0:
-            pace.window.append(now)
-            self._paced.add(chat)
-        if counter:
-            pace.counter = now
 
     def _attempt(self, address: str, chat: int, deliver: Callable[[int], str | None], *,
                  retry: bool = True) -> Result:
@@ -527,9 +435,7 @@ class TelegramChannel:
             return self._attempt(address, new, deliver, retry=False)  # once: the new chat is where it goes
         except RetryAfter as exc:
             seconds = _seconds(exc)
-            self._pace.setdefault(chat, _Pace()).blocked_until = self.clock() + seconds
-            if chat < 0:
-                self._paced.add(chat)
+            self.pacer.blocked(str(chat), seconds)
             return TemporaryFailure(f"telegram: retry_after={seconds:g}", seconds)
         except (Forbidden, BadRequest) as exc:
             failed = getattr(exc, "moderator_chat", chat)  # the QR code goes to a group, not to ``chat``
@@ -609,16 +515,17 @@ class TelegramChannel:
         except BadRequest as exc:
             if "not modified" not in exc.message.lower():
                 raise
-        self._sent(chat, counter=counter)
+        self.pacer.sent(str(chat), counter=counter)
 
-    def _send_text(self, chat: int, html_text: str, *, secret: bool, markup: InlineKeyboardMarkup | None) -> _Live:
+    def _send_text(self, chat: int, html_text: str, *, secret: bool, markup: InlineKeyboardMarkup | None,
+                   counter: bool = False) -> _Live:
         message: Message = self._call(
             self.bot.send_message(
                 chat, _cut(html_text, TEXT_LIMIT), parse_mode=ParseMode.HTML, reply_markup=markup,
                 protect_content=secret, disable_web_page_preview=True,
             )
         )
-        self._sent(chat)
+        self.pacer.sent(str(chat), counter=counter)
         live = _Live(message.message_id, html_text, markup, protected=secret)
         self._remember(chat, live)
         return live
@@ -704,7 +611,7 @@ class TelegramChannel:
         except (Forbidden, BadRequest) as exc:
             setattr(exc, "moderator_chat", target)  # noqa: B010  # blame the group, not the host
             raise
-        self._sent(target)
+        self.pacer.sent(str(target))
 
     def _lobby_message(self, chat: int, message: Outbound) -> None:
         """The seat list, edited in place; the game's start closes it (its buttons go)."""
@@ -737,8 +644,7 @@ class TelegramChannel:
                 return
             except BadRequest:
                 pass
-        sent = self._send_text(chat, counter, secret=False, markup=None)
-        self._pace[chat].counter = self.clock()
+        sent = self._send_text(chat, counter, secret=False, markup=None, counter=True)
         self._counter[chat] = (message.decision, _Live(sent.message_id, "", None, counter=counter))
 
     def _board_message(self, chat: int, message: Outbound) -> str:
@@ -751,26 +657,15 @@ class TelegramChannel:
             try:
                 self._call(self.bot.edit_message_media(
                     InputMediaPhoto(png, filename="board.png"), chat_id=chat, message_id=int(message.edit)))
-                self._sent(chat)
+                self.pacer.sent(str(chat))
                 return message.edit
             except BadRequest as exc:
                 if "not modified" in exc.message.lower():
                     return message.edit
                 log.info("telegram: the board in %s cannot be edited, sending a new one: %s", chat, exc.message)
         sent: Message = self._call(self.bot.send_photo(chat, photo=png, filename="board.png"))
-        self._sent(chat)
+        self.pacer.sent(str(chat))
         return str(sent.message_id)
-
-
-def _relevant(messages: Sequence[Outbound]) -> list[int]:
-    """Indexes of the messages worth delivering: a vote counter is superseded by any later message but a board
-    image, a board image by a later board image."""
-    counters = [i for i, m in enumerate(messages) if m.kind is Kind.COUNTER]
-    boards = [i for i, m in enumerate(messages) if m.kind is Kind.BOARD]
-    drop = set(counters[:-1]) | set(boards[:-1])
-    if counters and any(i not in boards for i in range(counters[-1] + 1, len(messages))):
-        drop.add(counters[-1])
-    return [i for i in range(len(messages)) if i not in drop]
 
 
 def _calls(messages: Sequence[Outbound]) -> int:
