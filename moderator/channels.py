@@ -353,6 +353,9 @@ class Receipt:
     """A short answer the channel may show at once instead of a message (``Capabilities.toasts``)."""
     tables: tuple[str, ...] = field(default=())
     """The tables the input touched."""
+    withdraw: bool = False
+    """The input showed a secret where others see it (a vote or an option's number typed in a group): it was not
+    counted and its sender is answered privately; the channel takes it off the public chat where it can."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -207,6 +207,34 @@ def test_a_vote_typed_in_the_group_is_not_counted_and_deleted(tmp_path: Path) ->
     run(scenario())
 
 
+def test_a_vote_typed_in_the_group_without_a_command_is_deleted_and_other_talk_is_left_alone(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        t = _game(tmp_path)
+        names = await _started(t)
+        president = _president(t, names)
+        prompt = t.prompt(president)
+        assert prompt is not None
+        await t.press(president, t.chat_of(president), prompt["message_id"], buttons(prompt)[0]["callback_data"])
+        await t.settle()
+        voter = names[1]
+        before, inputs = t.table().state, t.store.execute("SELECT count(*) FROM inbound").fetchone()[0]
+        calls = len(t.api.calls)
+        # The table talks in its group: words that are no vote are none of the bot's business, even a command's.
+        for talk in ("I trust Bob", "board", "whoami", "nominate Cy"):
+            await t.say(voter, talk, chat=GROUP)
+        assert t.api.calls[calls:] == []  # nothing deleted, nothing answered
+        assert t.store.execute("SELECT count(*) FROM inbound").fetchone()[0] == inputs  # nor stored
+        # A vote, or an option's number, would give a secret away: deleted, not counted, answered privately.
+        for deleted, vote in enumerate(("ja", "2"), 1):
+            await t.say(voter, vote, chat=GROUP)
+            assert len(t.api.of("deleteMessage", GROUP["id"])) == deleted
+            assert t.table().state is before
+            assert EN.text("decide-in-private") in t.api.texts(t.chat_of(voter))[-1]
+        await t.stop()
+
+    run(scenario())
+
+
 def test_a_player_who_never_opened_the_bot_is_named_and_the_table_waits(tmp_path: Path) -> None:
     async def scenario() -> None:
         t = _game(tmp_path)

@@ -80,6 +80,7 @@ from ..channels import (
     Pacing,
     PermanentFailure,
     Port,
+    Receipt,
     Result,
     Running,
     Runtime,
@@ -165,8 +166,6 @@ MENU: Final = (
     Verb.HELP,
 )
 """The command menu (``set_my_commands``), in every language that has a catalog, from the grammar's words."""
-_PUBLIC_QUERIES: Final = frozenset({Query.BOARD, Query.WAITING, Query.RULES, Query.HELP})
-"""Asked in a group, these are answered in the group; ``whoami`` is always answered privately."""
 _BOT_COMMAND: Final = re.compile(r"[a-z0-9_]{1,32}")
 
 
@@ -744,24 +743,30 @@ class TelegramBot:
                 self.port.public_moved(CHANNEL, first, second)
         return len(notices)
 
-    def _handle(self, inbound: Inbound) -> Any:
+    async def _handle(self, inbound: Inbound, message: Message | None = None) -> Receipt:
+        """The input to the service; a ``message`` the service withdraws (a vote typed in the group) is deleted."""
+        if self.channel is not None and not inbound.overheard:
+            self.channel.reachable(inbound.address)
         receipt = self.port.handle(inbound)
         if self.delivery is not None:
             self.delivery.kick()
+        if receipt.withdraw and message is not None:
+            if self.channel is not None and inbound.overheard:
+                self.channel.reachable(inbound.address)
+            await _delete(message)  # off the group's screen, where the bot may
         return receipt
 
     # --- handlers -----------------------------------------------------------------------------------------
 
-    def _inbound(self, update: Update, command: Command, *, raw: str = "", public: bool = False,
+    def _inbound(self, update: Update, command: Command, *, raw: str = "", overheard: bool = False,
                  external_id: str | None = None, press: Press | None = None, table: str | None = None) -> Inbound:
+        """The person's private chat is the address; the group it was typed in, if any, the ``chat``."""
         user, chat = update.effective_user, update.effective_chat
         assert user is not None and chat is not None
         group = chat.type != ChatType.PRIVATE
-        if self.channel is not None:
-            self.channel.reachable(str(user.id))
         return Inbound(
             CHANNEL,
-            str(chat.id) if public and group else str(user.id),
+            str(user.id),
             command,
             external_id=external_id or str(update.update_id),
             language=_language(user),
@@ -769,11 +774,13 @@ class TelegramBot:
             raw=raw,
             press=press,
             table=table or None,
+            overheard=overheard,
         )
 
     async def on_command(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         """A ``/command``: a word of the grammar (``/pause``, ``/seats Ann, Bob``), ``/start <code>`` from the QR
-        code, ``/newgame`` (in a group: the group sees the results), a vote typed in a group (deleted)."""
+        code, ``/newgame`` (in a group: the group sees the results); in a group the service says what is answered
+        there and which vote it withdraws (deleted)."""
         message, user, chat = update.effective_message, update.effective_user, update.effective_chat
         if message is None or user is None or chat is None or not message.text:
             return
@@ -785,7 +792,6 @@ class TelegramBot:
         first = user.first_name or str(user.id)
         verb = grammar().verb(name, CAPABILITIES.reserved_words)
         command: Command | None
-        public = False
         if name.lower() == "start":
             if group:
                 return
@@ -803,15 +809,12 @@ class TelegramBot:
             await self._picker(update, kind, languages(DEFAULT_THEME) if kind == "lang" else themes())
             return
         else:
-            if verb in (Verb.JA, Verb.NEIN) and group:
-                await _delete(message)  # a vote is secret: off the group's screen, where the bot may
             command = grammar().parse(" ".join([name, *args]), CAPABILITIES.reserved_words)
             if command is None:
                 if group:
                     return
                 command = Decide("?", message.text)
-            public = isinstance(command, Ask) and command.query in _PUBLIC_QUERIES
-        self._handle(self._inbound(update, command, raw=message.text, public=public))
+        await self._handle(self._inbound(update, command, raw=message.text), message)
 
     async def on_text(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         """Typed words in the private chat: any word of the grammar, an option's number or name, a vote."""
@@ -820,22 +823,18 @@ class TelegramBot:
             return
         text = message.text.strip()
         command = grammar().parse(text, CAPABILITIES.reserved_words) or Decide("?", text)
-        self._handle(self._inbound(update, command, raw=text))
+        await self._handle(self._inbound(update, command, raw=text))
 
     async def on_group_text(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-        """Words typed in a group (the bot sees them as an admin or with privacy mode off): a vote or an option's
-        number would not be secret there, so it is deleted where the bot may and answered privately; all other
-        talk is the table's own."""
+        """Words typed in a group (the bot sees them as an admin or with privacy mode off), overheard: the service
+        takes only what would give a secret away there (a vote, deleted where the bot may and answered
+        privately); all other talk is the table's own."""
         message = update.effective_message
         if message is None or not message.text:
             return
         command = grammar().parse(message.text, CAPABILITIES.reserved_words)
-        vote = isinstance(command, Decide) and command.kind == "vote"
-        if not vote and not isinstance(command, Choose):
-            return
-        await _delete(message)
-        assert command is not None
-        self._handle(self._inbound(update, command, raw=message.text))
+        if command is not None:
+            await self._handle(self._inbound(update, command, raw=message.text, overheard=True), message)
 
     async def on_button(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         """A pressed button: handed to the service first, then answered (a failed answer never drops a press)."""
@@ -846,10 +845,11 @@ class TelegramBot:
         kind, _, arg = rest.partition(":")
         notice: str | None = None
         if kind == _LOBBY:
-            self._handle(self._inbound(update, LobbyControl(arg), external_id=f"cb:{query.id}", table=table_id))
+            await self._handle(self._inbound(update, LobbyControl(arg), external_id=f"cb:{query.id}",
+                                             table=table_id))
         elif kind in ("lang", "theme"):
             command = SetLanguage(arg) if kind == "lang" else SetTheme(arg)
-            self._handle(self._inbound(update, command, external_id=f"cb:{query.id}"))
+            await self._handle(self._inbound(update, command, external_id=f"cb:{query.id}"))
         else:
             decision = int(kind) if number(kind.removeprefix("-")) is not None else None
             label = _label(query.message, query.data) or arg
@@ -858,8 +858,8 @@ class TelegramBot:
             if isinstance(message, Message):
                 press = Press(str(message.message_id), message.text_html if message.text else "", label,
                               bool(message.has_protected_content))
-            receipt = self._handle(self._inbound(update, Choose(arg, decision), raw=label,
-                                                 external_id=f"cb:{query.id}", press=press, table=table_id))
+            receipt = await self._handle(self._inbound(update, Choose(arg, decision), raw=label,
+                                                       external_id=f"cb:{query.id}", press=press, table=table_id))
             notice = receipt.notice
         try:
             await query.answer(notice)
