@@ -308,7 +308,7 @@ def test_the_rate_limiter_never_sleeps_on_a_flood_inside_ptb() -> None:
 
 
 def test_a_call_that_times_out_is_cancelled_before_it_is_retried(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(telegram_transport, "API_TIMEOUT", 0.05)
+    monkeypatch.setattr(telegram_transport.channel, "API_TIMEOUT", 0.05)  # read where the channel calls
     loop = asyncio.new_event_loop()
     thread = threading.Thread(target=loop.run_forever, daemon=True)
     thread.start()
