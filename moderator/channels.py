@@ -674,9 +674,11 @@ class Runtime(Protocol):
         ...
 
     def delivery(self, name: str, channel: Channel, *,
-                 after_round: Callable[[], Awaitable[int]] | None = None) -> Delivery:
+                 after_round: Callable[[], Awaitable[int]] | None = None, inline: bool = False) -> Delivery:
         """Start delivering this channel's outbox on a thread of its own (stopped with the runtime);
-        ``after_round`` runs on the event loop after each round (a channel's reports)."""
+        ``after_round`` runs on the event loop after each round (a channel's reports). ``inline``: nothing runs in
+        the background; ``kick`` delivers everything due, on the caller's thread, before it returns (a terminal
+        that shows what an input caused before it reads the next line)."""
         ...
 
     def join_ways(self, code: str) -> list[JoinWay]:
@@ -701,10 +703,14 @@ class Runtime(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class Running:
-    """A started channel: what its routes need (``state``) and its ways to join."""
+    """A started channel: what its routes need (``state``), its ways to join, and what it runs in the foreground."""
 
     state: Any = None
     join_ways: Callable[[str], list[JoinWay]] = field(default=lambda code: [])
+    main: Callable[[], Awaitable[object]] | None = None
+    """Run once every channel has started and the tables are resumed: how the channel gets its inputs when no web
+    server brings them (Telegram's long polling, a game at the terminal). A command without a web server ends
+    when it ends; the channel's context ends it otherwise (it is cancelled first)."""
 
 
 class ChannelSpec(Protocol):
@@ -732,5 +738,6 @@ class ChannelSpec(Protocol):
         ...
 
     def start(self, settings: Settings, runtime: Runtime) -> AbstractAsyncContextManager[Running]:
-        """Run while the context is open (the web server's lifespan)."""
+        """Run while the context is open (the web server's lifespan, or the command's run without one:
+        ``Settings.server``)."""
         ...

@@ -471,8 +471,9 @@ ALLOWED: frozenset[tuple[str, str]] = frozenset(
         ("record.py", "_WINS"),
         ("record.py", "_Timeline.event"),
         ("record.py", "claim_line"),  # the claims in `moderator replay`'s timeline
-        ("app.py", "play_on_lan"),  # the addresses `moderator play --web` prints for whoever started it
+        ("app.py", "host_on_this_device"),  # the addresses `moderator play --web` prints for whoever started it
         ("transports/sms.py", "SmsSpec.off"),  # why a channel is off: the operator's log
+        ("transports/console.py", "ConsoleSpec.off"),
         ("transports/telegram/__init__.py", "TelegramSpec.off"),
         ("transports/web.py", "WebSpec.off"),
         ("board.py", "font_problems"),  # what /healthz logs for the operator

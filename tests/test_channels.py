@@ -41,7 +41,7 @@ def test_a_new_channel_is_one_module_and_one_line_in_the_list_of_channels(tmp_pa
         joined = next(m for m in channel.inbox["ann"] if m.kind is Kind.JOIN)
         post("bob", say=f"join {joined.join_code} Bob")
         post("ann", say="computers 3")
-        post("ann", say="start")
+        post("ann", say="go")
         rng = random.Random(4)
         answered: set[tuple[str, int | None]] = set()
         for _ in range(2000):

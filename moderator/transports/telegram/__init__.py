@@ -79,13 +79,17 @@ __all__ = [
 
 
 class TelegramSpec:
-    """Telegram: a bot, its webhook under ``moderator serve`` (long polling under ``moderator telegram``)."""
+    """Telegram: a bot, its webhook under a web server (``moderator serve``), long polling without one
+    (``moderator telegram``)."""
 
     name: Final = CHANNEL
     capabilities: Final = CAPABILITIES
 
     def off(self, settings: Settings) -> str | None:
-        if TelegramSettings.of(settings).token and settings.public_url:
+        token = TelegramSettings.of(settings).token
+        if not settings.server:
+            return None if token else "it needs TELEGRAM_TOKEN"
+        if token and settings.public_url and not settings.lan:
             return None
         return "it needs TELEGRAM_TOKEN and MODERATOR_PUBLIC_URL"
 
@@ -97,9 +101,10 @@ class TelegramSpec:
 
     @contextlib.asynccontextmanager
     async def start(self, settings: Settings, runtime: Runtime) -> AsyncIterator[Running]:
-        """The PTB application without an updater: updates come from the webhook route."""
+        """The PTB application without its own updater: updates come from the webhook route under a web server,
+        else from ``Poller`` (the command's foreground)."""
         telegram = TelegramSettings.of(settings)
-        assert telegram.token and settings.public_url
+        assert telegram.token
         request = runtime.network(CHANNEL)
         ptb = build_application(telegram.token, api_url=telegram.api_url, request=request,
                                 rate_limiter=request is None, updater=False)
@@ -108,12 +113,24 @@ class TelegramSpec:
         await ptb.initialize()
         try:
             await bot.start(ptb, lambda channel, after: runtime.delivery(CHANNEL, channel, after_round=after))
-            await ptb.bot.set_webhook(settings.public_url + telegram.path, secret_token=telegram.secret,
-                                      allowed_updates=Update.ALL_TYPES)
-            log.info("telegram: webhook at %s%s", settings.public_url, telegram.path)
             username = ptb.bot.username
-            yield Running(Webhook(ptb, bot), lambda code: [
-                JoinWay("Telegram", create_deep_linked_url(username, code), f"@{username}")])
+
+            def ways(code: str) -> list[JoinWay]:
+                return [JoinWay("Telegram", create_deep_linked_url(username, code), f"@{username}")]
+
+            if settings.server:
+                assert settings.public_url
+                await ptb.bot.set_webhook(settings.public_url + telegram.path, secret_token=telegram.secret,
+                                          allowed_updates=Update.ALL_TYPES)
+                log.info("telegram: webhook at %s%s", settings.public_url, telegram.path)
+                yield Running(Webhook(ptb, bot), ways)
+                return
+            poller = Poller(ptb, bot)
+            log.info("telegram: @%s polls for updates", username)
+            try:
+                yield Running(poller, ways, main=poller.run)
+            finally:
+                await poller.confirm()  # what was handled is not fetched again at the next start
         finally:
             await ptb.shutdown()
 
