@@ -454,6 +454,24 @@ def test_a_malformed_file_is_rejected(tmp_path: Path) -> None:
         read_file(path)
 
 
+def test_lower_writes_a_term_or_a_word_in_lower_case(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _write(tmp_path, "classic", "en", '[terms]\nelection_tracker = "Election Tracker"\n'
+           '[messages]\na = "The {term.election_tracker:lower} moves; {vote:lower}."\n')
+    monkeypatch.setenv("MODERATOR_MESSAGES", str(tmp_path))
+    clear_cache()
+    try:
+        assert Catalog.load().text("a", vote="Ja") == "The election tracker moves; ja."
+    finally:
+        monkeypatch.delenv("MODERATOR_MESSAGES")
+        clear_cache()
+
+
+@pytest.mark.parametrize("path", [p for p in FILES if p.stem == "de"], ids=_label)
+def test_german_writes_its_nouns_with_their_capitals(path: Path) -> None:
+    f = read_file(path)
+    assert not [key for key, text in {**f.messages, **f.sms}.items() if ":lower}" in text]
+
+
 # --- no player-facing prose in code ---------------------------------------------------------------------
 
 PACKAGE = Path(moderator.__file__).resolve().parent
