@@ -1,11 +1,12 @@
 """``moderator replay`` in every language and theme: the timeline's sentences come from the catalogs through
 render.py (``replay_timeline``), classic English by default, ``--lang`` and ``--theme`` for the others.
 
-A German timeline has no English left in it, a corporate one none of the classic theme's words; and every line the
-timeline can write renders in every catalog."""
+A German timeline has no English left in it, a corporate one none of the classic theme's words, end to end from a
+game played and recorded at the console; and every line the timeline can write renders in every catalog."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -13,6 +14,7 @@ import pytest
 
 from moderator import record as records
 from moderator.catalog import Catalog, literals, messages_dir, plural_forms, plural_specs, read_file
+from moderator.cli import main
 from moderator.engine import Event, Party, Policy, Power, Role, RuleViolation, WinReason, errors
 from moderator.engine import events as ev
 from moderator.moves import Move, MoveKind, action
@@ -193,3 +195,86 @@ def test_a_theme_and_a_language_are_each_their_own_timeline() -> None:
             for theme, lang in CATALOGS}
     assert len(set(told.values())) == len(CATALOGS)
     assert told["classic", "en"] == records.timeline(records.replay(records.loads(first.read_bytes())))
+
+
+# --- end to end: a game played at the console, recorded, replayed ---------------------------------------
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A whole game of computer players at the console (they claim too), recorded as ``play --record`` does."""
+    path = tmp_path_factory.mktemp("replay") / "game.json"
+    assert main(["play", "--watch", "--players", "7", "--seed", "4", "--record", str(path)]) == 0
+    return path
+
+
+def _replay(capsys: pytest.CaptureFixture[str], path: Path, *args: str) -> tuple[int, str, str]:
+    capsys.readouterr()
+    code = main(["replay", str(path), *args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_a_recorded_game_replays_in_german_with_no_english_left(
+    recorded: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = _replay(capsys, recorded, "--lang", "de")
+    assert (code, err) == (0, "")
+    lines = out.splitlines()
+    assert lines[0] == "Eine Partie Secret Hitler mit 7 Spielern. Plätze und Rollen:"
+    assert lines[-1].startswith("Spielende: Die ")
+    assert any(" behauptet: \"" in line for line in lines)  # the computer players' claims, in German too
+    assert not (_words(out) - NAMES) & english(), sorted((_words(out) - NAMES) & english())
+    # Line for line the same story as in English.
+    _, english_out, _ = _replay(capsys, recorded)
+    assert [line == "" for line in english_out.splitlines()] == [line == "" for line in lines]
+
+
+def test_a_recorded_game_replays_in_the_corporate_theme_in_either_language_any_case(
+    recorded: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = _replay(capsys, recorded, "--theme", "Corporate")
+    assert (code, err) == (0, "")
+    assert out.startswith("A game of Office Rat for 7 players. Seats and roles:\n")
+    assert "Round 1: " in out and "CEO" in out and "Hitler" not in out and "President" not in out
+    code, out, err = _replay(capsys, recorded, "--lang", "DE", "--theme", " CORPORATE ")
+    assert (code, err) == (0, "")
+    assert out.startswith("Eine Partie Büroratte mit 7 Spielern. Plätze und Rollen:\n")
+    assert "Chefingenieur" in out and "Kanzler " not in out and "Gesetz" not in out
+
+
+@pytest.mark.parametrize(
+    ("args", "problem"),
+    [
+        (("--lang", "fr"), "no language 'fr'; choose one of: de, en"),
+        (("--theme", "office"), "no theme 'office'; choose one of: classic, corporate"),
+    ],
+)
+def test_a_wrong_language_or_theme_lists_the_choices(
+    recorded: Path, capsys: pytest.CaptureFixture[str], args: tuple[str, ...], problem: str
+) -> None:
+    assert _replay(capsys, recorded, *args) == (2, "", f"moderator replay: {problem}\n")
+
+
+def test_the_json_summary_is_the_same_in_every_language(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--json`` is data (docs/game-record.md): its error message stays the English sentence of the spec."""
+    path = GOLDEN / "12-investigate-uniqueness.json"
+    code, plain, _ = _replay(capsys, path, "--json")
+    assert code == 1
+    assert _replay(capsys, path, "--json", "--lang", "de", "--theme", "corporate")[1] == plain
+    assert json.loads(plain)["error"]["message"] == (
+        "Bob cannot investigate Dee: No player may be investigated twice in the same game."
+    )
+
+
+def test_standard_error_names_the_rejected_action_in_english_whatever_the_timeline_speaks(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, err = _replay(capsys, GOLDEN / "12-investigate-uniqueness.json", "--lang", "de")
+    assert code == 1
+    assert out.splitlines()[-1] == (
+        "Aktion 25 zurückgewiesen: Bob kann Dee nicht überprüfen: "
+        "Niemand darf in einer Partie zweimal überprüft werden."
+    )
+    assert err == ("moderator replay: action 25: Bob cannot investigate Dee: "
+                   "No player may be investigated twice in the same game.\n")
