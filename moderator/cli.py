@@ -50,6 +50,10 @@ def _simulate(args: argparse.Namespace) -> int:
 
 
 def _replay(args: argparse.Namespace) -> int:
+    from .catalog import Catalog
+
+    if not _words("replay", args):
+        return 2
     try:
         text = Path(args.record).read_bytes() if args.record != "-" else sys.stdin.buffer.read()
     except OSError as exc:
@@ -64,7 +68,7 @@ def _replay(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(records.summary(result), ensure_ascii=False, indent=2))
     else:
-        print(records.timeline(result))
+        print(records.timeline(result, Catalog.load(args.theme, args.lang)))
     if result.error is not None:
         if not args.json:
             print(
@@ -345,6 +349,8 @@ def build_parser() -> argparse.ArgumentParser:
     rep = commands.add_parser("replay", help="replay a game record (docs/game-record.md)")
     rep.add_argument("record", help="the record file, or - for standard input")
     rep.add_argument("--json", action="store_true", help="print the JSON summary instead of the timeline")
+    rep.add_argument("--theme", default="classic", help="the timeline's words: classic or corporate (default classic)")
+    rep.add_argument("--lang", default="en", help="the timeline's language: en or de (default en)")
     rep.set_defaults(run=_replay)
 
     text = commands.add_parser("sms", help="run the SMS channel: Twilio's webhook at POST /sms and the sender")
