@@ -188,15 +188,21 @@ def test_a_group_member_without_a_seat_cannot_act(tmp_path: Path) -> None:
     run(scenario())
 
 
+async def _voting(t: TelegramTable) -> list[str]:
+    """A started game whose President nominated the first name offered: everyone has a ballot; the names."""
+    names = await _started(t)
+    president = _president(t, names)
+    prompt = t.prompt(president)
+    assert prompt is not None
+    await t.press(president, t.chat_of(president), prompt["message_id"], buttons(prompt)[0]["callback_data"])
+    await t.settle()  # the group hears the nomination first, then the ballots go out
+    return names
+
+
 def test_a_vote_typed_in_the_group_is_not_counted_and_deleted(tmp_path: Path) -> None:
     async def scenario() -> None:
         t = _game(tmp_path)
-        names = await _started(t)
-        president = _president(t, names)
-        prompt = t.prompt(president)
-        assert prompt is not None
-        await t.press(president, t.chat_of(president), prompt["message_id"], buttons(prompt)[0]["callback_data"])
-        await t.settle()  # the group hears the nomination first, then the ballots go out
+        names = await _voting(t)
         voter = names[1]
         before = t.table().state
         await t.say(voter, "/ja", chat=GROUP)
@@ -215,13 +221,7 @@ def test_a_vote_typed_in_the_group_is_not_counted_and_deleted(tmp_path: Path) ->
 def test_a_vote_typed_in_the_group_without_a_command_is_deleted_and_other_talk_is_left_alone(tmp_path: Path) -> None:
     async def scenario() -> None:
         t = _game(tmp_path)
-        names = await _started(t)
-        president = _president(t, names)
-        prompt = t.prompt(president)
-        assert prompt is not None
-        await t.press(president, t.chat_of(president), prompt["message_id"], buttons(prompt)[0]["callback_data"])
-        await t.settle()
-        voter = names[1]
+        voter = (await _voting(t))[1]
         before, inputs = t.table().state, t.store.execute("SELECT count(*) FROM inbound").fetchone()[0]
         calls = len(t.api.calls)
         # The table talks in its group: words that are no vote are none of the bot's business, even a command's.
