@@ -65,7 +65,7 @@ from .guard import (
 from .qr import qr_element, qr_text
 from .service import Service
 from .settings import Settings
-from .store import SerialStore, Store
+from .store import SerialStore, Store, WriteWatch, storage_fault
 from .transports import console, sms, telegram, web
 
 if TYPE_CHECKING:
@@ -200,6 +200,8 @@ class Durable:
                         await store.durable()
                     except Exception:
                         failed = True
+                        if scope.get("method") == "POST" and message.get("status", 200) < 500:
+                            store.writes.refused()  # an input refused: counted in the fault's last line
                         # Said as the browser channel says a tap was not saved (``web.not_saved``): its pages
                         # ask the player to tap again; a webhook's sender retries by itself.
                         await send({"type": "http.response.start", "status": 503,
@@ -232,12 +234,20 @@ async def running(
     (``Running.main``) begun; at the end all of it stopped, foregrounds first. ``inline``: the store is in memory,
     so every delivery runs inline."""
     on = [spec for spec in channels if spec.off(settings) is None]
-    store = store_factory()
+    writes = WriteWatch(logging.getLogger("moderator.store"))
+    """Every connection of this run says how writing goes to the same watch: a full disk is one fault, said once."""
+
+    def watched() -> Store:
+        store = store_factory()
+        store.writes = writes
+        return store
+
+    store = watched()
     service = Service(store, clock=clock, capabilities={s.name: s.capabilities for s in on}, **service_options)
     service.handled.append(log_action)
     if isinstance(store, SerialStore):
         store.group_commits(service.forget)
-    wiring = Wiring(service, settings, store_factory, time=clock, deliver=deliver, deliver_every=deliver_every,
+    wiring = Wiring(service, settings, watched, time=clock, deliver=deliver, deliver_every=deliver_every,
                     networks=network or {}, inline=inline)
     loop = asyncio.get_running_loop()
     stack = contextlib.AsyncExitStack()
@@ -360,8 +370,9 @@ async def _ticks(service: Service, every: float) -> None:
         await asyncio.sleep(every)
         try:
             service.tick()
-        except Exception:
-            log.exception("reminders failed; trying again")
+        except Exception as exc:
+            if not storage_fault(exc):  # a disk that cannot be written is said once, by the store
+                log.exception("reminders failed; trying again")
 
 
 async def healthz(request: Request) -> Response:
@@ -373,15 +384,18 @@ async def healthz(request: Request) -> Response:
         # Every message would fail (no catalog) or the board would lose its accents (no font): not healthy.
         log.error("health check: %s", "; ".join(missing))
         return _health(request, {"ok": False, "messages": "missing", "version": version()}, 503)
+    store: Store = state.store
     try:
-        store: Store = state.store
         store.execute("SELECT 1").fetchone()
         backlog = store.backlog()
     except Exception as exc:
-        log.error("health check: database unreachable: %s", exc)
+        if not store.writes.failed(exc):  # a disk's fault is said once, when it begins
+            log.error("health check: database unreachable: %s", exc)
         return _health(request, {"ok": False, "database": "unreachable", "version": version()}, 503)
-    if not await _writable(state):
-        return _health(request, {"ok": False, "database": "not writable", "version": version()}, 503)
+    # Every check says it while writes fail, whatever its own write found (that stands for a moment).
+    if not await _writable(state) or store.writes.failing:
+        return _health(request, {"ok": False, "database": "not writable", "version": version(),
+                                 "inputs_refused": store.writes.refused_meanwhile}, 503)
     return _health(request, {"ok": True, "database": "ok", "outbox_backlog": backlog, "version": version(),
                              "channels": sorted(state.channels)})
 
@@ -405,7 +419,8 @@ async def _writable(state: Any) -> bool:
             await store.durable()
         ok = True
     except Exception as exc:
-        log.error("health check: the database cannot be written: %s", exc)
+        if not store.writes.failed(exc):  # a disk's fault is said once, when it begins
+            log.error("health check: the database cannot be written: %s", exc)
         ok = False
     state.write_checked = (now, ok)
     return ok

@@ -300,7 +300,12 @@ will not send it again by itself (Twilio does not retry a webhook): the person s
 
 class NotStored(Exception):
     """The input could not be stored (the database cannot be written): nothing of it happened, so the channel
-    must not answer as if it had; its provider or person should send it again."""
+    must not answer as if it had; its provider or person should send it again. ``said``: the log says it already
+    (a full or read-only disk is said once, when it begins): the channel adds no line of its own."""
+
+    def __init__(self, reason: str, *, said: bool = False) -> None:
+        super().__init__(reason)
+        self.said = said
 
 
 class Channel(Protocol):

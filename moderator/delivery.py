@@ -22,7 +22,7 @@ from dataclasses import replace
 from typing import Final
 
 from .channels import Channel, Delivered, Kind, Outbound, Paced, PermanentFailure, Result, TemporaryFailure
-from .store import BoardMessage, OutboxRow, Store
+from .store import BoardMessage, OutboxRow, Store, storage_fault
 
 log = logging.getLogger(__name__)
 
@@ -328,8 +328,9 @@ class Worker:
             while True:
                 try:
                     await self.deliver()
-                except Exception:  # keep delivering: one bad message must not stop every table
-                    log.exception("delivery failed; trying again")
+                except Exception as exc:  # keep delivering: one bad message must not stop every table
+                    if not storage_fault(exc):  # a disk that cannot be written is said once, by the store
+                        log.exception("delivery failed; trying again")
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(kick.wait(), self.interval)
                 kick.clear()

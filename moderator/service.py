@@ -250,7 +250,9 @@ class Service:
                     self.store.enqueue(out.stored(self.tables.muted), now)
         except sqlite3.OperationalError as exc:
             self.tables.forget(sorted(touched))
-            raise NotStored(type(exc).__name__) from exc  # the disk is full or read-only: say so, never more
+            self.store.writes.refused()  # a full or read-only disk is said once by the store, with a count
+            # The disk is full or read-only: say so, never more.
+            raise NotStored(type(exc).__name__, said=self.store.writes.failing) from exc
         except BaseException:
             # The transaction rolled back: forget what the cache learned inside it, reload from the database.
             self.tables.forget(sorted(touched))

@@ -61,9 +61,10 @@ def test_an_update_that_could_not_be_stored_is_answered_503_and_its_redelivery_i
 
 def test_healthz_is_unhealthy_while_the_database_cannot_be_written_and_healthy_again_after(
         server: Server, monkeypatch: pytest.MonkeyPatch) -> None:
-    from moderator import app
+    from moderator import app, store
 
     monkeypatch.setattr(app, "WRITE_CHECK_EVERY", 0.0)  # each request checks (else one answer stands for 2 s)
+    monkeypatch.setattr(store, "WRITES_SETTLE", 0.0)  # a write that commits ends the fault at once
     assert server.client.get("/healthz").status_code == 200
     _unwritable(server, True)
     answer = server.client.get("/healthz")

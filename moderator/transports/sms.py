@@ -297,7 +297,8 @@ def routes(settings: SmsSettings) -> list[BaseRoute]:
         except NotStored as exc:
             # Twilio never sends a webhook again: the person must, so they are told (in the answer itself,
             # since nothing can be put in the outbox now).
-            log.error("an SMS could not be stored (%s); its sender is asked to send it again", exc)
+            (log.debug if exc.said else log.error)("an SMS could not be stored (%s); its sender is asked to send "
+                                                   "it again", exc)
             number = normalise_number(params.get("From", ""), gateway(request).region)
             language = language_of(number) if number else None
             return _twiml(fit_sms(Catalog.load(DEFAULT_THEME, language or DEFAULT_LANGUAGE).text(NOT_STORED_MESSAGE)))

@@ -943,7 +943,7 @@ def _saved(endpoint: Callable[[Request], Awaitable[Response]]) -> Callable[[Requ
         try:
             return await endpoint(request)
         except NotStored as exc:
-            log.error("a tap in a browser could not be stored (%s); it is asked to tap again", exc)
+            (log.debug if exc.said else log.error)("a tap could not be stored (%s); it is asked again", exc)
             return not_saved(request)
 
     return run

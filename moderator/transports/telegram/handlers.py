@@ -235,7 +235,9 @@ class TelegramBot:
         """Log first; a player is never shown the error. An update that could not be stored is remembered
         (``not_stored``): the webhook asks Telegram to send it again, long polling stops confirming updates."""
         if isinstance(context.error, NotStored):
-            log.error("telegram: an update could not be stored (%s); it is asked for again", context.error)
+            error = context.error
+            (log.debug if error.said else log.error)("telegram: an update could not be stored (%s); it is asked "
+                                                     "for again", error)
             if isinstance(update, Update):
                 self.not_stored.add(update.update_id)
             return

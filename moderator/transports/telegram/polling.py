@@ -68,12 +68,12 @@ class Poller:
             await self.sleep(self.pause)
             return
         if not stored:
-            if not self.paused:
-                log.error("telegram: the database cannot be written; polling pauses (updates stay with Telegram)")
+            if not self.paused:  # the store said it, once for every connection: this is detail
+                log.debug("telegram: the database cannot be written; polling pauses (updates stay with Telegram)")
             self.paused = True
             await self.sleep(self.pause)
         elif self.paused:
-            log.warning("telegram: the database can be written again; polling goes on")
+            log.debug("telegram: the database can be written again; polling goes on")
             self.paused = False
 
     async def run(self) -> None:
