@@ -23,6 +23,7 @@ from moderator.channels import (
     Option,
     Outbound,
     PermanentFailure,
+    Refused,
     Result,
     TemporaryFailure,
 )
@@ -558,7 +559,7 @@ def test_twilio_refusing_an_opted_out_number_drops_what_waits_for_it() -> None:
 @pytest.mark.parametrize(
     "status,code,failure",
     [(429, 20429, TemporaryFailure), (500, 20500, TemporaryFailure), (503, 503, TemporaryFailure),
-     (400, 21211, PermanentFailure), (400, 21610, PermanentFailure), (401, 20003, PermanentFailure)],
+     (400, 21211, PermanentFailure), (400, 21610, PermanentFailure), (401, 20003, Refused)],
 )
 def test_twilio_errors_become_temporary_or_permanent_failures(status: int, code: int, failure: type) -> None:
     fake = FakeTwilio()

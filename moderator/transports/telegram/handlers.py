@@ -15,7 +15,7 @@ from telegram.error import TelegramError
 from telegram.ext import Application, CallbackQueryHandler, ContextTypes, MessageHandler, filters
 
 from ...catalog import DEFAULT_LANGUAGE, DEFAULT_THEME, languages, themes
-from ...channels import Channel, Delivery, NotStored, Port, Receipt
+from ...channels import Channel, Delivery, NotStored, Port, Problem, Receipt
 from ...commands import (
     Ask,
     Choose,
@@ -33,7 +33,7 @@ from ...commands import (
 )
 from ...grammar import Verb, grammar
 from .channel import TelegramChannel
-from .config import CAPABILITIES, CHANNEL, menu
+from .config import CAPABILITIES, CHANNEL, menu, provider_problem
 from .messages import LOBBY, pressed_label
 
 log = logging.getLogger(__name__)
@@ -47,10 +47,13 @@ class TelegramBot:
     """Updates in (handlers on the loop thread); the channel's deliveries out, with their reports applied."""
 
     def __init__(self, port: Port, *, clock: Callable[[], float] = time.time,
-                 screen_url: Callable[[str], str | None] = lambda table: None) -> None:
+                 screen_url: Callable[[str], str | None] = lambda table: None,
+                 report: Callable[[Problem | None], None] = lambda problem: None) -> None:
         self.port = port
         self.clock = clock
         self.screen_url = screen_url
+        self.report = report
+        """What a call made while handling an update found of Telegram as a whole (``Runtime.report``)."""
         self.channel: TelegramChannel | None = None
         self.delivery: Delivery | None = None
         self.not_stored: set[int] = set()
@@ -70,13 +73,13 @@ class TelegramBot:
 
     async def start(self, app: Application[Any, Any, Any, Any, Any, Any],
                     delivery: Callable[[Channel, Callable[[], Awaitable[int]]], Delivery]) -> None:
-        """After ``initialize``: the channel, its delivery (``delivery(channel, after_round)``), the menu."""
-        self.channel = TelegramChannel(app.bot, asyncio.get_running_loop(), clock=self.clock,
-                                       screen_url=self.screen_url)
-        self.delivery = delivery(self.channel, self._apply_notices)
+        """After ``initialize``: the menu, then the channel and its delivery (``delivery(channel, after_round)``)."""
         for language in languages(DEFAULT_THEME):
             commands = [BotCommand(c, description) for c, description in menu(language)]
             await app.bot.set_my_commands(commands, language_code=None if language == DEFAULT_LANGUAGE else language)
+        self.channel = TelegramChannel(app.bot, asyncio.get_running_loop(), clock=self.clock,
+                                       screen_url=self.screen_url)
+        self.delivery = delivery(self.channel, self._apply_notices)
         log.info("telegram: @%s ready", app.bot.username)
 
     async def deliver(self) -> int:
@@ -240,6 +243,10 @@ class TelegramBot:
                                                      "for again", error)
             if isinstance(update, Update):
                 self.not_stored.add(update.update_id)
+            return
+        problem = provider_problem(context.error, connecting_only=True) if context.error is not None else None
+        if problem is not None:  # its input was stored: only an answer to it (a toast, a deletion) did not go
+            self.report(problem)
             return
         log.error("telegram: an update failed", exc_info=context.error)
 
