@@ -60,6 +60,7 @@ from .guard import (
     install_throttle,
     public_health,
     quiet_third_party_loggers,
+    secret_values,
     trusted_proxies_setting,
 )
 from .qr import qr_element, qr_text
@@ -521,10 +522,11 @@ def _logging() -> None:
 
 
 def safe_logs(settings: Settings) -> None:
-    """Once logging is set up (uvicorn's included): no key or token in any line, the libraries at WARNING
-    (``MODERATOR_LOG_LEVEL=debug`` for everything), and lines a stranger can cause at most a few a minute."""
+    """Once logging is set up (uvicorn's included): no key or token in any line (the settings' keys hidden wherever
+    they appear, tracebacks too), the libraries at WARNING (``MODERATOR_LOG_LEVEL=debug`` for everything), and lines
+    a stranger can cause at most a few a minute."""
     quiet_third_party_loggers(settings.env)
-    install_redaction()
+    install_redaction(secrets=secret_values(settings.env))
     install_throttle()
 
 
