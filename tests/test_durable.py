@@ -149,9 +149,10 @@ class TooLateBotAPI(WebhookBotAPI):
 def test_a_press_whose_acknowledgement_fails_is_applied_once_even_when_redelivered(tmp_path: Path) -> None:
     db = tmp_path / "m.db"
     api = TooLateBotAPI(clock=lambda: 1_800_000_000.0)
-    app = create_app(Settings.load(env(db), cwd=tmp_path), network={"telegram": api}, deliver=False)
+    twilio = FakeTwilio()
+    app = create_app(Settings.load(env(db), cwd=tmp_path), network={"telegram": api, "sms": twilio}, deliver=False)
     with TestClient(app, raise_server_exceptions=False, client=LOCAL) as client:
-        s = Server(client, api, FakeTwilio(), db)
+        s = Server(client, api, twilio, db)
         open_table(s)
         assert s.update(s.say(ANN, "/computers 4")) == 200
         assert s.update(s.say(ANN, "/startgame")) == 200
@@ -186,9 +187,11 @@ def _run(tmp_path: Path, clock: Clock, *updates: dict[str, Any]) -> None:
     """One start of the server, the updates handed to it, and a clean stop."""
     db = tmp_path / "m.db"
     api = WebhookBotAPI(clock=clock)
-    app = create_app(Settings.load(env(db), cwd=tmp_path), network={"telegram": api}, deliver=False, clock=clock)
+    twilio = FakeTwilio()
+    app = create_app(Settings.load(env(db), cwd=tmp_path), network={"telegram": api, "sms": twilio}, deliver=False,
+                     clock=clock)
     with TestClient(app, raise_server_exceptions=False, client=LOCAL) as client:
-        s = Server(client, api, FakeTwilio(), db)
+        s = Server(client, api, twilio, db)
         for update in updates:
             assert s.update(update) == 200
 

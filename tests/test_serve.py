@@ -268,7 +268,8 @@ def test_a_replayed_update_after_a_restart_is_processed_once(tmp_path: Path) -> 
     snapshots = []
     for _ in range(2):
         api = WebhookBotAPI(clock=lambda: 1_800_000_000.0)
-        app = create_app(Settings.load(env(db), cwd=tmp_path), network={"telegram": api}, deliver=False)
+        app = create_app(Settings.load(env(db), cwd=tmp_path), network={"telegram": api, "sms": FakeTwilio()},
+                         deliver=False)
         with TestClient(app) as client:
             assert client.post(HOOK, json=update, headers={SECRET_HEADER: SECRET}).status_code == 200
         with sqlite3.connect(db) as conn:

@@ -138,7 +138,8 @@ class Phones:
         self.clock = TickingClock()
         rng = random.Random(seed)
         self.app = create_app(Settings.load(ENV), channels=(SPEC,), store_factory=lambda: Store(memory=True),
-                              deliver=False, seed=lambda: rng.getrandbits(64), clock=self.clock)
+                              deliver=False, seed=lambda: rng.getrandbits(64), clock=self.clock,
+                              network={CHANNEL: FakeTwilio()})  # asked for the account at start: not Twilio
         self.http = TestClient(self.app)
         self.http.__enter__()
         self.sender = self.call(lambda: Sender(self.service.store, {CHANNEL: self.channel}, clock=self.clock))

@@ -126,6 +126,8 @@ def unreachable(exc: OSError) -> Unreachable | None:
             "NewConnectionError" in type(reason).__name__ or "NameResolution" in type(reason).__name__):
         return Unreachable(PROVIDER, str(reason).split("): ", 1)[-1])  # without the host's and the path's words
     return None
+
+
 GERMAN_REGIONS: Final = frozenset({"DE", "AT", "LI"})
 """Numbers from these countries get German messages when a German catalog exists (``LANGUAGE xx`` changes it)."""
 
