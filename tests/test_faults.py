@@ -100,6 +100,13 @@ def written_without_secrets(process: Moderator, tmp_path: Path) -> list[str]:
     return lines
 
 
+def said_once(process: Moderator, tmp_path: Path, *words: str) -> list[str]:
+    """The lines the process wrote (``written_without_secrets``), each of ``words`` in exactly one of them."""
+    lines = written_without_secrets(process, tmp_path)
+    assert [count(lines, said) for said in words] == [1] * len(words), "\n".join(lines)
+    return lines
+
+
 def health(port: int, *, stranger: bool = False) -> tuple[int, dict[str, Any]]:
     """``/healthz`` as this machine asks it, or as anyone else (a request through the proxy on this machine)."""
     forwarded = "X-Forwarded-For: 198.51.100.7\r\n" if stranger else ""
@@ -176,8 +183,7 @@ def test_a_refused_token_ends_moderator_telegram_with_one_line_naming_the_settin
             assert process.exit_code() == 2
     finally:
         refusing.stop()
-    lines = written_without_secrets(process, tmp_path)
-    assert count(lines, REFUSED_TOKEN) == 1 and len(lines) <= 3, lines
+    assert len(said_once(process, tmp_path, REFUSED_TOKEN)) <= 3
     assert refusing.calls("getMe") == 1  # refused is refused: no second try
 
 
@@ -187,8 +193,7 @@ def test_a_token_revoked_while_polling_ends_moderator_telegram_with_the_same_lin
         process.wait_for("polls for updates")
         providers.revoke()
         assert process.exit_code() == 2
-    lines = written_without_secrets(process, tmp_path)
-    assert count(lines, REFUSED_TOKEN) == 1, lines
+    said_once(process, tmp_path, REFUSED_TOKEN)
 
 
 def test_under_serve_a_refused_token_turns_telegram_off_and_the_sms_webhook_and_the_pages_answer(
@@ -209,8 +214,7 @@ def test_under_serve_a_refused_token_turns_telegram_off_and_the_sms_webhook_and_
             assert process.stop() == 0
     finally:
         telegram_refuses.stop()
-    lines = written_without_secrets(process, tmp_path)
-    assert count(lines, REFUSED_TOKEN) == 1 and count(lines, "channels on: sms, web; refused: telegram") == 1
+    said_once(process, tmp_path, REFUSED_TOKEN, "channels on: sms, web; refused: telegram")
 
 
 def test_under_serve_a_token_revoked_while_running_stops_telegram_alone_and_its_messages_wait(
@@ -230,8 +234,7 @@ def test_under_serve_a_token_revoked_while_running_stops_telegram_alone_and_its_
         eventually(lambda: any(t["To"] == "+12025550111" for t in providers.texts))
         assert page(port) == 200 and update(port, 2, "/help") == 503
         assert process.stop() == 0
-    lines = written_without_secrets(process, tmp_path)
-    assert count(lines, REFUSED_TOKEN) == 1
+    lines = said_once(process, tmp_path, REFUSED_TOKEN)
     assert re.search(r"stopped; [1-9]\d* messages wait in the outbox", lines[-1])
 
 
@@ -259,8 +262,7 @@ def test_telegram_out_of_reach_at_start_is_one_line_and_polling_goes_on_where_it
             assert process.stop() == 0
     finally:
         late.stop()
-    lines = written_without_secrets(process, tmp_path)
-    assert count(lines, OUT_OF_REACH) == 1 and count(lines, BACK) == 1, lines
+    said_once(process, tmp_path, OUT_OF_REACH, BACK)
 
 
 def test_telegram_lost_while_polling_is_one_line_then_one_when_it_is_back(
@@ -275,8 +277,7 @@ def test_telegram_lost_while_polling_is_one_line_then_one_when_it_is_back(
         providers.bot.updates.append(message(1, "/newgame"))
         eventually(lambda: rows(tmp_path, "SELECT count(*) FROM seats") == [(1,)])
         assert process.stop() == 0
-    lines = written_without_secrets(process, tmp_path)
-    assert count(lines, OUT_OF_REACH) == 1 and count(lines, BACK) == 1, lines
+    said_once(process, tmp_path, OUT_OF_REACH, BACK)
 
 
 def test_under_serve_telegram_out_of_reach_leaves_the_rest_up_and_it_starts_once_telegram_is_there(
@@ -302,8 +303,7 @@ def test_under_serve_telegram_out_of_reach_leaves_the_rest_up_and_it_starts_once
             assert process.stop() == 0
     finally:
         late.stop()
-    lines = written_without_secrets(process, tmp_path)
-    assert count(lines, OUT_OF_REACH) == 1 and count(lines, BACK) == 1, lines
+    said_once(process, tmp_path, OUT_OF_REACH, BACK)
 
 
 # --- Twilio refuses the account's key ----------------------------------------------------------------------------
@@ -326,7 +326,7 @@ def test_under_serve_a_refused_twilio_key_turns_sms_off_in_one_line_and_the_rest
     finally:
         twilio_refuses.stop()
     for ran in (process, alone):
-        assert count(written_without_secrets(ran, tmp_path), REFUSED_KEY) == 1
+        said_once(ran, tmp_path, REFUSED_KEY)
 
 
 def test_under_serve_a_twilio_key_revoked_while_sending_turns_sms_off_and_its_texts_wait(
@@ -341,7 +341,7 @@ def test_under_serve_a_twilio_key_revoked_while_sending_turns_sms_off_and_its_te
         assert rows(tmp_path, "SELECT count(*) FROM outbox WHERE channel = 'sms' AND status = 'pending'")[0][0] >= 1
         assert update(port, 1, "/help") == 200 and page(port) == 200
         assert process.stop() == 0
-    assert count(written_without_secrets(process, tmp_path), REFUSED_KEY) == 1
+    said_once(process, tmp_path, REFUSED_KEY)
 
 
 # --- a database that cannot be written -------------------------------------------------------------------------
@@ -381,8 +381,7 @@ def test_while_the_database_cannot_be_written_healthz_says_so_every_time_and_the
         telegram.stop()
     assert {(status, report["database"]) for status, report in answers} == {(503, "not writable")}
     assert refused == 2 * len(answers) and f"{refused} inputs were refused meanwhile" in back
-    lines = written_without_secrets(process, tmp_path)[before:]
-    assert count(lines, "the database cannot be written") == 1
+    lines = said_once(process, tmp_path, "the database cannot be written")[before:]
     assert [line for line in lines if " ERROR " in line] == [next(x for x in lines if "cannot be written" in x)]
 
 
