@@ -225,3 +225,8 @@ class Harness:
             self.press(address, rng, prompt)
             moves += 1
             assert moves < limit
+
+
+def last(h: Harness, address: str) -> str:
+    """The catalog id of the newest message ``address`` was sent."""
+    return h.channel.ids(address)[-1]

@@ -22,32 +22,21 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 from urllib.parse import urlencode
 
 from moderator.transports.telegram import SECRET_HEADER
-from tests.fake_telegram import TOKEN, FakeBotAPI, user
+from tests.fake_telegram import TOKEN, user
 from tests.fake_twilio import ACCOUNT_SID, AUTH_TOKEN, OUR_NUMBER, PUBLIC_URL, FakeTwilio, incoming, signature
+from tests.serve_app import SECRET, WebhookBotAPI
 
 ROOT = Path(__file__).resolve().parent.parent
-SECRET = "webhook-secret_0123456789"
-"""``TELEGRAM_WEBHOOK_SECRET`` (as ``tests.test_serve``'s)."""
-
-
-class BotAPI(FakeBotAPI):
-    """The fake Bot API, also answering ``setWebhook``."""
-
-    def _result(self, api: str, params: dict[str, Any], chat: int | None) -> Any:
-        if api == "setWebhook":
-            return True
-        return super()._result(api, params, chat)
 
 
 def main() -> int:
     from moderator import app
     from moderator.settings import Settings
 
-    network = {"telegram": BotAPI(clock=lambda: 1_800_000_000.0), "sms": FakeTwilio()}
+    network = {"telegram": WebhookBotAPI(clock=lambda: 1_800_000_000.0), "sms": FakeTwilio()}
     settings = Settings.load()
     if "--plain" in sys.argv:
         import uvicorn

@@ -7,7 +7,6 @@ import dataclasses
 import io
 import json
 import random
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -33,10 +32,11 @@ from moderator.render import TableInfo
 from moderator.service import Service
 from moderator.simulate import random_game
 from moderator.store import Store
-from tests.telegram_table import TelegramTable, group_chat, run
+from tests.telegram_table import TelegramTable, group_chat
 
 NAMES = ("Ann", "Bob", "Cy", "Dee", "Eve", "Fay", "Gus", "Hal", "Ivy", "Jo")
 GROUP = group_chat(-100900)
+pytestmark = pytest.mark.anyio
 
 
 def _board(players: int = 7, theme: str = "classic", **changes: Any) -> Board:
@@ -286,8 +286,7 @@ def test_sms_phones_and_computers_get_no_board_rows() -> None:
 
 async def _play_in_group(t: TelegramTable, players: int = 5, presses: int | None = None) -> list[str]:
     names = list(NAMES[:players])
-    await t.open_and_join(names, group=GROUP)
-    await t.say(names[0], "/startgame", chat=GROUP)
+    await t.open_and_start(names, group=GROUP)
     await t.play(names, random.Random(players), presses=presses)
     await t.settle()
     return names
@@ -298,46 +297,37 @@ def _board_photos(t: TelegramTable) -> list[Any]:
     return [c for c in t.api.of("sendPhoto", GROUP["id"]) if "reply_markup" not in c.params]
 
 
-def test_a_played_game_posts_one_board_photo_to_the_group_and_then_edits_it(tmp_path: Path) -> None:
-    async def scenario() -> None:
-        t = TelegramTable(tmp_path / "m.db", seed=5)
-        await t.boot()
-        await _play_in_group(t)
-        photos, edits = _board_photos(t), t.api.of("editMessageMedia", GROUP["id"])
-        assert len(photos) == 1 and len(edits) >= 5
-        shown = t.store.execute("SELECT message_id FROM board_messages").fetchall()
-        assert {int(e.params["message_id"]) for e in edits} == {int(shown[0][0])}
-        assert all(e.files for e in edits)  # every edit uploads the new picture
-        assert not [c for c in t.api.calls if c.method == "editMessageMedia" and (c.chat_id or 0) > 0]
-        statuses = dict(t.store.execute("SELECT status, count(*) FROM outbox GROUP BY status").fetchall())
-        assert set(statuses) == {"sent"}, statuses
-        await t.stop()
-
-    run(scenario())
+async def test_a_played_game_posts_one_board_photo_to_the_group_and_then_edits_it(telegram: TelegramTable) -> None:
+    t = telegram
+    await t.boot()
+    await _play_in_group(t)
+    photos, edits = _board_photos(t), t.api.of("editMessageMedia", GROUP["id"])
+    assert len(photos) == 1 and len(edits) >= 5
+    shown = t.store.execute("SELECT message_id FROM board_messages").fetchall()
+    assert {int(e.params["message_id"]) for e in edits} == {int(shown[0][0])}
+    assert all(e.files for e in edits)  # every edit uploads the new picture
+    assert not [c for c in t.api.calls if c.method == "editMessageMedia" and (c.chat_id or 0) > 0]
+    statuses = dict(t.store.execute("SELECT status, count(*) FROM outbox GROUP BY status").fetchall())
+    assert set(statuses) == {"sent"}, statuses
 
 
-def test_after_a_restart_the_same_board_message_is_edited(tmp_path: Path) -> None:
-    async def scenario() -> None:
-        t = TelegramTable(tmp_path / "m.db", seed=5)
-        await t.boot()
-        names = list(NAMES[:5])
-        await t.open_and_join(names, group=GROUP)
-        await t.say(names[0], "/startgame", chat=GROUP)
-        await t.play(names, random.Random(1), presses=12)
-        await t.settle()
-        assert len(_board_photos(t)) == 1
-        photo = _photo_id(t)
-        await t.stop()
-        await t.boot()  # a new Application, Service and channel on the same database file
-        before = len(t.api.of("editMessageMedia", GROUP["id"]))
-        await t.play(names, random.Random(2))
-        await t.settle()
-        assert len(_board_photos(t)) == 1
-        edits = t.api.of("editMessageMedia", GROUP["id"])[before:]
-        assert edits and {int(e.params["message_id"]) for e in edits} == {photo} and _photo_id(t) == photo
-        await t.stop()
-
-    run(scenario())
+async def test_after_a_restart_the_same_board_message_is_edited(telegram: TelegramTable) -> None:
+    t = telegram
+    await t.boot()
+    names = list(NAMES[:5])
+    await t.open_and_start(names, group=GROUP)
+    await t.play(names, random.Random(1), presses=12)
+    await t.settle()
+    assert len(_board_photos(t)) == 1
+    photo = _photo_id(t)
+    await t.stop()
+    await t.boot()  # a new Application, Service and channel on the same database file
+    before = len(t.api.of("editMessageMedia", GROUP["id"]))
+    await t.play(names, random.Random(2))
+    await t.settle()
+    assert len(_board_photos(t)) == 1
+    edits = t.api.of("editMessageMedia", GROUP["id"])[before:]
+    assert edits and {int(e.params["message_id"]) for e in edits} == {photo} and _photo_id(t) == photo
 
 
 def _photo_id(t: TelegramTable) -> int:
@@ -347,23 +337,18 @@ def _photo_id(t: TelegramTable) -> int:
     return int(ids[0])
 
 
-def test_a_deleted_board_message_is_replaced_by_a_new_photo(tmp_path: Path) -> None:
-    async def scenario() -> None:
-        t = TelegramTable(tmp_path / "m.db", seed=5)
-        await t.boot()
-        names = list(NAMES[:5])
-        await t.open_and_join(names, group=GROUP)
-        await t.say(names[0], "/startgame", chat=GROUP)
-        await t.settle()
-        old = _photo_id(t)
-        del t.api.chats[GROUP["id"]][old]  # someone deleted it
-        await t.play(names, random.Random(3))
-        await t.settle()
-        assert len(_board_photos(t)) == 2 and _photo_id(t) != old
-        shown = t.store.execute("SELECT message_id FROM board_messages").fetchone()
-        assert int(shown[0]) == _photo_id(t)
-        statuses = dict(t.store.execute("SELECT status, count(*) FROM outbox GROUP BY status").fetchall())
-        assert set(statuses) == {"sent"}, statuses
-        await t.stop()
-
-    run(scenario())
+async def test_a_deleted_board_message_is_replaced_by_a_new_photo(telegram: TelegramTable) -> None:
+    t = telegram
+    await t.boot()
+    names = list(NAMES[:5])
+    await t.open_and_start(names, group=GROUP)
+    await t.settle()
+    old = _photo_id(t)
+    del t.api.chats[GROUP["id"]][old]  # someone deleted it
+    await t.play(names, random.Random(3))
+    await t.settle()
+    assert len(_board_photos(t)) == 2 and _photo_id(t) != old
+    shown = t.store.execute("SELECT message_id FROM board_messages").fetchone()
+    assert int(shown[0]) == _photo_id(t)
+    statuses = dict(t.store.execute("SELECT status, count(*) FROM outbox GROUP BY status").fetchall())
+    assert set(statuses) == {"sent"}, statuses

@@ -9,10 +9,8 @@ Without /usr/bin/chromium these tests are skipped, except on CI (``CI`` set), wh
 from __future__ import annotations
 
 import contextlib
-import os
 import random
 import re
-import shutil
 import socket
 import sqlite3
 import threading
@@ -28,16 +26,9 @@ from moderator.app import create_app
 from moderator.catalog import Catalog
 from moderator.settings import Settings
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMEDRIVER = "/usr/bin/chromedriver"
 NAMES = ("Ann", "Bob", "Cy", "Dee", "Eve")
 
-if not (shutil.which(CHROMIUM) and shutil.which(CHROMEDRIVER)):
-    if os.environ.get("CI"):
-        raise RuntimeError("CI needs Debian's chromium and chromium-driver (the Makefile's test target installs them)")
-    pytest.skip("Debian's chromium and chromium-driver are not installed", allow_module_level=True)
-
-webdriver = pytest.importorskip("selenium.webdriver")
+pytest.importorskip("selenium.webdriver")  # Chromium itself is conftest's ``browser``, which skips without it
 from selenium.common.exceptions import StaleElementReferenceException, WebDriverException  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support.expected_conditions import staleness_of  # noqa: E402
@@ -88,28 +79,10 @@ class Server:
         return httpx.Client(base_url=self.url, follow_redirects=True, timeout=10, headers={"Origin": self.url})
 
 
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    from selenium.webdriver.chrome.options import Options
-    from selenium.webdriver.chrome.service import Service as DriverService
-
-    options = Options()
-    options.binary_location = CHROMIUM
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--disable-quic", f"--user-data-dir={tmp_path_factory.mktemp('chromium')}"):
-        options.add_argument(flag)
-    os.environ.setdefault("SE_OFFLINE", "true")  # Selenium Manager must not look for a browser of its own
-    driver = webdriver.Chrome(service=DriverService(executable_path=CHROMEDRIVER), options=options)
-    driver.set_page_load_timeout(20)
-    try:
-        yield driver
-    finally:
-        driver.quit()
-
-
 @pytest.fixture
 def server(tmp_path: Path, browser: Any) -> Iterator[Server]:
+    """Here (and in test_screen) ``server`` is the app under uvicorn, which Chromium (conftest's ``browser``) reaches
+    over loopback; it stands in for conftest's app under a TestClient."""
     browser.delete_all_cookies()
     # Every test starts at the same size: a phone's emulated size would otherwise outlive the test that set it.
     browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})

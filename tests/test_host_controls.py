@@ -24,12 +24,8 @@ from moderator.commands import (
 from moderator.engine import Phase, awaiting
 from moderator.engine import events as ev
 from moderator.lobby import CODE_ALPHABET
-from tests.fakes import Harness
+from tests.fakes import Harness, last
 from tests.test_service import NAMES, human_table, replayed, snapshot, until_phase
-
-
-def last(h: Harness, address: str) -> str:
-    return h.channel.ids(address)[-1]
 
 
 def owing_addresses(h: Harness, table_id: str) -> list[str]:

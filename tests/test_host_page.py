@@ -5,9 +5,6 @@ device) and a seat's own (the President recording the table's votes, rename, lan
 from __future__ import annotations
 
 import re
-from pathlib import Path
-
-import pytest
 
 from moderator.catalog import Catalog
 from moderator.engine import Phase
@@ -15,12 +12,6 @@ from tests.web_table import WebTable, choices, text_of
 
 NAMES = ("Ann", "Bob", "Cy", "Dee", "Eve")
 EN = Catalog.load("classic", "en")
-
-
-@pytest.fixture
-def table(tmp_path: Path) -> WebTable:
-    with WebTable(tmp_path / "web.db") as wt:
-        yield wt
 
 
 def _nominate_someone(table: WebTable, table_id: str, phones: dict[str, object]) -> str:

@@ -27,7 +27,7 @@ from moderator.engine import events as ev
 from moderator.limits import TABLES_AT_ONCE
 from moderator.lobby import CODE_ALPHABET, CODE_LENGTH
 from moderator.names import NAME_LIMIT
-from tests.fakes import Harness
+from tests.fakes import Harness, last
 from tests.test_service import NAMES
 
 LOOK_ALIKES = "0O1IL2Z5S6G8B"
@@ -41,10 +41,6 @@ def lobby(players: int, *, seed: int = 1) -> tuple[Harness, str, str, list[str]]
 
 def seat_names(h: Harness, table_id: str) -> list[str]:
     return [s.name for s in h.table(table_id).seats]
-
-
-def last(h: Harness, address: str) -> str:
-    return h.channel.ids(address)[-1]
 
 
 # --- join codes ------------------------------------------------------------------------------------------

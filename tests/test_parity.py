@@ -30,7 +30,7 @@ from moderator.service import Service
 from moderator.store import Store
 from moderator.transports import console, sms, telegram
 from tests.fake_telegram import user
-from tests.test_serve import ANN
+from tests.serve_app import ANN
 from tests.web_table import browser_beside, choices, every_channel
 
 BOB_TG = user(502, "Bob")

@@ -24,12 +24,11 @@ from moderator.catalog import Catalog
 from tests import test_browser
 from tests.test_browser import NAMES, Server, settled
 
-pytest.importorskip("selenium.webdriver")  # (tests.test_browser has skipped this module if there is no browser)
+pytest.importorskip("selenium.webdriver")  # (tests.test_browser has skipped this module if there is no Selenium)
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-browser = test_browser.browser  # the same fixtures: one Chromium for the module, a server for each test
-server = test_browser.server
+server = test_browser.server  # the same server for each test (Chromium is conftest's, one for the run)
 EN = Catalog.load("classic", "en")
 SIZES = ((1920, 1080), (1280, 720))
 BUTTON = re.compile(r'<form method="post" class="inline">(.*?)</form>', re.S)

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
-import itertools
 import json
 import logging
 import os
@@ -16,7 +14,6 @@ import sqlite3
 import threading
 import time
 import warnings
-from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -32,108 +29,17 @@ from moderator.settings import Settings
 from moderator.store import FairLock, SerialStore, Store
 from moderator.transports.telegram import SECRET_HEADER, TelegramSettings, callback
 from moderator.transports.telegram import SPEC as TELEGRAM
-from tests.fake_telegram import TOKEN, FakeBotAPI, private_chat, user
-from tests.fake_twilio import ACCOUNT_SID, AUTH_TOKEN, OUR_NUMBER, PUBLIC_URL, FakeTwilio, incoming, signature
+from tests.fake_telegram import TOKEN, private_chat
+from tests.fake_twilio import AUTH_TOKEN, OUR_NUMBER, PUBLIC_URL, FakeTwilio, incoming, signature
+from tests.serve_app import ANN, BOB, HOOK, LOCAL, SECRET, SMS_URL, Server, WebhookBotAPI, env, open_table
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")  # Starlette 1.x asks for httpx2; httpx works the same here
     from starlette.testclient import TestClient
 
+pytestmark = pytest.mark.anyio
 LONG = bool(os.environ.get("MODERATOR_LONG_TESTS"))
 """The long reliability tests: 200 tables for 60 s under load, 60 s of random SIGKILLs (see README)."""
-SECRET = "webhook-secret_0123456789"
-HOOK = "/telegram"
-SMS_URL = f"{PUBLIC_URL}/sms"
-LOCAL = ("127.0.0.1", 50000)
-"""A client on this machine (``curl`` on the host, the container's health check): ``/healthz`` tells it everything."""
-
-
-class WebhookBotAPI(FakeBotAPI):
-    """The fake Bot API, also answering setWebhook (and remembering what it was told)."""
-
-    webhook: dict[str, Any] | None = None
-
-    def _result(self, api: str, params: dict[str, Any], chat: int | None) -> Any:
-        if api == "setWebhook":
-            self.webhook = params
-            return True
-        return super()._result(api, params, chat)
-
-
-def env(db: Path, **extra: str) -> dict[str, str]:
-    return {
-        "MODERATOR_DB": str(db),
-        "MODERATOR_PUBLIC_URL": PUBLIC_URL,
-        "TELEGRAM_TOKEN": TOKEN,
-        "TELEGRAM_WEBHOOK_SECRET": SECRET,
-        "TWILIO_ACCOUNT_SID": ACCOUNT_SID,
-        "TWILIO_AUTH_TOKEN": AUTH_TOKEN,
-        "TWILIO_FROM": OUR_NUMBER,
-        **extra,
-    }
-
-
-class Server:
-    """The app under a TestClient, with handles on the fakes and the database file."""
-
-    def __init__(self, client: TestClient, api: WebhookBotAPI, twilio: FakeTwilio, db: Path) -> None:
-        self.client, self.api, self.twilio, self.db = client, api, twilio, db
-        self.ids = itertools.count(1)
-
-    def update(self, body: dict[str, Any], *, secret: str | None = SECRET) -> int:
-        headers = {SECRET_HEADER: secret} if secret is not None else {}
-        return self.client.post(HOOK, json=body, headers=headers).status_code
-
-    def say(self, person: dict[str, Any], text: str, update_id: int | None = None) -> dict[str, Any]:
-        message: dict[str, Any] = {"message_id": next(self.ids), "from": person, "chat": private_chat(person),
-                                   "date": 1_800_000_000, "text": text}
-        if text.startswith("/"):
-            message["entities"] = [{"type": "bot_command", "offset": 0, "length": len(text.split()[0])}]
-        return {"update_id": update_id if update_id is not None else next(self.ids) + 1000, "message": message}
-
-    def text(self, sender: str, body: str, sid: str, *, token: str = AUTH_TOKEN) -> int:
-        form = incoming(sender, body, sid)
-        headers = {"X-Twilio-Signature": signature(SMS_URL, form, token)}
-        return self.client.post("/sms", data=form, headers=headers).status_code
-
-    def app_state(self) -> Any:
-        return self.client.app.state  # type: ignore[attr-defined]
-
-    def rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-        with sqlite3.connect(self.db) as conn:
-            return conn.execute(sql, params).fetchall()
-
-    def snapshot(self) -> str:
-        """Everything the database holds."""
-        with sqlite3.connect(self.db) as conn:
-            return hashlib.sha256("\n".join(conn.iterdump()).encode()).hexdigest()
-
-    def game_state(self) -> tuple[Any, ...]:
-        """Tables, seats and actions: what a refused input must not change."""
-        return tuple(self.rows(f"SELECT * FROM {t} ORDER BY rowid") for t in ("game_tables", "seats", "actions"))
-
-
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[Server]:
-    db = tmp_path / "m.db"
-    api = WebhookBotAPI(clock=lambda: 1_800_000_000.0)
-    twilio = FakeTwilio()
-    app = create_app(Settings.load(env(db), cwd=tmp_path), network={"telegram": api, "sms": twilio},
-                     deliver=False)
-    with TestClient(app, raise_server_exceptions=False, client=LOCAL) as client:
-        yield Server(client, api, twilio, db)
-
-
-ANN = user(501, "Ann")
-BOB = user(502, "Bob")
-
-
-def open_table(s: Server) -> str:
-    assert s.update(s.say(ANN, "/newgame")) == 200
-    [(code,)] = s.rows("SELECT code FROM game_tables")
-    return str(code)
-
-
 # --- the routes -------------------------------------------------------------------------------------------
 
 
@@ -573,73 +479,61 @@ def _inbound_ids(db: Path) -> list[str]:
         return [r[0] for r in conn.execute("SELECT external_id FROM inbound ORDER BY external_id")]
 
 
-def test_inputs_handled_in_one_loop_iteration_share_one_commit(tmp_path: Path) -> None:
+async def test_inputs_handled_in_one_loop_iteration_share_one_commit(tmp_path: Path) -> None:
     db = tmp_path / "m.db"
-
-    async def scenario() -> None:
-        store = SerialStore(db)
-        try:
-            store.group_commits(lambda: None)
-            with store.transaction():
-                store.seen("sms", "SM1", 1.0)
-            with store.transaction():
-                store.seen("sms", "SM2", 1.0)
-            assert _inbound_ids(db) == []  # written, not yet committed
-            await store.durable()
-            assert _inbound_ids(db) == ["SM1", "SM2"]
-        finally:
-            store.close()
-
-    asyncio.run(scenario())
+    store = SerialStore(db)
+    try:
+        store.group_commits(lambda: None)
+        with store.transaction():
+            store.seen("sms", "SM1", 1.0)
+        with store.transaction():
+            store.seen("sms", "SM2", 1.0)
+        assert _inbound_ids(db) == []  # written, not yet committed
+        await store.durable()
+        assert _inbound_ids(db) == ["SM1", "SM2"]
+    finally:
+        store.close()
 
 
-def test_an_input_that_fails_in_a_group_rolls_back_alone(tmp_path: Path) -> None:
+async def test_an_input_that_fails_in_a_group_rolls_back_alone(tmp_path: Path) -> None:
     db = tmp_path / "m.db"
-
-    async def scenario() -> None:
-        store = SerialStore(db)
-        try:
-            store.group_commits(lambda: None)
-            with store.transaction():
-                store.seen("sms", "SM1", 1.0)
-            with pytest.raises(ZeroDivisionError), store.transaction():
-                store.seen("sms", "SM2", 1.0)
-                raise ZeroDivisionError
-            with store.transaction():
-                store.seen("sms", "SM3", 1.0)
-            await store.durable()
-        finally:
-            store.close()
-
-    asyncio.run(scenario())
+    store = SerialStore(db)
+    try:
+        store.group_commits(lambda: None)
+        with store.transaction():
+            store.seen("sms", "SM1", 1.0)
+        with pytest.raises(ZeroDivisionError), store.transaction():
+            store.seen("sms", "SM2", 1.0)
+            raise ZeroDivisionError
+        with store.transaction():
+            store.seen("sms", "SM3", 1.0)
+        await store.durable()
+    finally:
+        store.close()
     assert _inbound_ids(db) == ["SM1", "SM3"]
 
 
-def test_a_response_starts_only_after_its_writes_are_committed(tmp_path: Path) -> None:
+async def test_a_response_starts_only_after_its_writes_are_committed(tmp_path: Path) -> None:
     db = tmp_path / "m.db"
     seen_when_answered: list[list[str]] = []
+    store = SerialStore(db)
+    store.group_commits(lambda: None)
 
-    async def scenario() -> None:
-        store = SerialStore(db)
-        store.group_commits(lambda: None)
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        with store.transaction():
+            store.seen("sms", "SM1", 1.0)
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
 
-        async def app(scope: Any, receive: Any, send: Any) -> None:
-            with store.transaction():
-                store.seen("sms", "SM1", 1.0)
-            await send({"type": "http.response.start", "status": 200, "headers": []})
-            await send({"type": "http.response.body", "body": b""})
+    async def send(message: Any) -> None:
+        if message["type"] == "http.response.start":
+            seen_when_answered.append(_inbound_ids(db))
 
-        async def send(message: Any) -> None:
-            if message["type"] == "http.response.start":
-                seen_when_answered.append(_inbound_ids(db))
-
-        scope = {"type": "http", "app": SimpleNamespace(state=SimpleNamespace(store=store))}
-        try:
-            await Durable(app)(scope, None, send)
-        finally:
-            store.close()
-
-    asyncio.run(scenario())
+    scope = {"type": "http", "app": SimpleNamespace(state=SimpleNamespace(store=store))}
+    try:
+        await Durable(app)(scope, None, send)
+    finally:
+        store.close()
     assert seen_when_answered == [["SM1"]]
 
 

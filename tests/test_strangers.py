@@ -30,9 +30,9 @@ from moderator.settings import Settings
 from tests.fake_telegram import TOKEN, user
 from tests.fake_twilio import AUTH_TOKEN, FakeTwilio
 from tests.fakes import FakeClock, Harness
+from tests.serve_app import LOCAL, SECRET, Server, WebhookBotAPI, env
 from tests.serve_driver import http, moderator_serve, post, slow_clients, sms_text, telegram_update, timed
 from tests.test_host_controls import move_code
-from tests.test_serve import LOCAL, SECRET, Server, WebhookBotAPI, env
 from tests.test_service import NAMES, human_table
 from tests.web_table import SAME_ORIGIN
 

@@ -28,12 +28,6 @@ from tests.web_table import TestClient, WebTable, browser_beside, choices, every
 NAMES = ("Ann", "Bob", "Cy", "Dee", "Eve")
 
 
-@pytest.fixture
-def table(tmp_path: Path) -> WebTable:
-    with WebTable(tmp_path / "web.db") as wt:
-        yield wt
-
-
 def five_started(wt: WebTable) -> tuple[str, dict[str, TestClient]]:
     """Five phones at a table the host opened (without a seat) and started; returns (table id, phones by name)."""
     table_id, code = wt.open("Host", play=False)
@@ -227,7 +221,8 @@ def test_browser_telegram_and_sms_seats_play_one_game_together(tmp_path: Path) -
     import json
 
     from moderator.transports.telegram import callback
-    from tests.test_serve import ANN, open_table, private_chat
+    from tests.fake_telegram import private_chat
+    from tests.serve_app import ANN, open_table
 
     with every_channel(tmp_path) as s:
         app = s.client.app
@@ -319,7 +314,7 @@ def test_a_table_opened_on_telegram_links_its_table_screen(tmp_path: Path) -> No
     import time
 
     from tests.fake_twilio import OUR_NUMBER, PUBLIC_URL
-    from tests.test_serve import ANN, open_table
+    from tests.serve_app import ANN, open_table
 
     with every_channel(tmp_path, deliver=True) as s:
         api, client = s.api, s.client
@@ -414,7 +409,7 @@ def test_a_rematch_starts_a_new_feed(table: WebTable) -> None:
 def test_a_browser_seat_at_a_table_whose_results_go_to_a_telegram_group_sees_them_on_its_page(
         tmp_path: Path) -> None:
     from tests.fake_telegram import group_chat
-    from tests.test_serve import ANN
+    from tests.serve_app import ANN
 
     with every_channel(tmp_path) as s:
         app = s.client.app
