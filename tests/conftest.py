@@ -27,6 +27,21 @@ CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--long", action="store_true", help="run the long runs too (the tests marked long)")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Without ``--long``, a test marked ``long`` is skipped (and counted as skipped): the budget of ``make test``
+    (README, "Tests") has no room for minutes of kills or hundreds of tables."""
+    if config.getoption("--long"):
+        return
+    skip = pytest.mark.skip(reason="a long run: pytest --long runs it")
+    for item in items:
+        if item.get_closest_marker("long") is not None:
+            item.add_marker(skip)
+
+
 @pytest.fixture(scope="session")
 def anyio_backend() -> str:
     """Async tests run on asyncio, as the moderator does (AnyIO would also offer trio, which Selenium installs)."""

@@ -31,8 +31,17 @@ NAMES = ("Ann", "Bob", "Cy", "Dee", "Eve")
 pytest.importorskip("selenium.webdriver")  # Chromium itself is conftest's ``browser``, which skips without it
 from selenium.common.exceptions import StaleElementReferenceException, WebDriverException  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.remote.webdriver import WebDriver  # noqa: E402
 from selenium.webdriver.support.expected_conditions import staleness_of  # noqa: E402
-from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
+from selenium.webdriver.support.ui import WebDriverWait as SeleniumWait  # noqa: E402
+
+
+class WebDriverWait(SeleniumWait[WebDriver]):
+    """Selenium's wait, looking again every 50 ms rather than every 500: a page here answers within milliseconds,
+    and a whole game waits after every tap."""
+
+    def __init__(self, driver: Any, timeout: float, **options: Any) -> None:
+        super().__init__(driver, timeout, **{"poll_frequency": 0.05, **options})
 
 
 class Server:

@@ -8,7 +8,6 @@ import asyncio
 import contextlib
 import json
 import logging
-import os
 import shutil
 import sqlite3
 import threading
@@ -38,8 +37,8 @@ with warnings.catch_warnings():
     from starlette.testclient import TestClient
 
 pytestmark = pytest.mark.anyio
-LONG = bool(os.environ.get("MODERATOR_LONG_TESTS"))
-"""The long reliability tests: 200 tables for 60 s under load, 60 s of random SIGKILLs (see README)."""
+SHORT_AND_LONG = [pytest.param(False, id="short"), pytest.param(True, id="long", marks=pytest.mark.long)]
+"""The reliability tests short, and long (200 tables for 60 s under load, 60 s of random SIGKILLs): ``--long``."""
 # --- the routes -------------------------------------------------------------------------------------------
 
 
@@ -399,18 +398,20 @@ def test_export_writes_every_game_of_a_table(tmp_path: Path, capsys: pytest.Capt
 # --- over real HTTP ---------------------------------------------------------------------------------------
 
 
-def test_tables_played_at_once_over_http_give_no_errors(tmp_path: Path) -> None:
+@pytest.mark.parametrize("long", SHORT_AND_LONG)
+def test_tables_played_at_once_over_http_give_no_errors(tmp_path: Path, long: bool) -> None:
     """The load test, short (``python benchmarks/serve.py`` runs 200 tables for 60 s): the real server in a child
     process on loopback, tables played through the signed SMS webhook, stopped with SIGTERM."""
     from benchmarks.serve import load
 
-    tables, seconds, think = (200, 60.0, 1.0) if LONG else (8, 3.0, 0.1)
+    tables, seconds, think = (200, 60.0, 1.0) if long else (8, 3.0, 0.1)
     result, counts = load(tables=tables, seconds=seconds, think=think, db=tmp_path / "load.db")
     assert not result.errors, result.errors[:5]
     assert result.started == tables and counts["actions"] > 0 and counts["messages sent"] > 0
 
 
-def test_sigkill_at_random_moments_loses_no_accepted_action_and_no_message(tmp_path: Path) -> None:
+@pytest.mark.parametrize("long", SHORT_AND_LONG)
+def test_sigkill_at_random_moments_loses_no_accepted_action_and_no_message(tmp_path: Path, long: bool) -> None:
     """The crash test, short: the server in a child process is killed with SIGKILL at random moments while
     tables play through its webhook, and started again; a text not answered is sent again (same MessageSid).
     Every text answered 200 is in the database, every game still replays, and the outbox drains."""
@@ -427,7 +428,7 @@ def test_sigkill_at_random_moments_loses_no_accepted_action_and_no_message(tmp_p
 
     async def killer() -> int:
         kills = 0
-        for _ in range(10 if LONG else 2):  # a fixed number: a restart on a busy machine takes seconds
+        for _ in range(10 if long else 2):  # a fixed number: a restart on a busy machine takes seconds
             await asyncio.sleep(rng.uniform(0.3, 1.0))
             process[0].kill()
             process[0].wait()
@@ -437,7 +438,7 @@ def test_sigkill_at_random_moments_loses_no_accepted_action_and_no_message(tmp_p
         return kills
 
     async def play() -> tuple[Any, int]:
-        tables, seconds = (20, 60.0) if LONG else (6, 8.0)
+        tables, seconds = (20, 60.0) if long else (6, 8.0)
         result, kills = await asyncio.gather(drive(port, db, tables, seconds, 0.05, retry=True), killer())
         return result, kills
 
@@ -452,7 +453,7 @@ def test_sigkill_at_random_moments_loses_no_accepted_action_and_no_message(tmp_p
     finally:
         process[0].terminate()
         process[0].wait(timeout=60)
-    assert kills == (10 if LONG else 2) and not result.errors, result.errors[:5]
+    assert kills == (10 if long else 2) and not result.errors, result.errors[:5]
     with sqlite3.connect(db) as conn:
         assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
         handled = {r[0] for r in conn.execute("SELECT external_id FROM inbound WHERE channel = 'sms'")}
@@ -464,7 +465,7 @@ def test_sigkill_at_random_moments_loses_no_accepted_action_and_no_message(tmp_p
     try:
         service = Service(store)
         # every game replays
-        assert len(tables) == (20 if LONG else 6) and all(service.table(t) is not None for t in tables)
+        assert len(tables) == (20 if long else 6) and all(service.table(t) is not None for t in tables)
         assert sum(len(service.table(t).actions) for t in tables) > 0  # type: ignore[union-attr]
     finally:
         store.close()
