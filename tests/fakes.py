@@ -93,7 +93,7 @@ class RecordingChannel:
         """The newest message with choices this address received."""
         for body in reversed(self.inbox(address)):
             if body.get("choices"):
-                return body
+                return dict(body)
         return None
 
     def count(self) -> dict[str, int]:
@@ -202,7 +202,7 @@ class Harness:
         """Press one of the buttons of this address's newest prompt (or ``prompt``); returns the choice."""
         prompt = prompt or self.channel.last_prompt(address)
         assert prompt is not None, f"{address} owes a decision but has no prompt"
-        choice = rng.choice(prompt["choices"])
+        choice: dict[str, Any] = rng.choice(prompt["choices"])
         self.send(address, Choose(choice["token"], prompt["decision"]), raw=choice["label"])
         return choice
 

@@ -17,7 +17,7 @@ from tests.fake_twilio import ACCOUNT_SID, AUTH_TOKEN, OUR_NUMBER, PUBLIC_URL, F
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")  # Starlette 1.x asks for httpx2; httpx works the same here
-    from starlette.testclient import TestClient
+    from starlette.testclient import TestClient as TestClient  # (re-exported: conftest takes it from here)
 
 SECRET = "webhook-secret_0123456789"
 HOOK = "/telegram"
@@ -60,7 +60,7 @@ class Server:
 
     def update(self, body: dict[str, Any], *, secret: str | None = SECRET) -> int:
         headers = {SECRET_HEADER: secret} if secret is not None else {}
-        return self.client.post(HOOK, json=body, headers=headers).status_code
+        return int(self.client.post(HOOK, json=body, headers=headers).status_code)
 
     def say(self, person: dict[str, Any], text: str, update_id: int | None = None) -> dict[str, Any]:
         message: dict[str, Any] = {"message_id": next(self.ids), "from": person, "chat": private_chat(person),
@@ -72,7 +72,7 @@ class Server:
     def text(self, sender: str, body: str, sid: str, *, token: str = AUTH_TOKEN) -> int:
         form = incoming(sender, body, sid)
         headers = {"X-Twilio-Signature": signature(SMS_URL, form, token)}
-        return self.client.post("/sms", data=form, headers=headers).status_code
+        return int(self.client.post("/sms", data=form, headers=headers).status_code)
 
     def app_state(self) -> Any:
         return self.client.app.state  # type: ignore[attr-defined]

@@ -44,7 +44,7 @@ def main() -> int:
         uvicorn.run(app.create_app(settings, network=network), host=settings.host, port=settings.port,
                     log_level="warning", timeout_keep_alive=app.KEEP_ALIVE)
         return 0
-    app.create_app = functools.partial(app.create_app, network=network)  # type: ignore[assignment]
+    app.create_app = functools.partial(app.create_app, network=network)
     return app.serve(settings)
 
 

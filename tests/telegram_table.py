@@ -155,7 +155,7 @@ class TelegramTable:
         for message in reversed(self.api.messages(chat)):
             for button in buttons(message):
                 if "url" in button:
-                    return parse_qs(urlparse(button["url"]).query)["start"][0]
+                    return str(parse_qs(urlparse(button["url"]).query)["start"][0])
         raise AssertionError(f"no join button in chat {chat}")
 
     def prompt(self, name: str) -> dict[str, Any] | None:

@@ -14,7 +14,6 @@ from PIL import Image, ImageChops
 
 from moderator.board import (
     BOARD_MESSAGE,
-    FASCIST_TRACK,
     NARROW_WIDTH,
     WIDTH,
     Board,
@@ -28,6 +27,7 @@ from moderator.board import (
 from moderator.catalog import Catalog
 from moderator.commands import Inbound, Join, OpenTable, Start
 from moderator.engine import Phase, Role, apply, new_game, public_view
+from moderator.engine.types import FASCIST_TRACK
 from moderator.render import TableInfo
 from moderator.service import Service
 from moderator.simulate import random_game

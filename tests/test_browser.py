@@ -55,7 +55,8 @@ class Server:
             probe.bind(("127.0.0.1", 0))
             self.port = probe.getsockname()[1]
         settings = Settings.load({"MODERATOR_DB": str(db), "MODERATOR_WEB": "on"}, cwd=db.parent)
-        config = uvicorn.Config(create_app(settings, deliver=False), host="127.0.0.1", port=self.port,
+        self.app = create_app(settings, deliver=False)
+        config = uvicorn.Config(self.app, host="127.0.0.1", port=self.port,
                                 log_level="warning", timeout_graceful_shutdown=1)
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
@@ -74,7 +75,7 @@ class Server:
 
     def __exit__(self, *exc: object) -> None:
         # As `serve` does on SIGTERM: open event streams end now.
-        self.server.config.app.state.channels["web"].state.close()
+        self.app.state.channels["web"].state.close()
         self.server.should_exit = True
         self.thread.join(15)
 
@@ -320,7 +321,7 @@ def test_a_page_whose_event_stream_the_server_refused_opens_it_again_and_catches
     from moderator.guard import StreamSlots
 
     _host, table_id, code = host_opens(server, play=False)
-    web = server.server.config.app.state.channels["web"].state
+    web = server.app.state.channels["web"].state
     class Full(StreamSlots):  # every stream is answered 503; counts this table's refusals (not other pages')
         refused = 0
 
@@ -419,7 +420,7 @@ def settled(driver: Any, seconds: float = 10) -> Any:
 
 def status_says(driver: Any, text: str) -> bool:
     line = driver.find_element(By.ID, "sending")
-    return line.is_displayed() and line.text == text
+    return bool(line.is_displayed() and line.text == text)
 
 
 def owed_buttons(driver: Any) -> list[Any]:

@@ -8,6 +8,7 @@ import dataclasses
 import re
 import tomllib
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -142,7 +143,7 @@ def test_every_plural_has_the_forms_of_its_language(path: Path) -> None:
     ],
 )
 def test_counts_take_the_singular_for_one_and_the_plural_otherwise(
-    theme: str, lang: str, mid: str, params: dict[str, object], one: str, many: str
+    theme: str, lang: str, mid: str, params: dict[str, Any], one: str, many: str
 ) -> None:
     catalog = Catalog.load(theme, lang)
     count = next(k for k in params if k in COUNTS)
@@ -566,7 +567,7 @@ def prose_in(path: Path) -> list[tuple[int, str, str]]:
         if isinstance(node, ast.Call) and _is_exempt_call(node):
             return
         if isinstance(node, ast.JoinedStr):
-            text = "".join(v.value if isinstance(v, ast.Constant) else "{}" for v in node.values)
+            text = "".join(str(v.value) if isinstance(v, ast.Constant) else "{}" for v in node.values)
             if looks_like_prose(text):
                 found.append((node.lineno, ".".join(scope), text))
             return

@@ -30,7 +30,8 @@ pytestmark = pytest.mark.anyio
 def _unwritable(server: Server, on: bool) -> None:
     """The database as a full or read-only disk leaves it (SQLite's own switch: tests run as root)."""
     store = server.app_state().store
-    portal = server.client.portal  # type: ignore[attr-defined]
+    portal = server.client.portal
+    assert portal is not None  # the app is running
     portal.call(lambda: store.execute(f"PRAGMA query_only={'ON' if on else 'OFF'}"))  # the loop's connection
 
 
@@ -261,7 +262,8 @@ def test_start_pressed_again_brings_the_decision_the_table_waits_for(tmp_path: P
 
 def _deliver(server: Server) -> int:
     """One delivery of everything due, by every channel's sender (the fixture delivers nothing by itself)."""
-    portal = server.client.portal  # type: ignore[attr-defined]
+    portal = server.client.portal
+    assert portal is not None  # the app is running
     return sum(portal.call(worker.deliver) for worker in server.app_state().wiring.workers)
 
 

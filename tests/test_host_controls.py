@@ -177,7 +177,7 @@ def test_a_seat_moves_to_a_new_phone() -> None:
 def move_code(h: Harness, host: str = "p0") -> str:
     reply = h.channel.inbox(host)[-1]
     assert reply["message_id"] == "move-code"
-    return next(w.strip(".,:") for w in reply["text"].split()
+    return next(str(w).strip(".,:") for w in reply["text"].split()
                 if len(w.strip(".,:")) >= 6 and set(w.strip(".,:")) <= set(CODE_ALPHABET))
 
 

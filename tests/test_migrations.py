@@ -152,9 +152,9 @@ def test_a_database_at_an_earlier_schema_migrates_with_nothing_lost(
             assert rows(store.db.conn, table, names) == rows(ref, table, names), table
     service = Service(store)
     for table_id, (step, phase) in games.items():
-        table = service.table(table_id)
-        assert table is not None and table.state is not None
-        assert (table.state.step, table.state.phase.value) == (step, phase)
+        played = service.table(table_id)
+        assert played is not None and played.state is not None
+        assert (played.state.step, played.state.phase.value) == (step, phase)
     store.close()
 
 
@@ -264,9 +264,9 @@ def test_m019_an_upgraded_database_keeps_each_tables_current_game_exportable(
         assert rows(store.db.conn, "game_setups", ["table_id", "game", "setup", "started"]) == kept
         service = Service(store)
         for table_id in reference[1]:
-            table = service.table(table_id)
-            assert table is not None
-            assert table.row.setup is not None and store.setup(table_id, table.row.game) == table.row.setup
+            played = service.table(table_id)
+            assert played is not None
+            assert played.row.setup is not None and store.setup(table_id, played.row.game) == played.row.setup
     finally:
         store.close()
 

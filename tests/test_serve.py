@@ -207,8 +207,9 @@ def test_one_players_button_pressed_by_another_user_is_refused(server: Server,
     prompt = [p for p in prompts if p["kind"] == "prompt"][-1]
     data = callback(prompt["table"], prompt["decision"], prompt["options"][0][1])
     before = server.game_state()
-    query = {"id": "q1", "from": BOB, "chat_instance": "ci", "data": data,
-             "message": {"message_id": 1, "chat": private_chat(BOB), "date": 1_800_000_000, "text": "?"}}
+    query: dict[str, Any] = {
+        "id": "q1", "from": BOB, "chat_instance": "ci", "data": data,
+        "message": {"message_id": 1, "chat": private_chat(BOB), "date": 1_800_000_000, "text": "?"}}
     assert server.update({"update_id": 9001, "callback_query": query}) == 200
     assert server.game_state() == before
     query = {**query, "id": "q2", "from": ANN, "message": {**query["message"], "chat": private_chat(ANN)}}
@@ -466,7 +467,7 @@ def test_sigkill_at_random_moments_loses_no_accepted_action_and_no_message(tmp_p
         service = Service(store)
         # every game replays
         assert len(tables) == (20 if long else 6) and all(service.table(t) is not None for t in tables)
-        assert sum(len(service.table(t).actions) for t in tables) > 0  # type: ignore[union-attr]
+        assert sum(len(table.actions) for t in tables if (table := service.table(t)) is not None) > 0
     finally:
         store.close()
 

@@ -249,7 +249,9 @@ def test_every_seat_gets_the_same_deal(players: int, channel_name: str) -> None:
         (shape,) = shapes
         assert [m for m, *_ in shape].count("deal-role") == 1
         # Only the President is asked anything, and who the President is, is public.
-        president = h.table(table_id).state.president  # type: ignore[union-attr]
+        state = h.table(table_id).state
+        assert state is not None and state.president is not None
+        president = state.president
         prompted = [a for a in addresses if any(b["choices"] for b in h.channel.inbox(a))]
         assert prompted == [addresses[president]]
         # Each deal tells its own seat's role.

@@ -259,7 +259,8 @@ def play_by_text(p: Phones, rng: random.Random, *, limit: int = 3000) -> Table:
             answer = f"{pick + 1}."
         before = state.step
         p.text(phone, answer)
-        assert p.table_of(number(0)).state.step > before or state.phase is Phase.ELECTION, (answer, labels)
+        now = p.table_of(number(0)).state
+        assert now is not None and (now.step > before or state.phase is Phase.ELECTION), (answer, labels)
     raise AssertionError("the game did not end")
 
 
@@ -1079,7 +1080,7 @@ def test_a_president_who_texts_a_computer_players_name_nominates_it(phones: Phon
     p.text(number(0), "COMPUTERS 1")
     p.text(number(0), "GO")
     table = p.table_of(number(0))
-    assert table.state is not None and table.state.phase is Phase.NOMINATION
+    assert table.state is not None and table.state.phase is Phase.NOMINATION and table.state.president is not None
     president = table.seats[table.state.president]
     assert not president.computer and "Computer 1" in options_of(last_prompt(p, president.address))
     p.text(president.address, "Computer 1")

@@ -84,11 +84,11 @@ class Site:
         """The join page's "play in this browser": the POST's status (303: seated)."""
         page = phone.get(f"/join/{code}")
         if page.status_code != 200:
-            return page.status_code
+            return int(page.status_code)
         nonce = re.search(r'name="nonce" value="(\w+)"', page.text)
         assert nonce is not None
-        return phone.post(f"/join/{code}", data={"name": name, "nonce": nonce.group(1)},
-                          follow_redirects=False).status_code
+        return int(phone.post(f"/join/{code}", data={"name": name, "nonce": nonce.group(1)},
+                              follow_redirects=False).status_code)
 
     def tables(self) -> int:
         with sqlite3.connect(self.db) as db:

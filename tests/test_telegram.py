@@ -8,6 +8,7 @@ import random
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from telegram.error import RetryAfter
@@ -39,7 +40,7 @@ GROUP = group_chat(-100500)
 pytestmark = pytest.mark.anyio
 
 
-def _check_delivery(t: TelegramTable, group: dict | None) -> None:
+def _check_delivery(t: TelegramTable, group: dict[str, Any] | None) -> None:
     """Everything was delivered, no HTML was refused, secrets were hidden, groups were paced."""
     statuses = dict(t.store.execute("SELECT status, count(*) FROM outbox GROUP BY status").fetchall())
     assert set(statuses) == {"sent"}, statuses
@@ -91,7 +92,7 @@ async def test_a_complete_game_driven_only_by_telegram_updates(
     _check_delivery(t, group)
 
 
-async def _started(t: TelegramTable, players: int = 5, group: dict | None = GROUP) -> list[str]:
+async def _started(t: TelegramTable, players: int = 5, group: dict[str, Any] | None = GROUP) -> list[str]:
     await t.boot()
     names = NAMES[:players]
     await t.open_and_start(names, group=group)
@@ -103,7 +104,7 @@ async def _started(t: TelegramTable, players: int = 5, group: dict | None = GROU
 
 def _president(t: TelegramTable, names: list[str]) -> str:
     state = t.table().state
-    assert state is not None
+    assert state is not None and state.president is not None
     return names[state.president]
 
 

@@ -278,7 +278,7 @@ HOSTILE = st.one_of(st.binary(max_size=600), st.text(max_size=300).map(str.encod
        content_type=st.sampled_from(["application/x-www-form-urlencoded", "multipart/form-data; boundary=x",
                                      "text/plain", "application/json", None]))
 def test_hostile_requests_to_the_pages_never_give_a_5xx_nor_change_the_game(
-    game: tuple[WebTable, str, object], body: bytes, route: str, content_type: str | None
+    game: tuple[WebTable, str, TestClient], body: bytes, route: str, content_type: str | None
 ) -> None:
     table, table_id, phone = game
     before = (table.service.table(table_id).state.step, table.service.table(table_id).names, table.status(table_id))
@@ -303,7 +303,7 @@ def test_hostile_requests_to_the_pages_never_give_a_5xx_nor_change_the_game(
 
 
 @pytest.fixture
-def game(table: WebTable) -> tuple[WebTable, str, object]:
+def game(table: WebTable) -> tuple[WebTable, str, TestClient]:
     """A 5-player game under way; one of its phones."""
     table_id, phones = five_started(table)
     return table, table_id, phones[NAMES[0]]
@@ -341,7 +341,9 @@ def test_a_table_opened_on_telegram_links_its_table_screen(tmp_path: Path) -> No
         assert f'href="{PUBLIC_URL}/tv/{code}"' in screen and screen.count("<svg") == 4
 
 
-def test_numbers_too_long_to_be_a_decision_or_a_seat_are_refused_quietly(game: tuple[WebTable, str, object]) -> None:
+def test_numbers_too_long_to_be_a_decision_or_a_seat_are_refused_quietly(
+    game: tuple[WebTable, str, TestClient]
+) -> None:
     table, table_id, phone = game
     step = table.service.table(table_id).state.step
     huge = "9" * 5000  # int() of this many digits raises in Python 3.11
@@ -351,7 +353,9 @@ def test_numbers_too_long_to_be_a_decision_or_a_seat_are_refused_quietly(game: t
     assert table.service.table(table_id).state.step == step
 
 
-def test_the_table_screen_says_when_the_game_is_paused_or_ended_by_the_host(game: tuple[WebTable, str, object]) -> None:
+def test_the_table_screen_says_when_the_game_is_paused_or_ended_by_the_host(
+    game: tuple[WebTable, str, TestClient]
+) -> None:
     table, table_id, _ = game
     catalog = Catalog.load("classic", "en")
     table.host_do(table_id, "pause")
@@ -506,7 +510,9 @@ def test_a_tap_sent_in_the_background_is_answered_counted_and_a_retry_says_it_is
 def _unwritable(wt: WebTable, on: bool) -> None:
     """The database as a full or read-only disk (or a lock held too long) leaves it: no write commits."""
     store = wt.app.state.store
-    wt.host.portal.call(lambda: store.execute(f"PRAGMA query_only={'ON' if on else 'OFF'}"))  # type: ignore[attr-defined]
+    portal = wt.host.portal
+    assert portal is not None  # the app is running
+    portal.call(lambda: store.execute(f"PRAGMA query_only={'ON' if on else 'OFF'}"))
 
 
 def test_a_tap_that_cannot_be_stored_says_not_saved_tap_again_and_the_tap_again_counts(table: WebTable) -> None:

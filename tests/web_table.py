@@ -20,7 +20,7 @@ from moderator.settings import Settings
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")  # Starlette 1.x asks for httpx2; httpx works the same here
-    from starlette.testclient import TestClient
+    from starlette.testclient import TestClient as TestClient  # (re-exported: the web tests take it from here)
 
 SAME_ORIGIN = {"Origin": "http://testserver"}
 """What a browser sends with a page's POST (the server refuses a POST from another origin, or from none)."""

@@ -153,11 +153,44 @@ def _is_action(obj: object) -> bool:
     )
 
 
+# --- what a seat may do now ---------------------------------------------------------------------------------
+
+
+def nominees(state: GameState, seat: int) -> set[int]:
+    """Whom ``seat`` may nominate now: every legal action of theirs is a nomination."""
+    found = set()
+    for action in legal_actions(state, seat):
+        assert isinstance(action, NominateChancellor), action
+        found.add(action.chancellor)
+    return found
+
+
+def targets(state: GameState, seat: int) -> set[int]:
+    """Whom ``seat`` may investigate, choose or execute now: every legal action of theirs is that power's."""
+    found = set()
+    for action in legal_actions(state, seat):
+        assert isinstance(action, InvestigateLoyalty | CallSpecialElection | ExecutePlayer), action
+        found.add(action.target)
+    return found
+
+
 # --- steps: actions on behalf of whoever holds the office now --------------------------------------------
 
 
+def president(s: GameState) -> int:
+    """The seat of the President (or Presidential Candidate) now; a step that needs one has one."""
+    assert s.president is not None, "no President now"
+    return s.president
+
+
+def chancellor(s: GameState) -> int:
+    """The seat of the Chancellor (or Chancellor nominee) now."""
+    assert s.chancellor is not None, "no Chancellor now"
+    return s.chancellor
+
+
 def nominate(chancellor: int) -> Step:
-    return lambda s: NominateChancellor(s.president, chancellor)
+    return lambda s: NominateChancellor(president(s), chancellor)
 
 
 def vote(*ja: int) -> Step:
@@ -170,31 +203,31 @@ def all_vote(ja: bool) -> Step:
 
 
 def discard(policy: str | Policy) -> Step:
-    return lambda s: DiscardPolicy(s.president, Policy(policy))
+    return lambda s: DiscardPolicy(president(s), Policy(policy))
 
 
 def enact(policy: str | Policy) -> Step:
-    return lambda s: EnactPolicy(s.chancellor, Policy(policy))
+    return lambda s: EnactPolicy(chancellor(s), Policy(policy))
 
 
 def propose_veto() -> Step:
-    return lambda s: ProposeVeto(s.chancellor)
+    return lambda s: ProposeVeto(chancellor(s))
 
 
 def answer_veto(accept: bool) -> Step:
-    return lambda s: AnswerVeto(s.president, accept)
+    return lambda s: AnswerVeto(president(s), accept)
 
 
 def investigate(target: int) -> Step:
-    return lambda s: InvestigateLoyalty(s.president, target)
+    return lambda s: InvestigateLoyalty(president(s), target)
 
 
 def special_election(target: int) -> Step:
-    return lambda s: CallSpecialElection(s.president, target)
+    return lambda s: CallSpecialElection(president(s), target)
 
 
 def execute(target: int) -> Step:
-    return lambda s: ExecutePlayer(s.president, target)
+    return lambda s: ExecutePlayer(president(s), target)
 
 
 def elect(chancellor: int | None = None) -> Step:
@@ -224,7 +257,7 @@ def keep(policy: str | Policy) -> Step:
     def step(s: GameState) -> Step:
         assert wanted in s.hand, f"the President holds {s.hand}, not {wanted}"
         others = [p for p in s.hand if p is not wanted]
-        return DiscardPolicy(s.president, others[0] if others else wanted)
+        return DiscardPolicy(president(s), others[0] if others else wanted)
 
     return step
 

@@ -16,7 +16,7 @@ from moderator.engine import (
     view_for,
 )
 from moderator.engine import events as ev
-from moderator.engine.errors import NotTheChancellor, NotThePresident, OutOfTurn, PolicyNotInHand
+from moderator.engine.errors import NotTheChancellor, NotThePresident, OutOfTurn, PolicyNotInHand, RuleViolation
 
 from .scenario import (
     F,
@@ -133,6 +133,7 @@ def test_only_the_president_then_the_chancellor_act_in_the_session():
     changes nothing."""
     state = rigged(5, deck="FFF" "LLF")
     state, _ = play(state, elect(1))
+    error: type[RuleViolation]
     for action, error in (
         (EnactPolicy(1, F), OutOfTurn),
         (ProposeVeto(1), OutOfTurn),
