@@ -22,10 +22,11 @@ import pytest
 
 from moderator.catalog import Catalog
 from tests import test_browser
-from tests.test_browser import NAMES, Server, WebDriverWait, settled
+from tests.test_browser import NAMES, Server, settled
 
 pytest.importorskip("selenium.webdriver")  # (tests.test_browser has skipped this module if there is no Selenium)
 from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
 
 server = test_browser.server  # the same server for each test (Chromium is conftest's, one for the run)
 EN = Catalog.load("classic", "en")
