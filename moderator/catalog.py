@@ -225,6 +225,14 @@ def _plural_rule(lang: str) -> PluralRule:
         return Locale.parse(DEFAULT_LANGUAGE).plural_form
 
 
+def own_name(lang: str) -> str:
+    """A language's name in itself (``Deutsch``, ``español``, ``فارسی``: CLDR's), or its code if CLDR knows none."""
+    try:
+        return str(Locale.parse(lang).get_display_name() or lang)
+    except (UnknownLocaleError, ValueError):
+        return lang
+
+
 def known_language(lang: str) -> bool:
     """True if CLDR (Babel's data) knows the language: its plural rule and its name."""
     try:

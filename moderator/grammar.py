@@ -355,7 +355,7 @@ class Grammar:
             case Verb.ACCEPT | Verb.REFUSE:
                 return Decide("veto_reply", "yes" if verb is Verb.ACCEPT else "no")
             case Verb.LANGUAGE:
-                return SetLanguage(rest.lower()) if rest else Ask(Query.HELP)
+                return SetLanguage(rest.lower())  # alone: the languages there are
             case Verb.THEME:
                 return SetTheme(rest.lower()) if rest else Ask(Query.HELP)
             case Verb.RENAME:

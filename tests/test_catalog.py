@@ -380,6 +380,7 @@ def test_service_messages_fit_one_sms(theme: str, lang: str) -> None:
         "names": ", ".join(names),
         "seating": ", ".join(f"{i + 1}. {n}" for i, n in enumerate(names)),
         "language": "x" * 10,
+        "languages": ", ".join(["xx"] * 12),  # the codes of a dozen languages
         "theme": "x" * 20,
         "n": 10,
         "segments": 1000,

@@ -1118,6 +1118,19 @@ def test_a_persian_players_texts_go_in_persian_within_two_ucs2_segments() -> Non
         p.close()
 
 
+def test_language_alone_or_a_wrong_one_lists_the_languages_there_are(phones: Phones) -> None:
+    p = phones
+    p.text(number(0), "NEWGAME Zoe")
+    en = Catalog.load()
+    codes = ", ".join(languages())
+    p.text(number(0), "LANGUAGE")
+    assert p.inbox(number(0))[-1] == en.text("languages", sms=True, language="en", languages=codes)
+    p.text(number(0), "language xx")
+    assert p.inbox(number(0))[-1] == en.text("unknown-language", sms=True, language="xx", languages=codes)
+    p.text(number(0), "LANGUAGE ES")
+    assert p.inbox(number(0))[-1] == Catalog.load("classic", "es").text("language-set", sms=True, language="es")
+
+
 def test_a_name_the_texts_call_their_reader_is_refused_by_text(phones: Phones) -> None:
     p = phones
     p.text(number(0), "NEWGAME Zoe")

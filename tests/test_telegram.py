@@ -14,7 +14,7 @@ from telegram.error import RetryAfter
 from telegram.ext import AIORateLimiter
 
 from moderator import cli
-from moderator.catalog import Catalog
+from moderator.catalog import Catalog, languages
 from moderator.channels import Kind, Outbound
 from moderator.grammar import grammar
 from moderator.settings import Settings
@@ -405,7 +405,7 @@ def test_commands_are_registered_in_every_language_and_buttons_fit_callback_data
         t = _game(tmp_path)
         await _started(t, 10)
         menus = t.api.of("setMyCommands")
-        assert {c.params.get("language_code") for c in menus} == {None, "de"}
+        assert {c.params.get("language_code") for c in menus} == {None} | set(languages()) - {"en"}
         for call in menus:
             language = call.params.get("language_code") or "en"
             commands = [c["command"] for c in call.params["commands"]]
@@ -671,6 +671,29 @@ def test_a_group_hears_the_language_of_whoever_opened_the_table_there_and_of_the
             await t.say("Ann", "/language en", chat=GROUP)  # the host, in the group: the group's language
             await t.say("Dee", "/start " + t.join_code(GROUP["id"]))
             assert "Dee joined." in "\n".join(t.api.texts(GROUP["id"]))
+        finally:
+            await t.stop()
+
+    run(scenario())
+
+
+def test_a_telegram_apps_regional_language_is_matched_by_its_base_code(tmp_path: Path) -> None:
+    """``fa-IR`` is Persian and ``es-419`` Spanish; ``pt-BR`` without a Portuguese catalog is English."""
+    async def scenario() -> None:
+        t = _game(tmp_path)
+        await t.boot()
+        t.person("Ann", "fa-IR")
+        t.person("Bob", "es-419")
+        t.person("Cy", "pt-BR")
+        try:
+            await t.open_and_join(["Ann", "Bob", "Cy"], group=GROUP)
+            persian, spanish = Catalog.load("classic", "fa"), Catalog.load("classic", "es")
+            seated = persian.text("seat-taken", name="Cy", players=3, seating="1. Ann, 2. Bob, 3. Cy")
+            assert t.api.texts(GROUP["id"])[-1] == seated  # the group speaks its opener's language
+            await t.say("Bob", "/whoami")
+            assert t.api.texts(t.chat_of("Bob"))[-1] == spanish.text("game-not-started")
+            await t.say("Cy", "/whoami")
+            assert t.api.texts(t.chat_of("Cy"))[-1] == Catalog.load().text("game-not-started")
         finally:
             await t.stop()
 

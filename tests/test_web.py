@@ -737,3 +737,12 @@ def test_a_seats_own_controls_sent_in_the_background_are_answered_and_leaving_go
     left = ann.post(f"/play/{table_id}", data={"do": "leave", "nonce": "l1.x"}, headers=sent)
     assert left.json()["counted"] and left.json()["next"] == f"/join/{code}"
     assert table.service.table(table_id).names == ()
+
+
+def test_a_browsers_regional_language_is_matched_by_its_base_code(table: WebTable) -> None:
+    """``fa-IR`` is Persian; ``pt-BR`` without a Portuguese catalog falls to the next it asks for, then English."""
+    _table_id, code = table.open("Host", play=False)
+    for asked, lang in (("fa-IR,fa;q=0.9", "fa"), ("pt-BR,pt;q=0.9", "en"), ("pt-BR,es;q=0.8", "es")):
+        page = table.device().get(f"/join/{code}", headers={"Accept-Language": asked}).text
+        assert f'<html lang="{lang}">' in page, asked
+        assert Catalog.load("classic", lang).text("web-take-seat") in page
