@@ -877,3 +877,33 @@ def test_rules_for_a_table_cover_powers_term_limits_tracker_chaos_and_veto() -> 
         assert words in five
     assert "With 9 players" in "\n".join(m.text for m in rules_messages(9, catalog))
     assert "players the" not in "\n".join(m.text for m in rules_messages(None, catalog))
+
+
+# --- names in another direction than their sentence -----------------------------------------------------
+
+
+FSI, PDI = "\u2068", "\u2069"
+
+
+def test_a_name_running_the_other_way_is_isolated_in_its_sentence() -> None:
+    """A Persian name in an English sentence, a Latin one in a Persian sentence: between FSI and PDI, so that a
+    phone takes the sentence's direction from its own words and the name keeps its place. A name running the
+    sentence's way is left as it is."""
+    table = TableInfo(("زهرا", "Bob", "Алексей", "Cy", "Dee"))
+    nominated = ev.ChancellorNominated(0, 1)
+    english = event_messages(nominated, None, table, Catalog.load("classic", "en"))[0].text
+    assert english.startswith(f"{FSI}زهرا{PDI} nominates Bob as Chancellor.")
+    persian = event_messages(nominated, None, table, Catalog.load("classic", "fa"))[0].text
+    assert "زهرا" in persian and f"{FSI}زهرا" not in persian and f"{FSI}Bob{PDI}" in persian
+    # By SMS, an English text writes the Persian name in Latin letters (no isolate needed); a Persian text keeps the
+    # Cyrillic and Latin names, each isolated, or a list of them isolated once (ten isolates would not fit).
+    sms = event_messages(nominated, None, table, Catalog.load("classic", "en"), caps=caps_of(True))[0].text
+    assert FSI not in sms and "zhr" in sms
+    election = ev.ElectionDecided(0, 1, ((0, True), (1, False), (2, False), (3, True), (4, False)), False)
+    text = event_messages(election, None, table, Catalog.load("classic", "fa"), caps=caps_of(True))[0].text
+    assert f"{FSI}Bob, Алексей, Dee{PDI}" in text and f"زهرا, {FSI}Cy{PDI}" in text
+
+
+def test_a_quote_of_what_was_typed_is_isolated_too() -> None:
+    reply = input_message(InputProblem.UNPARSEABLE, TableInfo(("Ann",)), Catalog.load("classic", "fa"), text="hello")
+    assert f"{FSI}hello{PDI}" in reply.text

@@ -1113,6 +1113,7 @@ def test_a_persian_players_texts_go_in_persian_within_two_ucs2_segments() -> Non
         texts = p.inbox(iranian)
         assert texts and all(len(t) <= UCS2_LIMIT and sms_segments(t) <= 2 for t in texts)
         assert any(not is_gsm7(t) and sms_segments(t) == 2 for t in texts)  # a text longer than one UCS-2 segment
+        assert any(t.startswith("\u2068P1\u2069 ") for t in texts)  # "P1 joined" in Persian: the Latin name isolated
         assert all(is_gsm7(t) for t in p.inbox(number(0)))  # the English host's stay GSM-7
     finally:
         p.close()
