@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import replace
 
-from .catalog import DEFAULT_LANGUAGE, Catalog, UnknownCatalog, languages, own_name, right_to_left, sms_segments
+from .catalog import DEFAULT_LANGUAGE, Catalog, UnknownCatalog, languages, own_name, sms_segments
 from .channels import Kind
 from .commands import HostCommand
 from .context import Context
@@ -169,8 +169,8 @@ def choices(ctx: Context, reply: Reply) -> str:
     ``de (Deutsch), en (English), es (español), fa (فارسی)``."""
     if ctx.caps(reply.channel).text_limit is not None:
         return ", ".join(languages())
-    rtl = right_to_left(reply.language)
-    return ", ".join(f"{lang} ({isolated(own_name(lang), rtl)})" for lang in languages())
+    # The list runs left to right (its codes are Latin): a name written right to left is isolated in it.
+    return ", ".join(f"{lang} ({isolated(own_name(lang), rtl=False)})" for lang in languages())
 
 
 def set_theme(ctx: Context, table: Table, theme: str, reply: Reply, out: Outgoing) -> None:
