@@ -546,9 +546,10 @@ ALLOWED: frozenset[tuple[str, str]] = frozenset(
         ("cli.py", "_simulate"),
         ("simulate.py", "Tally.report"),
         ("record.py", "_TYPE_NAMES"),
-        ("app.py", "play_on_lan"),  # the addresses `moderator play --web` prints for whoever started it
+        ("app.py", "host_on_this_device"),  # the addresses `moderator play --web` prints for whoever started it
         ("transports/sms.py", "SmsSpec.off"),  # why a channel is off: the operator's log
-        ("transports/telegram.py", "TelegramSpec.off"),
+        ("transports/console.py", "ConsoleSpec.off"),
+        ("transports/telegram/__init__.py", "TelegramSpec.off"),
         ("transports/web.py", "WebSpec.off"),
         ("board.py", "font_problems"),  # what /healthz logs for the operator
         # `moderator catalog check`: for a translator at a terminal, in English like every command's diagnostics
