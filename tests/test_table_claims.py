@@ -267,3 +267,19 @@ def test_a_claim_at_a_table_speaks_only_of_what_its_speaker_did_or_saw() -> None
                 case Accusation(speaker=speaker, target=target) | Clearance(speaker=speaker, target=target):
                     assert speaker != target
     assert kinds >= {SessionClaim, InvestigationClaim, PeekClaim}
+
+
+def test_a_claim_is_read_up_to_the_same_length_on_every_channel_as_the_page_field_takes() -> None:
+    h = Harness(seed=5)
+    table_id, code = h.open("p0", "Ann")
+    h.send("p1", Join(code, "Bob"))
+    h.send("p0", AddComputers(5))
+    h.start(table_id)
+    limit = h.service.pages.limits().claim_length
+    # What is typed past the limit is not read: here it would name a second player and make the claim no claim.
+    typed = "Bob".ljust(limit) + "Ann"
+    h.send("p0", Speak("accuse", typed), raw=f"accuse {typed}")
+    assert h.channel.ids("p0")[-1] == "claim-noted"
+    assert h.table(table_id).said[-1].claim == Accusation(0, 1)
+    h.send("p0", Speak("accuse", typed[:limit - 2] + "Ann"), raw="accuse")  # within the limit: read whole
+    assert h.channel.ids("p0")[-1] == "claim-refused"

@@ -70,6 +70,7 @@ from ..channels import (
     Delivery,
     HostView,
     JoinWay,
+    Limits,
     NotStored,
     Outbound,
     Pages,
@@ -495,7 +496,7 @@ class WebTables:
             elif view.owes_nothing:
                 parts.append(_text(catalog.text("web-nothing-owed"), "quiet"))
             if table.status is Status.PLAYING:
-                parts.append(_speak(catalog))
+                parts.append(_speak(catalog, self.pages.limits()))
             # The seat's role card leads what it knows, behind the same cover (the words say it too).
             card = _art(table.theme, f"role-{view.role}", catalog.term(view.role), "role") if view.role else ""
             knowledge = card + "".join(_text(line) for line in view.knowledge)
@@ -590,13 +591,11 @@ class WebTables:
                                  f"{_e(local.name)}</a>{mark}</li>")
                 parts.append(f'<h2>{_e(catalog.text("web-pass-title"))}</h2><ul class="pass">{"".join(names)}</ul>')
                 parts.append(_latest(catalog, self.pages.screen_view(table.id, lang).latest))  # what the table saw
-            controls = {Status.PLAYING: ("pause", "nudge", "end"), Status.PAUSED: ("resume", "end"),
-                        Status.OVER: ("rematch",)}
             parts.append("".join(
                 _button(catalog.text(f"web-{do}"), {"do": do, "nonce": nonce},
                         confirm=catalog.text("web-end-confirm") if do == "end" else "")
-                for do in controls.get(table.status, ())))
-            if table.status in (Status.PLAYING, Status.PAUSED):
+                for do in view.controls))
+            if view.seat_controls:
                 parts.append(_game_seats(catalog, view, table, nonce, base_url=self.public_url or base_url))
                 parts.append(_reminders(catalog, view, nonce) + _theme(catalog, table, nonce)
                              + _table_language(catalog, table, nonce))
@@ -632,8 +631,9 @@ class WebTables:
         # Its size is reserved (width and height) so nothing moves while a new picture loads; the words are the
         # image's text for whoever cannot see it.
         # A phone gets the narrow board, whose words are twice as large on its screen.
-        players = len(table.seats)
-        wide, narrow = (layout(players), layout(players, True)) if 5 <= players <= 10 else (None, None)
+        players, limits = len(table.seats), self.pages.limits()
+        fits = limits.min_players <= players <= limits.max_players  # a game's board, whose size is known
+        wide, narrow = (layout(players), layout(players, True)) if fits else (None, None)
         address = self.board_address(table, catalog.lang)
         words = "\n".join(lines)
         phone = (f'<source media="(max-width: 44rem)" srcset="{_e(address)}&amp;narrow=1" width="{narrow.width}" '
@@ -771,10 +771,10 @@ def _record_votes(catalog: Catalog, view: SeatView) -> str:
 _SPEAK: Final = (Verb.CLAIM, Verb.ACCUSE, Verb.TRUST)
 
 
-def _speak(catalog: Catalog) -> str:
+def _speak(catalog: Catalog, limits: Limits) -> str:
     """Say something to the table that the game records with the next result: a claim, an accusation, trust."""
     kinds = _select("kind", [(v.value, grammar().shown(v, catalog.lang) or v.value) for v in _SPEAK], Verb.CLAIM.value)
-    field = (f"{kinds} <input name=\"text\" maxlength=\"60\" required "
+    field = (f'{kinds} <input name="text" maxlength="{limits.claim_length}" required '
              f'placeholder="{_e(catalog.text("web-speak-example"))}">')
     return (f'<details class="speak"><summary>{_e(catalog.text("web-speak"))}</summary>'
             f'{_control("speak", secrets.token_hex(8), field, catalog.text("web-say"))}</details>')
@@ -1125,7 +1125,7 @@ async def _choose(request: Request, table: TableView, seat: int, *, then: str | 
     elif do == "leave":
         receipt = web.handle(address, Leave(), nonce=nonce, table=table.id)
     elif do == "speak" and form.get("kind") in {v.value for v in _SPEAK} and form.get("text", "").strip():
-        receipt = web.handle(address, Speak(form["kind"], form["text"].strip()[:60]), nonce=nonce, table=table.id)
+        receipt = web.handle(address, Speak(form["kind"], form["text"].strip()), nonce=nonce, table=table.id)
     if request.headers.get("x-send") != "1":
         return None
     # A decision counts when the game took it; a seat's own control (a rename, a claim) once the service has it.
