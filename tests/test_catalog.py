@@ -474,7 +474,7 @@ ALLOWED: frozenset[tuple[str, str]] = frozenset(
         ("app.py", "play_on_lan"),  # the addresses `moderator play --web` prints for whoever started it
         ("transports/sms.py", "SmsSpec.off"),  # why a channel is off: the operator's log
         ("transports/telegram.py", "TelegramSpec.off"),
-        ("transports/web.py", "WebSpec.off"),
+        ("transports/web/__init__.py", "WebSpec.off"),
         ("board.py", "font_problems"),  # what /healthz logs for the operator
     }
 )

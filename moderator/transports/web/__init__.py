@@ -62,9 +62,9 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import Receive, Scope, Send
 
-from ..board import Board, catalog_for, layout, render_png
-from ..catalog import DEFAULT_LANGUAGE, DEFAULT_THEME, Catalog, UnknownCatalog, languages, themes
-from ..channels import (
+from ...board import Board, catalog_for, layout, render_png
+from ...catalog import DEFAULT_LANGUAGE, DEFAULT_THEME, Catalog, UnknownCatalog, languages, themes
+from ...channels import (
     Capabilities,
     Delivered,
     Delivery,
@@ -84,7 +84,7 @@ from ..channels import (
     Status,
     TableView,
 )
-from ..commands import (
+from ...commands import (
     AddComputers,
     Choose,
     Command,
@@ -108,8 +108,8 @@ from ..commands import (
     Start,
     number,
 )
-from ..grammar import Verb, grammar
-from ..guard import (
+from ...grammar import Verb, grammar
+from ...guard import (
     DEFAULT_TRUSTED_PROXIES,
     JoinGuard,
     OpenGate,
@@ -122,8 +122,8 @@ from ..guard import (
     table_openings,
     trusted_proxies_setting,
 )
-from ..qr import qr_element
-from ..settings import Settings
+from ...qr import qr_element
+from ...settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -286,7 +286,7 @@ def local_address(host: str, tag: str) -> str:
 
 @cache
 def _asset(name: str) -> str:
-    return resources.files(__package__).joinpath("web_assets", name).read_text(encoding="utf-8")
+    return resources.files(__package__).joinpath("assets", name).read_text(encoding="utf-8")
 
 
 def _e(text: object) -> str:
@@ -666,7 +666,7 @@ class WebTables:
 
 
 def _art(theme: str, card: str, alt: str, cls: str = "") -> str:
-    """One of the project's cards (``web_assets/art``), named in the table's words (``alt``; empty where the words
+    """One of the project's cards (``assets/art``), named in the table's words (``alt``; empty where the words
     stand beside it)."""
     more = f" {_e(cls)}" if cls else ""
     return f'<img class="card{more}" src="/static/art/{_e(theme)}/{_e(card)}.svg" alt="{_e(alt)}">'
@@ -1468,8 +1468,8 @@ async def local_decide(request: Request) -> Response:
     return answer or RedirectResponse(_pass_url(table, seat), status_code=303)
 
 
-_ART: Final = resources.files(__package__).joinpath("web_assets", "art")
-"""The project's card art and icons, served at ``/static/art`` (``web_assets/art/README.md``)."""
+_ART: Final = resources.files(__package__).joinpath("assets", "art")
+"""The project's card art and icons, served at ``/static/art`` (``assets/art/README.md``)."""
 mimetypes.add_type("application/manifest+json", ".webmanifest")
 mimetypes.add_type("image/svg+xml", ".svg")
 
