@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from moderator import render
 from moderator.catalog import Catalog
+from moderator.commands import HostCommand
 from moderator.engine import Role, awaiting, view_for
 from moderator.limits import JOIN_GUESSES_AT_ONCE, PIN_GUESSES
 from moderator.render import InputProblem
@@ -767,3 +768,18 @@ def test_the_templates_have_no_words_of_their_own() -> None:
         text = re.sub(r"<[^>]*>", " ", text)
         assert not re.findall(r"[^\W\d_]{2,}", text), path.name
 
+
+def test_the_pages_name_exactly_the_messages_the_catalogs_are_checked_for() -> None:
+    # WEB_MESSAGES is what the catalogs' check counts as used by the pages: it must not miss an id a page shows,
+    # nor keep one no page shows any more (the templates, the channel, and the service's views for pages).
+    named: set[str] = set()
+    for path in [*TEMPLATES.rglob("*.html"), *Path(render.__file__).parent.rglob("*.py")]:
+        text = re.sub(r"WEB_MESSAGES: Final = \(.*?\)", "", path.read_text(encoding="utf-8"), flags=re.S)
+        named |= set(re.findall(r'"(web-[a-z-]+)"', text))
+    families = {n for n in named if n.endswith("-") and n != "web-"}  # web-cover-<topic>
+    controls = {f"web-{c.value}" for c in (HostCommand.PAUSE, HostCommand.RESUME, HostCommand.NUDGE,
+                                           HostCommand.END, HostCommand.REMATCH)}  # "web-" ~ a host control
+    shown = (named - families - {"web-"}) | controls
+    listed = set(web.WEB_MESSAGES)
+    assert shown <= listed, sorted(shown - listed)
+    assert {m for m in listed - shown if not any(m.startswith(f) for f in families)} == set()

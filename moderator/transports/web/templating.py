@@ -140,7 +140,6 @@ WEB_MESSAGES: Final = (
     "web-pass-to",
     "web-pass-ready",
     "web-pin-offer",
-    "web-pin",
     "web-pin-save",
     "web-pin-ask",
     "web-pin-open",
