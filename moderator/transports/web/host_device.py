@@ -46,6 +46,14 @@ _HOST_ACTIONS: Final[dict[str, Command]] = {
 them: ``HostView.controls``)."""
 
 
+def _hosted(request: Request) -> TableView | Response:
+    """The table in the path, if the request comes from its host's device; else the answer (404, 403)."""
+    table = table_of(request)
+    if table is None:
+        return not_found()
+    return table if auth.is_host(request, table) else forbidden(table, request)
+
+
 async def host_page(request: Request) -> Response:
     """The host's device. ``?key=`` (printed by ``moderator play --web``) sets the host's cookie once."""
     table = table_of(request)
@@ -68,12 +76,10 @@ async def host_action(request: Request) -> Response:
     """``POST /host/<table>``: a lobby or host control from the host's device. Sent by live.js (``X-Send: 1``),
     the answer is JSON (``counted``: handed to the service, this time or, ``repeat``, before; a refusal is its reply
     on the page) and the page fetches its part again; else the host page follows."""
-    table = table_of(request)
-    if table is None:
-        return not_found()
+    table = _hosted(request)
+    if isinstance(table, Response):
+        return table
     web = web_of(request)
-    if not auth.is_host(request, table):
-        return forbidden(table, request)
     host = table.host_address
     form = await form_of(request)
     nonce = form.get("nonce")
@@ -188,12 +194,10 @@ async def local_pin(request: Request) -> Response:
 async def pass_on(request: Request) -> Response:
     """Pass-and-play, between two players: "pass the device to Bob" (the next seat on this device that owes a
     decision), nothing of the previous seat on screen; the seat opened with a PIN is closed again."""
-    table = table_of(request)
-    if table is None:
-        return not_found()
+    table = _hosted(request)
+    if isinstance(table, Response):
+        return table
     web = web_of(request)
-    if not auth.is_host(request, table):
-        return forbidden(table, request)
     after = number(str(request.path_params.get("seat", "")), 2) or 0
     view = web.pages.host_view(table.id, language(request, table.theme), local_seats(table))
     owing = [s for s in view.local if s.owes]
