@@ -12,6 +12,7 @@ from typing import Final
 
 from . import render
 from .board import Board
+from .board_view import board_of
 from .bots import SPEECH_EVENTS
 from .catalog import Catalog
 from .channels import (
@@ -102,7 +103,7 @@ class BrowserPages:
         table = self._table(table_id)
         if table is None or table.state is None:
             return None
-        return Board.of(public_view(table.state), table.info())
+        return board_of(public_view(table.state), table.info())
 
     def limits(self) -> Limits:
         return LIMITS

@@ -112,14 +112,14 @@ def test_an_installed_wheel_draws_its_board_with_its_own_fonts_and_health_finds_
     env = away_from_the_checkout(tmp_path)
     env["XDG_DATA_HOME"] = env["XDG_DATA_DIRS"] = str(tmp_path / "no-fonts")
     script = (
-        "from moderator import board, catalog\n"
+        "from moderator import board, board_view, catalog\n"
         "from moderator.engine import new_game, public_view\n"
         "from moderator.render import TableInfo\n"
         "print(catalog.problems() + board.font_problems())\n"
         "print(catalog.BUNDLED)\n"
         "names = ('Jörg', 'Zoë', 'Ça', 'Ødegård', 'Ünal')\n"
         "for theme in catalog.themes():\n"
-        "    drawn = board.Board.of(public_view(new_game(5, seed=1)), TableInfo(names, theme))\n"
+        "    drawn = board_view.board_of(public_view(new_game(5, seed=1)), TableInfo(names, theme))\n"
         "    print(board.render_png(drawn, catalog.Catalog.load(theme, 'de'))[:8].hex())\n"
     )
     done = subprocess.run([str(installed / "bin" / "python"), "-c", script], cwd=tmp_path, env=env,
