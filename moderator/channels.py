@@ -597,6 +597,24 @@ class HostView:
     """One-time codes the host asked for, to move a seat to a new device."""
     free_seats: int = 0
     """Seats still free in the lobby (for computer players)."""
+    controls: tuple[str, ...] = ()
+    """The host's controls of the game that the table takes in its status (``commands.HostCommand`` values: pause,
+    nudge, end; resume; rematch), in the order a page offers them: the service refuses the others."""
+    seat_controls: bool = False
+    """A computer player may stand in for a seat and a seat may move to a new device: a game is under way."""
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """What the service holds every table's inputs to, whatever the channel: a page's forms say the same."""
+
+    min_players: int
+    max_players: int
+    """A game has this many players (the rulebook's 5 to 10)."""
+    name_length: int
+    """A name is cut to this many characters."""
+    claim_length: int
+    """What a player claims is read up to this many characters."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -660,6 +678,10 @@ class Pages(Protocol):
 
     def board(self, table_id: str) -> Board | None:
         """The public board of the table's game, to draw (``board.render_png``); None before a game."""
+        ...
+
+    def limits(self) -> Limits:
+        """The numbers every table's inputs are held to (players, a name's and a claim's length)."""
         ...
 
 

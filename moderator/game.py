@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import Final
 
 from . import claims, moves, render
 from . import record as records
@@ -38,6 +39,9 @@ from .outbox import Outgoing, Reply
 from .render import InputProblem
 from .store import TableStatus
 from .tables import DECISIONS_PER_GAME, Said, Table
+
+CLAIM_LENGTH: Final = 60
+"""What a player claims is read up to this many characters, on every channel (a page's field takes no more)."""
 
 
 def decide(ctx: Context, table: Table, seat: int | None, inbound: Inbound, command: Choose | Decide | RecordVotes,
@@ -380,7 +384,7 @@ def speak_up(ctx: Context, table: Table, seat: int | None, command: Speak, reply
     if not public.alive[seat]:
         say(ctx, out, reply, theme, "claim-refused")
         return
-    claim = _claim(table, seat, command, public)
+    claim = _claim(table, seat, replace(command, argument=command.argument[:CLAIM_LENGTH]), public)
     if claim is None:
         say(ctx, out, reply, theme, "claim-refused")
         return

@@ -550,7 +550,7 @@ ALLOWED: frozenset[tuple[str, str]] = frozenset(
         ("transports/sms.py", "SmsSpec.off"),  # why a channel is off: the operator's log
         ("transports/console.py", "ConsoleSpec.off"),
         ("transports/telegram/__init__.py", "TelegramSpec.off"),
-        ("transports/web.py", "WebSpec.off"),
+        ("transports/web/__init__.py", "WebSpec.off"),
         ("board.py", "font_problems"),  # what /healthz logs for the operator
         # `moderator catalog check`: for a translator at a terminal, in English like every command's diagnostics
         ("catalog_check.py", "check"),
