@@ -14,9 +14,12 @@ Who gets what (the service delivers, transports only format):
 * A channel's ``Capabilities`` shape the words, never its name. With a ``text_limit`` (one SMS) the catalog's
   short variants are used, names are cut to ``SMS_NAME_LENGTH`` characters, a prompt's numbered options are
   written into its text, every message fits the limit, and the truth timeline becomes one line pointing to
-  the table screen and the game record; with ``gsm7`` names and quotes are transliterated; a channel that is
+  the table screen and the game record; with ``gsm7`` a language GSM-7 writes is transliterated (names and quotes
+  too), and any other fits ``unicode_limit`` (``Capabilities.limit``); a channel that is
   ``paid_per_message`` gets no confirmations of the player's own choice (votes) and no vote counter.
 * Every ``Message`` says what it is (``channels.Kind``): channels fold and pace by kind.
+* A name written in another direction than its sentence's language (a Persian name in English, a Latin one in
+  Persian) is isolated (FSI ... PDI), so that it and the words and numbers around it keep their places.
 
 The deal: every seat's ``RoleDealt`` renders to exactly one message with the same first line, the same number
 of lines and the same length, whatever the role. The body is padded with a closing line of dashes up to
@@ -25,11 +28,12 @@ of lines and the same length, whatever the role. The body is padded with a closi
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+import unicodedata
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cached_property
-from typing import Final, assert_never
+from typing import Any, Final, TypeVar, assert_never
 
 from .catalog import DEFAULT_THEME, SMS_LIMIT, Catalog, to_gsm7
 from .channels import Capabilities, Kind
@@ -46,6 +50,7 @@ from .engine import (
     RuleViolation,
     Seat,
     WinReason,
+    power_for,
 )
 from .engine.events import (
     ChancellorNominated,
@@ -86,6 +91,13 @@ PREVIEW_FILLER: Final = "."
 """A line that says nothing, below a private message's header (a sign, the same in every language)."""
 SMS_NAME_LENGTH: Final = 10
 """SMS shows at most this many characters of a name, so that lists of ten names fit one SMS."""
+UNICODE_NAME_LENGTH: Final = 7
+"""An SMS in another alphabet than GSM-7 (UCS-2: at most two segments, 134 characters) shows at most this many
+characters of a name, so that a list of ten fits one text, each isolated where it runs the other way."""
+FSI: Final = "\u2068"
+PDI: Final = "\u2069"
+"""First strong isolate and pop directional isolate: text between them takes its own direction and leaves the
+sentence's alone (Unicode's bidirectional algorithm)."""
 
 DEAL_PAD: Final = "-"
 """The character that fills every deal message up to the common length."""
@@ -128,21 +140,53 @@ class TableInfo:
 
     @cached_property
     def short_names(self) -> tuple[str, ...]:
-        """Names as a short message shows them: GSM-7 only, at most ``SMS_NAME_LENGTH`` characters, still
-        distinct."""
-        short = [to_gsm7(n).strip()[:SMS_NAME_LENGTH].rstrip() for n in self.names]  # "Anneliese", not "Anneliese "
-        out: list[str] = []
-        for seat, name in enumerate(short):
-            if not name or short.count(name) > 1:
-                # Cut names that collide (or vanish) get their seat number, so lists stay unambiguous.
-                tag = f"#{seat + 1}"
-                name = name[: SMS_NAME_LENGTH - len(tag)] + tag
-            out.append(name)
-        return tuple(out)
+        """Names as a short message in GSM-7 shows them: transliterated, at most ``SMS_NAME_LENGTH`` characters,
+        still distinct."""
+        return _shortened([to_gsm7(n) for n in self.names], SMS_NAME_LENGTH)
 
-    def name(self, seat: Seat, *, short: bool = False) -> str:
-        """A seat's name as shown on a channel (``short``: one whose messages have a text limit)."""
-        return self.short_names[seat] if short else self.names[seat]
+    @cached_property
+    def short_unicode_names(self) -> tuple[str, ...]:
+        """Names as a short message in another alphabet (UCS-2) shows them: as written, at most
+        ``UNICODE_NAME_LENGTH`` characters, still distinct."""
+        return _shortened(list(self.names), UNICODE_NAME_LENGTH)
+
+    def name(self, seat: Seat, *, short: bool = False, gsm7: bool = True) -> str:
+        """A seat's name as shown on a channel (``short``: one whose messages have a text limit; ``gsm7``: whose
+        text is transliterated)."""
+        if not short:
+            return self.names[seat]
+        return self.short_names[seat] if gsm7 else self.short_unicode_names[seat]
+
+
+def _shortened(names: Sequence[str], length: int) -> tuple[str, ...]:
+    """Names cut to ``length`` characters; cut names that collide (or vanish) get their seat number, so lists stay
+    unambiguous."""
+    short = [n.strip()[:length].rstrip() for n in names]  # "Anneliese", not "Anneliese "
+    out: list[str] = []
+    for seat, name in enumerate(short):
+        if not name or short.count(name) > 1:
+            tag = f"#{seat + 1}"
+            name = name[: length - len(tag)] + tag
+        out.append(name)
+    return tuple(out)
+
+
+def direction(text: str) -> str | None:
+    """``"rtl"`` or ``"ltr"``: the direction of a text's first strong letter; None if it has none (digits, emoji)."""
+    for c in text:
+        kind = unicodedata.bidirectional(c)
+        if kind == "L":
+            return "ltr"
+        if kind in ("R", "AL"):
+            return "rtl"
+    return None
+
+
+def isolated(text: str, rtl: bool) -> str:
+    """``text`` between FSI and PDI if it runs the other way than a sentence written right to left (``rtl``) or
+    left to right; else as it is."""
+    found = direction(text)
+    return FSI + text + PDI if found is not None and found != ("rtl" if rtl else "ltr") else text
 
 
 class InputProblem(StrEnum):
@@ -172,17 +216,36 @@ class _Words:
         """Every message must fit the channel's text limit: the catalog's short forms, short names."""
         return self.caps.text_limit is not None
 
+    @property
+    def limit(self) -> int | None:
+        """The characters a message in this catalog's language may have on this channel (None: any)."""
+        return self.caps.limit(self.catalog.lang)
+
+    def sent(self, text: str) -> str:
+        """A text as it reaches the person (transliterated where the language goes in GSM-7)."""
+        return self.caps.written(text, self.catalog.lang)
+
     def t(self, message_id: str, **params: object) -> str:
         """One catalog text, in this channel's variant."""
         return self.catalog.text(message_id, sms=self.compact, **params)
 
+    def _shown(self, seat: Seat) -> str:
+        return self.table.name(seat, short=self.compact, gsm7=self.caps.transliterates(self.catalog.lang))
+
     def name(self, seat: Seat) -> str:
-        return self.table.name(seat, short=self.compact)
+        """A seat's name for this channel and language, isolated where it runs the other way than the sentence."""
+        return isolated(self._shown(seat), self.catalog.right_to_left)
 
     def names(self, seats: Iterable[Seat]) -> str:
-        """A list of names, or the catalog's word for nobody."""
-        listed = [self.name(s) for s in seats]
-        return _LIST_SEPARATOR.join(listed) if listed else self.t("list-nobody")
+        """A list of names, or the catalog's word for nobody. Each name runs its own way; in a short message, a list
+        whose every name runs the other way is isolated once, as a whole (ten isolates do not fit one SMS)."""
+        shown = [self._shown(s) for s in seats]
+        if not shown:
+            return self.t("list-nobody")
+        rtl = self.catalog.right_to_left
+        if self.compact and all(direction(n) != ("rtl" if rtl else "ltr") for n in shown):
+            return isolated(_LIST_SEPARATOR.join(shown), rtl)
+        return _LIST_SEPARATOR.join(isolated(n, rtl) for n in shown)
 
     def card(self, policy: Policy) -> str:
         return self.catalog.term("liberal_card" if policy is Policy.LIBERAL else "fascist_card")
@@ -228,14 +291,14 @@ class _Words:
 
     def packed(self, message_id: str, lines: Sequence[str], *, secret: bool) -> list[Message]:
         """One message in long form; with a text limit, as few messages within it as the lines allow."""
-        limit = self.caps.text_limit
+        limit = self.limit
         if limit is None:
             return [self.message(message_id, lines, secret=secret)]
         header = self.header() + "\n" if secret else ""
         chunks: list[list[str]] = [[]]
         for line in lines:
             candidate = header + self.join(chunks[-1] + [line])
-            if chunks[-1] and len(candidate) > limit:
+            if chunks[-1] and len(self.sent(candidate)) > limit:
                 chunks.append([])
             chunks[-1].append(line)
         return [self.message(message_id, chunk, secret=secret) for chunk in chunks]
@@ -382,7 +445,7 @@ def _election(e: Event, w: _Words, board: PublicView | None) -> list[Message]:
         government = {"president": w.name(e.president), "chancellor": w.name(e.chancellor)}
         named = w.t(mid + "-named", ja=len(ja), nein=len(nein), ja_voters=w.names(ja), nein_voters=w.names(nein),
                     **government)
-        if w.caps.text_limit is None or len(to_gsm7(w.join([named, *lines[1:]]))) <= w.caps.text_limit:
+        if w.limit is None or len(w.sent(w.join([named, *lines[1:]]))) <= w.limit:
             return [w.message(mid, [named, *lines[1:]], kind=Kind.RESULT)]
         nominated = w.t("government-nominated", **government)
         return [w.message("government-nominated", [nominated], kind=Kind.RESULT),
@@ -694,7 +757,7 @@ def nomination_tells_table_vote(public: PublicView, table: TableInfo, catalog: C
     w = _Words(table, catalog, caps)
     others = [s for s in range(public.players) if public.alive[s] and s != public.president]
     options = _LIST_SEPARATOR.join(f"{i} {w.name(s)}" for i, s in enumerate(others, 1))
-    return caps.text_limit is None or len(to_gsm7(w.t("prompt-nominate-table", options=options))) <= caps.text_limit
+    return w.limit is None or len(w.sent(w.t("prompt-nominate-table", options=options))) <= w.limit
 
 
 def prompt(view: PlayerView, table: TableInfo, catalog: Catalog, *, caps: Capabilities = PLAIN) -> Message | None:
@@ -779,8 +842,7 @@ def input_message(
     quoted = " ".join(text.split())
     if len(quoted) > _QUOTE_LIMIT:
         quoted = quoted[: _QUOTE_LIMIT - 3] + "..."
-    if caps.gsm7:
-        quoted = to_gsm7(quoted)
+    quoted = isolated(w.sent(quoted), catalog.right_to_left)
     line = w.t(problem.value, text=quoted, options=_LIST_SEPARATOR.join(options))
     return w.message(problem.value, [line, w.t("nothing-changed")])
 
@@ -909,10 +971,10 @@ def board_messages(
 
 def _one_text(w: _Words, lines: Sequence[str], order: Sequence[int]) -> list[str]:
     """As many of ``lines`` as one text holds, in their order, taken by priority (``order``: their places)."""
-    limit = w.caps.text_limit
+    limit = w.limit
     chosen: set[int] = set()
     for i in order:
-        if not chosen or limit is None or len(to_gsm7(w.join([lines[j] for j in sorted({*chosen, i})]))) <= limit:
+        if not chosen or limit is None or len(w.sent(w.join([lines[j] for j in sorted({*chosen, i})]))) <= limit:
             chosen.add(i)
     return [lines[j] for j in sorted(chosen)]
 
@@ -1037,6 +1099,318 @@ def truth_timeline(
     return w.packed("truth-title", lines, secret=False)
 
 
+# --- the replay: a game record told whole ---------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Rejected:
+    """The action a replay stopped on: its place among the record's actions, the action, the rule it broke."""
+
+    index: int
+    action: Action
+    violation: RuleViolation
+
+
+@dataclass(slots=True)
+class _Story:
+    """A replay's lines so far, and what a line needs that its event does not say."""
+
+    w: _Words
+    lines: list[str] = field(default_factory=list)
+    round: int = 0
+    roles: dict[Seat, Role] = field(default_factory=dict)
+    chancellor: Seat | None = None
+    """The Chancellor of the session under way (the enactment names them)."""
+    tracker: int = 0
+    veto_refused: bool = False
+    vote: VoteCast | None = None
+    """The vote the last line tells: the count that follows it joins that line."""
+
+    def say(self, message_id: str, **params: object) -> None:
+        """A line of the story: indented under its round, flush left before the first."""
+        text = self.w.t(message_id, **params)
+        self.lines.append(_STORY_INDENT + text if self.round else text)
+        self.vote = None
+
+    def head(self, message_id: str, **params: object) -> None:
+        """A heading (a round, the end), after an empty line."""
+        self.lines += ["", self.w.t(message_id, **params)]
+
+    def name(self, seat: Seat) -> str:
+        return self.w.name(seat)
+
+    def cards(self, policies: Iterable[Policy], separator: str = _LIST_SEPARATOR) -> str:
+        return separator.join(_letter(self.w, p) for p in policies)
+
+
+_STORY_INDENT: Final = "  "
+_Teller = Callable[[Any, _Story], None]
+_TELLERS: dict[type[Event], _Teller] = {}
+_E = TypeVar("_E", bound=Event)
+
+
+def _tells(cls: type[_E]) -> Callable[[Callable[[_E, _Story], None]], Callable[[_E, _Story], None]]:
+    def register(fn: Callable[[_E, _Story], None]) -> Callable[[_E, _Story], None]:
+        _TELLERS[cls] = fn
+        return fn
+
+    return register
+
+
+def told_events() -> frozenset[type[Event]]:
+    """Every event class ``replay_timeline`` can tell (a test checks it is every event)."""
+    return frozenset(_TELLERS)
+
+
+def _letter(w: _Words, policy: Policy) -> str:
+    """A card as the replay writes it: one letter."""
+    return w.t("replay-liberal-card" if policy is Policy.LIBERAL else "replay-fascist-card")
+
+
+def replay_timeline(
+    events: Sequence[Event],
+    table: TableInfo,
+    catalog: Catalog,
+    *,
+    said: Mapping[int, Sequence[Claim]] | None = None,
+    rejected: Rejected | None = None,
+) -> list[str]:
+    """A game record told whole, one line per event, by round (``moderator replay``): every secret included
+    (roles, hands, discards, investigation results, peeks, reshuffled orders), for reading once it is over.
+
+    A vote's anonymous count joins the line of the vote it follows. ``said[n]`` are the claims said after the
+    first ``n`` events, each told as the speaker's words in quotes, never as a fact; ``rejected`` is the
+    action the replay stopped on, told last.
+    """
+    story = _Story(_Words(table, catalog, PLAIN))
+    for count, event in enumerate(events, start=1):
+        _TELLERS[type(event)](event, story)
+        for claim in (said or {}).get(count, ()):
+            _tell_claim(claim, story)
+    if rejected is not None:
+        story.head("replay-stopped", index=rejected.index, broken=replay_rejection(rejected, table, catalog))
+    return story.lines
+
+
+def replay_rejection(rejected: Rejected, table: TableInfo, catalog: Catalog) -> str:
+    """Who tried to do what, and the rule it breaks: ``Bob cannot investigate Dee: No player may be ...``."""
+    w = _Words(table, catalog, PLAIN)
+    m = move(rejected.action)
+    kind = m.kind.value.replace("_", "-")
+    if m.kind is MoveKind.VETO_REPLY:
+        kind = "accept-veto" if m.yes else "refuse-veto"
+    attempt = w.t(
+        f"replay-cannot-{kind}",
+        name=w.name(rejected.action.seat),
+        target="" if m.target is None else w.name(m.target),
+        card="" if m.card is None else _letter(w, m.card),
+        vote=w.vote(bool(m.yes)),
+    )
+    return w.t("replay-broken", attempt=attempt, rule=w.t(f"replay-rule-{rejected.violation.code}"))
+
+
+def _tell_claim(claim: Claim, s: _Story) -> None:
+    speaker = s.name(claim.speaker)
+    match claim:
+        case SessionClaim(office=Office.PRESIDENT, hand=held, passed=passed):
+            s.say("replay-claim-president", speaker=speaker, drawn=s.cards(held), passed=s.cards(passed))
+        case SessionClaim(hand=held, passed=passed) if passed:
+            s.say("replay-claim-chancellor", speaker=speaker, received=s.cards(held), passed=s.cards(passed))
+        case SessionClaim(hand=held):
+            s.say("replay-claim-chancellor-veto", speaker=speaker, received=s.cards(held))
+        case InvestigationClaim(target=target, party=party):
+            s.say("replay-claim-investigation", speaker=speaker, target=s.name(target), party=s.w.party(party))
+        case PeekClaim(policies=policies):
+            s.say("replay-claim-peek", speaker=speaker, cards=s.cards(policies))
+        case Accusation(target=target):
+            s.say("replay-claim-accusation", speaker=speaker, target=s.name(target))
+        case Clearance(target=target):
+            s.say("replay-claim-clearance", speaker=speaker, target=s.name(target))
+        case _:
+            assert_never(claim)
+
+
+@_tells(GameStarted)
+def _tell_game(e: GameStarted, s: _Story) -> None:
+    s.lines.append(s.w.t("replay-game", players=e.players))
+
+
+@_tells(RoleDealt)
+def _tell_role(e: RoleDealt, s: _Story) -> None:
+    s.roles[e.seat] = e.role
+    known = _LIST_SEPARATOR.join(s.w.t("replay-known", name=s.name(o), role=s.w.role(r)) for o, r in e.known)
+    mid = "replay-seat-knows" if known else "replay-seat"
+    seat = s.w.t(mid, number=e.seat + 1, name=s.name(e.seat), role=s.w.role(e.role), known=known)
+    s.lines.append(_STORY_INDENT + seat)  # under the heading of the seats
+
+
+@_tells(PresidentialCandidateChosen)
+def _tell_round(e: PresidentialCandidateChosen, s: _Story) -> None:
+    s.round += 1
+    s.head("replay-round-special" if e.special_election else "replay-round", round=s.round,
+           president=s.name(e.president))
+
+
+@_tells(ChancellorNominated)
+def _tell_nominated(e: ChancellorNominated, s: _Story) -> None:
+    s.say("replay-nominated", president=s.name(e.president), chancellor=s.name(e.chancellor))
+
+
+@_tells(VoteCast)
+def _tell_vote(e: VoteCast, s: _Story) -> None:
+    s.say("replay-vote-changed" if e.changed else "replay-vote", name=s.name(e.seat), vote=s.w.vote(e.ja))
+    s.vote = e
+
+
+@_tells(VoteProgressed)
+def _tell_count(e: VoteProgressed, s: _Story) -> None:
+    vote = s.vote
+    if vote is None:  # no vote line to join
+        s.say("replay-vote-progress", cast=e.votes_cast, voters=e.voters)
+        return
+    s.lines.pop()
+    mid = "replay-vote-changed-counted" if vote.changed else "replay-vote-counted"
+    s.say(mid, name=s.name(vote.seat), vote=s.w.vote(vote.ja), cast=e.votes_cast, voters=e.voters)
+
+
+@_tells(ElectionDecided)
+def _tell_election(e: ElectionDecided, s: _Story) -> None:
+    ja = sum(1 for _, vote in e.votes if vote)
+    votes = _LIST_SEPARATOR.join(
+        s.w.t("replay-ballot", name=s.name(seat), vote=s.w.vote(vote)) for seat, vote in e.votes
+    )
+    mid = "replay-election-elected" if e.elected else "replay-election-rejected"
+    s.say(mid, votes=votes, ja=ja, nein=len(e.votes) - ja)
+
+
+@_tells(ElectionTrackerAdvanced)
+def _tell_tracker(e: ElectionTrackerAdvanced, s: _Story) -> None:
+    s.tracker = e.election_tracker
+    s.say("replay-tracker-chaos" if s.tracker >= CHAOS_AT else "replay-tracker", tracker=s.tracker)
+
+
+@_tells(ChancellorNotHitler)
+def _tell_not_hitler(e: ChancellorNotHitler, s: _Story) -> None:
+    s.say("replay-not-hitler", chancellor=s.name(e.chancellor))
+
+
+@_tells(TermLimitsCleared)
+def _tell_term_limits(e: TermLimitsCleared, s: _Story) -> None:
+    s.say("replay-term-limits")
+
+
+@_tells(LegislativeSessionStarted)
+def _tell_session(e: LegislativeSessionStarted, s: _Story) -> None:
+    s.chancellor, s.veto_refused = e.chancellor, False
+    mid = "replay-session-veto" if e.veto_unlocked else "replay-session"
+    s.say(mid, president=s.name(e.president), chancellor=s.name(e.chancellor))
+
+
+@_tells(PoliciesDrawn)
+def _tell_drawn(e: PoliciesDrawn, s: _Story) -> None:
+    s.say("replay-drawn", president=s.name(e.president), cards=s.cards(e.policies))
+
+
+@_tells(PolicyDiscarded)
+def _tell_discarded(e: PolicyDiscarded, s: _Story) -> None:
+    s.say("replay-discarded", name=s.name(e.seat), card=s.cards((e.policy,)))
+
+
+@_tells(PoliciesHandedOver)
+def _tell_handed_over(e: PoliciesHandedOver, s: _Story) -> None:
+    s.say("replay-handed-over", president=s.name(e.president), chancellor=s.name(e.chancellor))
+
+
+@_tells(PoliciesReceived)
+def _tell_received(e: PoliciesReceived, s: _Story) -> None:
+    mid = "replay-kept" if s.veto_refused else "replay-received-veto" if e.veto_allowed else "replay-received"
+    s.say(mid, chancellor=s.name(e.chancellor), cards=s.cards(e.policies))
+
+
+@_tells(VetoProposed)
+def _tell_veto(e: VetoProposed, s: _Story) -> None:
+    s.say("replay-veto-proposed", chancellor=s.name(e.chancellor))
+
+
+@_tells(VetoAnswered)
+def _tell_veto_answer(e: VetoAnswered, s: _Story) -> None:
+    s.veto_refused = not e.accepted
+    s.say("replay-veto-accepted" if e.accepted else "replay-veto-refused", president=s.name(e.president))
+
+
+@_tells(PolicyEnacted)
+def _tell_enacted(e: PolicyEnacted, s: _Story) -> None:
+    tracker, chancellor = s.tracker, s.chancellor
+    s.tracker, s.chancellor = 0, None  # an enactment ends the session and puts the tracker back to 0
+    policy = s.w.t("replay-a-liberal-policy" if e.policy is Policy.LIBERAL else "replay-a-fascist-policy")
+    track = s.w.t("replay-track", liberal=e.liberal_policies, fascist=e.fascist_policies)
+    if e.by_chaos:  # a power the policy would grant is ignored
+        power = power_for(len(s.w.table.names), e.fascist_policies) if e.policy is Policy.FASCIST else None
+        s.say("replay-chaos" if power is None else "replay-chaos-power", policy=policy, track=track, tracker=tracker,
+              power="" if power is None else s.w.catalog.term(power.value))
+        return
+    assert chancellor is not None, "a government enacts in its session"
+    s.say("replay-enacted-reset" if tracker else "replay-enacted", chancellor=s.name(chancellor), policy=policy,
+          track=track, tracker=tracker)
+
+
+@_tells(VetoUnlocked)
+def _tell_veto_unlocked(e: VetoUnlocked, s: _Story) -> None:
+    s.say("replay-veto-unlocked")
+
+
+@_tells(DeckReshuffled)
+def _tell_reshuffled(e: DeckReshuffled, s: _Story) -> None:
+    s.say("replay-reshuffled", count=e.draw_pile)
+
+
+@_tells(DrawPileShuffled)
+def _tell_new_pile(e: DrawPileShuffled, s: _Story) -> None:
+    s.say("replay-new-pile", order=s.cards(e.order, separator=""))
+
+
+@_tells(PresidentialPowerGranted)
+def _tell_power(e: PresidentialPowerGranted, s: _Story) -> None:
+    s.say("replay-power", president=s.name(e.president), power=s.w.catalog.term(e.power.value))
+
+
+@_tells(LoyaltyInvestigated)
+def _tell_investigates(e: LoyaltyInvestigated, s: _Story) -> None:
+    s.say("replay-investigates", president=s.name(e.president), target=s.name(e.target))
+
+
+@_tells(PartyMembershipSeen)
+def _tell_membership(e: PartyMembershipSeen, s: _Story) -> None:
+    s.say("replay-membership", president=s.name(e.president), target=s.name(e.target), party=s.w.party(e.party))
+
+
+@_tells(SpecialElectionCalled)
+def _tell_special_election(e: SpecialElectionCalled, s: _Story) -> None:
+    s.say("replay-special-election", president=s.name(e.president), target=s.name(e.target))
+
+
+@_tells(PolicyPeekUsed)
+def _tell_peek(e: PolicyPeekUsed, s: _Story) -> None:
+    s.say("replay-peek", president=s.name(e.president))
+
+
+@_tells(TopPoliciesSeen)
+def _tell_peeked(e: TopPoliciesSeen, s: _Story) -> None:
+    s.say("replay-peeked", president=s.name(e.president), cards=s.cards(e.policies))
+
+
+@_tells(PlayerExecuted)
+def _tell_executed(e: PlayerExecuted, s: _Story) -> None:
+    role = s.roles[e.target]
+    mid = "replay-executed-hitler" if role is Role.HITLER else "replay-executed-not-hitler"
+    s.say(mid, president=s.name(e.president), target=s.name(e.target), role=s.w.role(role))
+
+
+@_tells(GameEnded)
+def _tell_end(e: GameEnded, s: _Story) -> None:
+    s.head(f"replay-won-{e.winner.value}-{e.reason.value.replace('_', '-')}")
+
+
 # --- claims: what players say ------------------------------------------------------------------------------
 
 
@@ -1050,10 +1424,10 @@ def claim_messages(
     w = _Words(table, catalog, caps)
     header = w.t("claims-header")
     chunks: list[list[str]] = [[header]]
-    limit = caps.text_limit
+    limit = w.limit
     for claim in said:
         line = _claim_line(claim, board, w)
-        if limit is not None and len(chunks[-1]) > 1 and len(w.join([*chunks[-1], line])) > limit:
+        if limit is not None and len(chunks[-1]) > 1 and len(w.sent(w.join([*chunks[-1], line]))) > limit:
             chunks.append([header])
         chunks[-1].append(line)
     return [w.message("claims-header", chunk) for chunk in chunks]
@@ -1108,12 +1482,12 @@ def help_messages(catalog: Catalog, *, caps: Capabilities = PLAIN, host: bool = 
     if not w.compact:
         lines += [w.t("help-line", word=word, what=w.t(f"word-{verb.value}")) for verb, word in shown]
         return [w.message("help", lines)]
-    limit = caps.text_limit or SMS_LIMIT
+    limit = w.limit or SMS_LIMIT
     for mid, who in (("help-anyone", False), ("help-host", True)):
         words = [word for verb, word in shown if (RULES[verb].who is Who.HOST) is who]
         while words:  # as many words as fit one text with the line's own words
             take = len(words)
-            while take > 1 and len(w.t(mid, words=", ".join(words[:take]))) > limit:
+            while take > 1 and len(w.sent(w.t(mid, words=", ".join(words[:take])))) > limit:
                 take -= 1
             lines.append(w.t(mid, words=", ".join(words[:take])))
             words = words[take:]
