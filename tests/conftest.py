@@ -1,4 +1,5 @@
-"""Fixtures every test module may ask for by name: a Telegram bot, ``serve``'s app, a browser table, Chromium.
+"""Fixtures every test module may ask for by name: a Telegram bot, ``serve``'s app, a browser table, Chromium,
+catalogs read from a folder of the test's own.
 
 Async tests are ``async def test_...`` in a module marked ``pytestmark = pytest.mark.anyio`` (AnyIO's pytest
 plugin, which Starlette's AnyIO brings): each runs on a fresh asyncio loop, with its async fixtures on the same
@@ -10,13 +11,15 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from moderator.app import create_app
+from moderator.catalog import ENV_VAR, clear_cache
 from moderator.settings import Settings
 from tests.fake_twilio import FakeTwilio
 from tests.serve_app import LOCAL, Server, TestClient, WebhookBotAPI, env
@@ -75,6 +78,24 @@ def table(tmp_path: Path) -> Iterator[WebTable]:
     """``serve``'s app with the browser channel on, on a fresh database; its host's browser is ``.host``."""
     with WebTable(tmp_path / "web.db") as wt:
         yield wt
+
+
+@pytest.fixture
+def catalogs_in() -> Callable[[Path], AbstractContextManager[None]]:
+    """``with catalogs_in(folder):`` reads every catalog from ``folder`` (``MODERATOR_MESSAGES``, the cache cleared
+    on the way in and out); after the block, failed or not, the bundled catalogs again."""
+
+    @contextmanager
+    def reading(folder: Path) -> Iterator[None]:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv(ENV_VAR, str(folder))
+            clear_cache()
+            try:
+                yield
+            finally:
+                clear_cache()
+
+    return reading
 
 
 @pytest.fixture(scope="session")
