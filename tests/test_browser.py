@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import random
 import re
-import socket
 import sqlite3
 import threading
 import time
@@ -25,6 +24,7 @@ import pytest
 from moderator.app import create_app
 from moderator.catalog import Catalog
 from moderator.settings import Settings
+from tests.serve_driver import free_port
 
 NAMES = ("Ann", "Bob", "Cy", "Dee", "Eve")
 
@@ -42,9 +42,7 @@ class Server:
         import uvicorn
 
         self.db = db
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            self.port = probe.getsockname()[1]
+        self.port = free_port()
         settings = Settings.load({"MODERATOR_DB": str(db), "MODERATOR_WEB": "on"}, cwd=db.parent)
         self.app = create_app(settings, deliver=False)
         config = uvicorn.Config(self.app, host="127.0.0.1", port=self.port,
