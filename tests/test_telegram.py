@@ -223,8 +223,7 @@ async def test_a_player_who_never_opened_the_bot_is_named_and_the_table_waits(te
     names = NAMES[:5]
     host = names[0]
     t.api.never_opened.add(t.chat_of(host))  # opens the table in the group, never the private chat
-    await t.open_and_join(names, group=GROUP)
-    await t.say(host, "/startgame", chat=GROUP)
+    await t.open_and_start(names, group=GROUP)  # names[0] is the host
     await t.settle()
     unreachable = EN.text("player-unreachable", name=host)
     assert sum(unreachable in text for text in t.api.texts(GROUP["id"])) == 1
