@@ -13,7 +13,7 @@ from typing import Any
 from moderator.channels import Capabilities, Delivered, Kind, Outbound, PermanentFailure, Result, TemporaryFailure
 from moderator.commands import Choose, Command, Inbound, Join, OpenTable, Start
 from moderator.delivery import Sender
-from moderator.engine import Phase, awaiting
+from moderator.engine import GameState, Phase, awaiting
 from moderator.service import Service
 from moderator.store import Store
 from moderator.tables import Table
@@ -192,6 +192,18 @@ class Harness:
         table = self.service.table(table_id)
         assert table is not None
         return table
+
+    def state(self, table_id: str) -> GameState:
+        """The game of a table that has one (a test's premise: asserted)."""
+        state = self.table(table_id).state
+        assert state is not None, f"table {table_id} has no game"
+        return state
+
+    def president(self, table_id: str) -> int:
+        """The seat of the President or Presidential Candidate of a table's game (asserted to have one)."""
+        president = self.state(table_id).president
+        assert president is not None, f"table {table_id} has no President"
+        return president
 
     def address_of(self, table_id: str, seat: int) -> str:
         return self.table(table_id).seats[seat].address

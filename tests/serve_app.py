@@ -11,6 +11,9 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+from starlette.applications import Starlette
+from starlette.datastructures import State
+
 from moderator.transports.telegram import SECRET_HEADER
 from tests.fake_telegram import TOKEN, FakeBotAPI, private_chat, user
 from tests.fake_twilio import ACCOUNT_SID, AUTH_TOKEN, OUR_NUMBER, PUBLIC_URL, FakeTwilio, incoming, signature
@@ -51,16 +54,11 @@ def env(db: Path, **extra: str) -> dict[str, str]:
     }
 
 
-class Server:
-    """The app under a TestClient, with handles on the fakes and the database file."""
+class Updates:
+    """The updates Telegram sends for people typing to the bot, numbered as Telegram numbers them."""
 
-    def __init__(self, client: TestClient, api: WebhookBotAPI, twilio: FakeTwilio, db: Path) -> None:
-        self.client, self.api, self.twilio, self.db = client, api, twilio, db
+    def __init__(self) -> None:
         self.ids = itertools.count(1)
-
-    def update(self, body: dict[str, Any], *, secret: str | None = SECRET) -> int:
-        headers = {SECRET_HEADER: secret} if secret is not None else {}
-        return int(self.client.post(HOOK, json=body, headers=headers).status_code)
 
     def say(self, person: dict[str, Any], text: str, update_id: int | None = None) -> dict[str, Any]:
         message: dict[str, Any] = {"message_id": next(self.ids), "from": person, "chat": private_chat(person),
@@ -69,13 +67,27 @@ class Server:
             message["entities"] = [{"type": "bot_command", "offset": 0, "length": len(text.split()[0])}]
         return {"update_id": update_id if update_id is not None else next(self.ids) + 1000, "message": message}
 
+
+class Server(Updates):
+    """The app under a TestClient, with handles on the fakes and the database file."""
+
+    def __init__(self, client: TestClient, api: WebhookBotAPI, twilio: FakeTwilio, db: Path) -> None:
+        super().__init__()
+        self.client, self.api, self.twilio, self.db = client, api, twilio, db
+
+    def update(self, body: dict[str, Any], *, secret: str | None = SECRET) -> int:
+        headers = {SECRET_HEADER: secret} if secret is not None else {}
+        return int(self.client.post(HOOK, json=body, headers=headers).status_code)
+
     def text(self, sender: str, body: str, sid: str, *, token: str = AUTH_TOKEN) -> int:
         form = incoming(sender, body, sid)
         headers = {"X-Twilio-Signature": signature(SMS_URL, form, token)}
         return int(self.client.post("/sms", data=form, headers=headers).status_code)
 
-    def app_state(self) -> Any:
-        return self.client.app.state  # type: ignore[attr-defined]
+    def app_state(self) -> State:
+        app = self.client.app
+        assert isinstance(app, Starlette)  # create_app's, which the TestClient runs as it is
+        return app.state
 
     def rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         with sqlite3.connect(self.db) as conn:

@@ -62,7 +62,9 @@ class Serving:
 
     def rss_kb(self) -> int:
         status = Path(f"/proc/{self.pid}/status").read_text()
-        return int(re.search(r"VmRSS:\s+(\d+)", status).group(1))  # type: ignore[union-attr]
+        found = re.search(r"VmRSS:\s+(\d+)", status)
+        assert found is not None, status
+        return int(found.group(1))
 
     def lines(self) -> list[str]:
         return self.log.read_text(errors="replace").splitlines()

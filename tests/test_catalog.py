@@ -297,7 +297,7 @@ def test_every_message_id_is_used_and_every_used_id_exists() -> None:
             for table_votes in (False, True):
                 table = TableInfo(worst_names(), theme, table_votes=table_votes)
                 corpus(table, catalog, sms=sms)  # a missing id or param raises KeyError here
-            used |= {mid for mid, _ in catalog.log}  # type: ignore[attr-defined]
+            used |= {mid for mid, _ in catalog.log}
     # pages, console, a repeat's words, an SMS not saved
     used |= SERVICE_IDS | set(WEB_MESSAGES) | set(CONSOLE_MESSAGES) | {REPEAT_MESSAGE, NOT_STORED_MESSAGE}
     used |= replay_ids()  # `moderator replay`'s timeline
@@ -314,7 +314,7 @@ def test_every_sms_variant_is_sent_by_sms() -> None:
         catalog = recording(theme, lang)
         for table_votes in (False, True):
             corpus(TableInfo(worst_names(), theme, table_votes=table_votes), catalog, sms=True)
-        used |= {mid for mid, _ in catalog.log}  # type: ignore[attr-defined]
+        used |= {mid for mid, _ in catalog.log}
     assert set(REFERENCE.sms) <= used | SERVICE_IDS, sorted(set(REFERENCE.sms) - used - SERVICE_IDS)
 
 

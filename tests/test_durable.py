@@ -18,7 +18,7 @@ from moderator.settings import Settings
 from moderator.transports.telegram import Poller, callback
 from tests.fake_telegram import private_chat
 from tests.fake_twilio import FakeTwilio
-from tests.serve_app import ANN, LOCAL, SMS_URL, Server, WebhookBotAPI, env, open_table
+from tests.serve_app import ANN, LOCAL, SMS_URL, Server, Updates, WebhookBotAPI, env, open_table
 from tests.telegram_table import TelegramTable
 
 with warnings.catch_warnings():
@@ -188,7 +188,7 @@ def _prompts(tmp_path: Path) -> int:
 
 
 def _table_waiting_for_ann(tmp_path: Path, clock: Clock) -> None:
-    s = Server(None, None, None, tmp_path)  # type: ignore[arg-type]
+    s = Updates()
     updates = [s.say(ANN, "/newgame"), s.say(ANN, "/computers 4"), s.say(ANN, "/startgame")]
     _run(tmp_path, clock, *updates)
     assert _prompts(tmp_path) >= 1, "the table waits for Ann (computers decide at once)"
@@ -252,7 +252,7 @@ def test_start_pressed_again_brings_the_decision_the_table_waits_for(tmp_path: P
     clock = Clock()
     _table_waiting_for_ann(tmp_path, clock)
     before = _prompts(tmp_path)
-    s = Server(None, None, None, tmp_path)  # type: ignore[arg-type]
+    s = Updates()
     _run(tmp_path, clock, s.say(ANN, "/start", update_id=50_000))
     assert _prompts(tmp_path) == before + 1
 

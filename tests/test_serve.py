@@ -601,7 +601,7 @@ def test_serve_stops_cleanly_on_sigterm_and_says_where_it_serves(tmp_path: Path)
     process = subprocess.Popen([sys.executable, "-m", "moderator", "serve"], env=env, stdout=subprocess.DEVNULL,
                                stderr=subprocess.PIPE, text=True)
     try:
-        wait_healthy(port, process)  # type: ignore[arg-type]
+        wait_healthy(port, process)
         process.send_signal(signal.SIGTERM)
         _, err = process.communicate(timeout=60)
     finally:

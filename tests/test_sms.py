@@ -474,8 +474,8 @@ def test_a_number_answers_the_prompt_the_phone_was_sent_not_one_still_on_its_way
     open_table(p, NAMES[:5])
     p.text(number(0), "GO")
     table = p.table_of(number(0))
-    assert table.state is not None
-    president = table.seats[table.state.president].address  # type: ignore[index]
+    assert table.state is not None and table.state.president is not None
+    president = table.seats[table.state.president].address
     prompt = last_prompt(p, president)
     labels = options_of(prompt)
     p.text(president, "2")

@@ -289,6 +289,7 @@ def test_a_call_that_times_out_is_cancelled_before_it_is_retried(monkeypatch: py
         landed.append("sent")
 
     try:
+        # No Bot: _call runs the coroutine it is given and never touches one (a real Bot would need a network).
         channel = telegram_transport.TelegramChannel(None, loop)  # type: ignore[arg-type]
         with pytest.raises(TimeoutError):
             channel._call(slow_send())

@@ -164,6 +164,7 @@ def test_only_the_president_then_the_chancellor_act_in_the_session():
 def test_a_card_named_by_its_letter_enacts_that_card() -> None:
     """Item 55: the Chancellor enacts the card chosen, even when it is named by its record letter."""
     state, _ = play(rigged(5, deck="FLF" + "F" * 9 + "L" * 5), elect(1))
+    # Both "F"s below are a record's letter, not a Policy: what a record hands the engine (this test's point).
     state, _ = apply(state, DiscardPolicy(0, "F"))  # type: ignore[arg-type]
     assert state.hand == (F, L)
     state, _ = apply(state, EnactPolicy(1, "F"))  # type: ignore[arg-type]

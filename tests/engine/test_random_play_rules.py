@@ -50,6 +50,7 @@ def test_random_games_follow_the_rules_model():
         last_gov: tuple[int, int] | None = None
         veto_refused = False
         for before, after, events in game[1:]:
+            assert before is not None  # only the opening has no state before it
             n = before.players
             chaos = any(isinstance(e, ev.PolicyEnacted) and e.by_chaos for e in events)
 
