@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import html
 import json
 import logging
 import re
@@ -63,7 +62,7 @@ from .guard import (
     secret_values,
     trusted_proxies_setting,
 )
-from .qr import qr_element, qr_text
+from .qr import qr_text
 from .service import Service
 from .settings import Settings
 from .store import SerialStore, Store, WriteWatch, storage_fault
@@ -504,15 +503,7 @@ async def join_page(request: Request) -> Response:
     browser = web.CHANNEL in wiring.running and table.status is Status.LOBBY
     if not ways and not browser:
         return PlainTextResponse("Not Found", status_code=404)
-    parts = [
-        f'<section><h2>{html.escape(way.title)}</h2><p><a href="{html.escape(way.link)}">{html.escape(way.label)}'
-        f"</a></p>{qr_element(way.link)}</section>"
-        for way in ways
-    ]
-    if browser:
-        parts.insert(0, web.join_section(request, code, table.theme))
-    # The page in the browser's language among the table's, styled as every other page (the button included).
-    return web.page(request, code, f"<h1>\U0001fa91 {html.escape(code)}</h1>" + "\n".join(parts), table.theme)
+    return web.join_page(request, code, table.theme, ways, wiring.pages.limits(), browser=browser)
 
 
 def _logging() -> None:

@@ -4,10 +4,11 @@ and what the service hears about reachability (an opted-out phone, a blocked bot
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import replace
+from typing import Final
 
-from .catalog import DEFAULT_LANGUAGE, Catalog, UnknownCatalog, sms_segments
+from .catalog import DEFAULT_LANGUAGE, Catalog, UnknownCatalog, languages, own_name, sms_segments
 from .channels import Kind
 from .commands import HostCommand
 from .context import Context
@@ -26,43 +27,48 @@ from .fanout import (
 from .lobby import CODE_ALPHABET, CODE_LENGTH, MOVE_CODES, pass_host, rematch, show_lobby
 from .names import match_name
 from .outbox import COMPUTER_CHANNEL, Outgoing, Reply
+from .render import isolated
 from .store import TableStatus
 from .tables import HOST_LANGUAGE, LIVE, OPTED_OUT, PUBLIC_LANGUAGE, STOPPED_HOST, Table, recall
+
+GAME_CONTROLS: Final[Mapping[TableStatus, tuple[HostCommand, ...]]] = {
+    TableStatus.PLAYING: (HostCommand.PAUSE, HostCommand.NUDGE, HostCommand.END),
+    TableStatus.PAUSED: (HostCommand.RESUME, HostCommand.END),
+    TableStatus.OVER: (HostCommand.REMATCH,),
+}
+"""The host's controls of a game that each table status takes, in the order a page offers them; the others are
+refused in that status, on every channel."""
+_BY_STATUS: Final = frozenset(c for controls in GAME_CONTROLS.values() for c in controls)
+
+
+def game_controls(status: TableStatus) -> tuple[HostCommand, ...]:
+    """The host's controls of the game a table in ``status`` takes (``GAME_CONTROLS``)."""
+    return GAME_CONTROLS.get(status, ())
 
 
 def host_command(ctx: Context, table: Table, command: HostCommand, reply: Reply, out: Outgoing) -> None:
     """One host control."""
     now = out.now
     theme = table.row.theme
-    status = table.status
+    if command in _BY_STATUS and command not in game_controls(table.status):
+        say(ctx, out, reply, theme, "nothing-to-nudge" if command is HostCommand.NUDGE else "game-not-started")
+        return
     match command:
         case HostCommand.PAUSE:
-            if status is not TableStatus.PLAYING:
-                say(ctx, out, reply, theme, "game-not-started")
-                return
             table.set_status(ctx.store, TableStatus.PAUSED, now)
             tell(ctx, table, out, "game-paused")
         case HostCommand.RESUME:
-            if status is not TableStatus.PAUSED:
-                say(ctx, out, reply, theme, "game-not-started")
-                return
             table.set_status(ctx.store, TableStatus.PLAYING, now)
             tell(ctx, table, out, "game-resumed")
             nudge(ctx, table, reply, out)
         case HostCommand.NUDGE:
             nudge(ctx, table, reply, out)
         case HostCommand.END:
-            if status not in LIVE:
-                say(ctx, out, reply, theme, "game-not-started")
-                return
             table.set_status(ctx.store, TableStatus.OVER, now)
             tell(ctx, table, out, "game-ended-by-host", kind=Kind.END)
             if table.state is not None:  # the game is over: who was who is no longer a secret
                 reveal_roles(ctx, table, out)
         case HostCommand.REMATCH:
-            if status is not TableStatus.OVER:
-                say(ctx, out, reply, theme, "game-not-started")
-                return
             rematch(ctx, table, reply, out)
         case HostCommand.PUBLIC_TO_HOST | HostCommand.PUBLIC_TO_ALL:
             to_host = command is HostCommand.PUBLIC_TO_HOST
@@ -145,10 +151,13 @@ def set_language(ctx: Context, table: Table, seat: int | None, lang: str, reply:
                  group: bool = False, host: bool = False) -> None:
     """The sender's language; typed in the table's group by the host, the group's too. A host without a seat
     (who only runs the table) sets the host's language, which a table without a group shows (its screen)."""
+    if not lang:
+        say(ctx, out, reply, table.row.theme, "languages", language=reply.language, languages=choices(ctx, reply))
+        return
     try:
         Catalog.load(table.row.theme, lang)
     except UnknownCatalog:
-        say(ctx, out, reply, table.row.theme, "unknown-language", language=lang)
+        say(ctx, out, reply, table.row.theme, "unknown-language", language=lang, languages=choices(ctx, reply))
         return
     if seat is not None:
         table.seats[seat] = replace(table.seats[seat], language=lang)
@@ -158,6 +167,15 @@ def set_language(ctx: Context, table: Table, seat: int | None, lang: str, reply:
     if group:
         table.set_option(ctx.store, out.now, **{PUBLIC_LANGUAGE: lang})
     say(ctx, out, Reply(reply.channel, reply.address, lang), table.row.theme, "language-set", language=lang)
+
+
+def choices(ctx: Context, reply: Reply) -> str:
+    """Every language a catalog speaks, by its code, and by its own name too where a message has room (not one SMS):
+    ``de (Deutsch), en (English), es (español), fa (فارسی)``."""
+    if ctx.caps(reply.channel).text_limit is not None:
+        return ", ".join(languages())
+    # The list runs left to right (its codes are Latin): a name written right to left is isolated in it.
+    return ", ".join(f"{lang} ({isolated(own_name(lang), rtl=False)})" for lang in languages())
 
 
 def set_theme(ctx: Context, table: Table, theme: str, reply: Reply, out: Outgoing) -> None:

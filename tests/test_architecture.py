@@ -43,10 +43,9 @@ def imports(path: Path) -> set[str]:
                 target = node.module or ""
             if not target.startswith("moderator"):
                 continue
-            found.add(target)
-            for alias in node.names:  # ``from . import render`` imports a module
-                if f"{target}.{alias.name}" in MODULES:
-                    found.add(f"{target}.{alias.name}")
+            # ``from . import render`` imports a module, and nothing of the package it is in.
+            modules = {f"{target}.{alias.name}" for alias in node.names} & MODULES.keys()
+            found |= modules if len(modules) == len(node.names) else {*modules, target}
     return found
 
 
@@ -139,3 +138,29 @@ def test_a_channel_imports_only_the_port_and_what_carries_no_game_logic() -> Non
     # The web server's guards are plumbing: they reach none of the service's side.
     for name in ("moderator.guard", "moderator.limits"):
         assert GRAPH[name] <= {"moderator.limits"}, name
+
+
+def test_the_architecture_doc_names_every_room_of_the_web_channel_and_only_what_is_in_them() -> None:
+    import importlib
+    import re
+
+    doc = (PACKAGE.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    section = doc.split("## The web channel", 1)[1].split("\n## ", 1)[0]
+    rooms = set(re.findall(r"^\| `(\w+)\.py` \|", section, flags=re.M))
+    assert rooms == {p.stem for p in (PACKAGE / "transports" / "web").glob("*.py")}
+    # Every function or class named as ``room.name``, and every method as ``Class.name`` of a room's class, is
+    # there: a renamed one is renamed here too.
+    modules = {room: importlib.import_module(f"moderator.transports.web.{room}") for room in rooms - {"__init__"}}
+    classes = {name: value for module in modules.values() for name, value in vars(module).items()
+               if isinstance(value, type) and value.__module__ == module.__name__}
+    named = [(head, rest) for head, rest in re.findall(r"`(\w+)\.(\w+(?:\.\w+)?)`", section) if rest != "py"]
+    checked = 0
+    for head, rest in named:
+        target: object = modules.get(head) or classes.get(head)
+        if target is None:
+            continue  # of another package (``game.decide``, ``Service.handle``)
+        for name in rest.split("."):
+            assert hasattr(target, name), f"{head}.{rest}"
+            target = getattr(target, name)
+        checked += 1
+    assert checked >= 30

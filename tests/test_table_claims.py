@@ -121,12 +121,18 @@ def _owing(table: Table) -> set[int]:
     return {s for s in awaiting(table.state) if not table.seats[s].computer}
 
 
-def test_a_person_claims_by_typing_and_the_table_hears_it_with_the_next_result() -> None:
+def ann_and_bob_started() -> tuple[Harness, str]:
+    """A started table of two people (Ann, the host, and Bob) and five computer players."""
     h = Harness(seed=5)
     table_id, code = h.open("p0", "Ann")
     h.send("p1", Join(code, "Bob"))
     h.send("p0", AddComputers(5))
     h.start(table_id)
+    return h, table_id
+
+
+def test_a_person_claims_by_typing_and_the_table_hears_it_with_the_next_result() -> None:
+    h, table_id = ann_and_bob_started()
     command = grammar().parse("accuse Bob")
     assert command == Speak("accuse", "Bob")
     before = len(h.channel.inbox("p1"))
@@ -146,15 +152,23 @@ def test_a_person_claims_by_typing_and_the_table_hears_it_with_the_next_result()
 
 
 def test_a_claim_that_does_not_fit_what_the_seat_did_is_refused() -> None:
-    h = Harness(seed=5)
-    table_id, code = h.open("p0", "Ann")
-    h.send("p1", Join(code, "Bob"))
-    h.send("p0", AddComputers(5))
-    h.start(table_id)
+    h, table_id = ann_and_bob_started()
     for typed in ("claim FFL FL", "claim Bob fascist", "accuse Ann", "accuse Nobody", "claim ZZZ"):
         h.send("p0", grammar().parse(typed) or Speak("claim", typed), raw=typed)
         assert h.channel.ids("p0")[-1] == "claim-refused", typed
     assert h.table(table_id).said == []
+
+
+def test_a_claim_is_read_up_to_the_same_length_on_every_channel_as_the_page_field_takes() -> None:
+    h, table_id = ann_and_bob_started()
+    limit = h.service.pages.limits().claim_length
+    # What is typed past the limit is not read: here it would name a second player and make the claim no claim.
+    typed = "Bob".ljust(limit) + "Ann"
+    h.send("p0", Speak("accuse", typed), raw=f"accuse {typed}")
+    assert h.channel.ids("p0")[-1] == "claim-noted"
+    assert h.table(table_id).said[-1].claim == Accusation(0, 1)
+    h.send("p0", Speak("accuse", typed[:limit - 2] + "Ann"), raw="accuse")  # within the limit: read whole
+    assert h.channel.ids("p0")[-1] == "claim-refused"
 
 
 # --- the table screen ---------------------------------------------------------------------------------------

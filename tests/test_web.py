@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from moderator import render
 from moderator.catalog import Catalog
+from moderator.commands import HostCommand
 from moderator.engine import Role, awaiting, view_for
 from moderator.limits import JOIN_GUESSES_AT_ONCE, PIN_GUESSES
 from moderator.render import InputProblem
@@ -26,12 +27,6 @@ from moderator.transports import web
 from tests.web_table import TestClient, WebTable, browser_beside, choices, every_channel, text_of
 
 NAMES = ("Ann", "Bob", "Cy", "Dee", "Eve")
-
-
-@pytest.fixture
-def table(tmp_path: Path) -> WebTable:
-    with WebTable(tmp_path / "web.db") as wt:
-        yield wt
 
 
 def five_started(wt: WebTable) -> tuple[str, dict[str, TestClient]]:
@@ -205,7 +200,7 @@ def test_the_host_orders_and_removes_seats_from_the_lobby(table: WebTable) -> No
 
 
 def test_the_event_stream_carries_no_content(table: WebTable, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(web, "STREAM_SECONDS", 0.3)
+    monkeypatch.setattr(web.live, "STREAM_SECONDS", 0.3)  # the event stream's room
     table_id, _code = table.open("Ann")
     body = table.device().get(f"/table/{table_id}/events").text
     assert set(filter(None, body.split("\n"))) <= {"retry: 500", "data: changed", ":"}
@@ -227,7 +222,8 @@ def test_browser_telegram_and_sms_seats_play_one_game_together(tmp_path: Path) -
     import json
 
     from moderator.transports.telegram import callback
-    from tests.test_serve import ANN, open_table, private_chat
+    from tests.fake_telegram import private_chat
+    from tests.serve_app import ANN, open_table
 
     with every_channel(tmp_path) as s:
         app = s.client.app
@@ -283,7 +279,7 @@ HOSTILE = st.one_of(st.binary(max_size=600), st.text(max_size=300).map(str.encod
        content_type=st.sampled_from(["application/x-www-form-urlencoded", "multipart/form-data; boundary=x",
                                      "text/plain", "application/json", None]))
 def test_hostile_requests_to_the_pages_never_give_a_5xx_nor_change_the_game(
-    game: tuple[WebTable, str, object], body: bytes, route: str, content_type: str | None
+    game: tuple[WebTable, str, TestClient], body: bytes, route: str, content_type: str | None
 ) -> None:
     table, table_id, phone = game
     before = (table.service.table(table_id).state.step, table.service.table(table_id).names, table.status(table_id))
@@ -308,7 +304,7 @@ def test_hostile_requests_to_the_pages_never_give_a_5xx_nor_change_the_game(
 
 
 @pytest.fixture
-def game(table: WebTable) -> tuple[WebTable, str, object]:
+def game(table: WebTable) -> tuple[WebTable, str, TestClient]:
     """A 5-player game under way; one of its phones."""
     table_id, phones = five_started(table)
     return table, table_id, phones[NAMES[0]]
@@ -319,7 +315,7 @@ def test_a_table_opened_on_telegram_links_its_table_screen(tmp_path: Path) -> No
     import time
 
     from tests.fake_twilio import OUR_NUMBER, PUBLIC_URL
-    from tests.test_serve import ANN, open_table
+    from tests.serve_app import ANN, open_table
 
     with every_channel(tmp_path, deliver=True) as s:
         api, client = s.api, s.client
@@ -346,7 +342,9 @@ def test_a_table_opened_on_telegram_links_its_table_screen(tmp_path: Path) -> No
         assert f'href="{PUBLIC_URL}/tv/{code}"' in screen and screen.count("<svg") == 4
 
 
-def test_numbers_too_long_to_be_a_decision_or_a_seat_are_refused_quietly(game: tuple[WebTable, str, object]) -> None:
+def test_numbers_too_long_to_be_a_decision_or_a_seat_are_refused_quietly(
+    game: tuple[WebTable, str, TestClient]
+) -> None:
     table, table_id, phone = game
     step = table.service.table(table_id).state.step
     huge = "9" * 5000  # int() of this many digits raises in Python 3.11
@@ -356,7 +354,9 @@ def test_numbers_too_long_to_be_a_decision_or_a_seat_are_refused_quietly(game: t
     assert table.service.table(table_id).state.step == step
 
 
-def test_the_table_screen_says_when_the_game_is_paused_or_ended_by_the_host(game: tuple[WebTable, str, object]) -> None:
+def test_the_table_screen_says_when_the_game_is_paused_or_ended_by_the_host(
+    game: tuple[WebTable, str, TestClient]
+) -> None:
     table, table_id, _ = game
     catalog = Catalog.load("classic", "en")
     table.host_do(table_id, "pause")
@@ -414,7 +414,7 @@ def test_a_rematch_starts_a_new_feed(table: WebTable) -> None:
 def test_a_browser_seat_at_a_table_whose_results_go_to_a_telegram_group_sees_them_on_its_page(
         tmp_path: Path) -> None:
     from tests.fake_telegram import group_chat
-    from tests.test_serve import ANN
+    from tests.serve_app import ANN
 
     with every_channel(tmp_path) as s:
         app = s.client.app
@@ -511,7 +511,9 @@ def test_a_tap_sent_in_the_background_is_answered_counted_and_a_retry_says_it_is
 def _unwritable(wt: WebTable, on: bool) -> None:
     """The database as a full or read-only disk (or a lock held too long) leaves it: no write commits."""
     store = wt.app.state.store
-    wt.host.portal.call(lambda: store.execute(f"PRAGMA query_only={'ON' if on else 'OFF'}"))  # type: ignore[attr-defined]
+    portal = wt.host.portal
+    assert portal is not None  # the app is running
+    portal.call(lambda: store.execute(f"PRAGMA query_only={'ON' if on else 'OFF'}"))
 
 
 def test_a_tap_that_cannot_be_stored_says_not_saved_tap_again_and_the_tap_again_counts(table: WebTable) -> None:
@@ -737,3 +739,57 @@ def test_a_seats_own_controls_sent_in_the_background_are_answered_and_leaving_go
     left = ann.post(f"/play/{table_id}", data={"do": "leave", "nonce": "l1.x"}, headers=sent)
     assert left.json()["counted"] and left.json()["next"] == f"/join/{code}"
     assert table.service.table(table_id).names == ()
+
+
+def test_every_field_takes_as_many_characters_as_the_service_reads(table: WebTable) -> None:
+    from moderator.game import CLAIM_LENGTH
+    from moderator.names import NAME_LIMIT
+
+    def lengths(page: str, field: str) -> set[str]:
+        return set(re.findall(rf'<input name="{field}" maxlength="(\d+)"', page))
+
+    assert lengths(table.host.get("/").text, "name") == {str(NAME_LIMIT)}  # the host's name
+    table_id, code = table.open("Host")
+    assert lengths(table.host.get(f"/host/{table_id}/live").text, "name") == {str(NAME_LIMIT)}  # a player added
+    assert lengths(table.host.get(f"/join/{code}").text, "name") == {str(NAME_LIMIT)}
+    phones = {name: table.join(code, name) for name in NAMES[:4]}
+    assert lengths(phones["Ann"].get(f"/play/{table_id}").text, "name") == {str(NAME_LIMIT)}  # a rename
+    table.host_do(table_id, "start")
+    assert lengths(phones["Ann"].get(f"/play/{table_id}").text, "text") == {str(CLAIM_LENGTH)}  # a claim
+
+
+TEMPLATES = Path(web.__file__).parent / "templates"
+
+
+def test_the_templates_have_no_words_of_their_own() -> None:
+    # Every word on a page comes from the catalogs (and so is translated): a template holds markup, symbols and
+    # the names of what it is given, never a sentence.
+    for path in TEMPLATES.rglob("*.html"):
+        text = re.sub(r"\{#.*?#\}|\{%.*?%\}|\{\{.*?\}\}", " ", path.read_text(encoding="utf-8"), flags=re.S)
+        text = re.sub(r"<[^>]*>", " ", text)
+        assert not re.findall(r"[^\W\d_]{2,}", text), path.name
+
+
+def test_the_pages_name_exactly_the_messages_the_catalogs_are_checked_for() -> None:
+    # WEB_MESSAGES is what the catalogs' check counts as used by the pages: it must not miss an id a page shows,
+    # nor keep one no page shows any more (the templates, the channel, and the service's views for pages).
+    named: set[str] = set()
+    for path in [*TEMPLATES.rglob("*.html"), *Path(render.__file__).parent.rglob("*.py")]:
+        text = re.sub(r"WEB_MESSAGES: Final = \(.*?\)", "", path.read_text(encoding="utf-8"), flags=re.S)
+        named |= set(re.findall(r'"(web-[a-z-]+)"', text))
+    families = {n for n in named if n.endswith("-") and n != "web-"}  # web-cover-<topic>
+    controls = {f"web-{c.value}" for c in (HostCommand.PAUSE, HostCommand.RESUME, HostCommand.NUDGE,
+                                           HostCommand.END, HostCommand.REMATCH)}  # "web-" ~ a host control
+    shown = (named - families - {"web-"}) | controls
+    listed = set(web.WEB_MESSAGES)
+    assert shown <= listed, sorted(shown - listed)
+    assert {m for m in listed - shown if not any(m.startswith(f) for f in families)} == set()
+
+
+def test_a_browsers_regional_language_is_matched_by_its_base_code(table: WebTable) -> None:
+    """``fa-IR`` is Persian; ``pt-BR`` without a Portuguese catalog falls to the next it asks for, then English."""
+    _table_id, code = table.open("Host", play=False)
+    for asked, lang in (("fa-IR,fa;q=0.9", "fa"), ("pt-BR,pt;q=0.9", "en"), ("pt-BR,es;q=0.8", "es")):
+        page = table.device().get(f"/join/{code}", headers={"Accept-Language": asked}).text
+        assert f'<html lang="{lang}">' in page, asked
+        assert Catalog.load("classic", lang).text("web-take-seat") in page
