@@ -29,7 +29,7 @@ from .fanout import (
     tell,
     words,
 )
-from .names import clean_name, has_letters, match_name, names_in, reader_word, unique_name
+from .names import clean_name, has_letters, match_name, name_taken, names_in, reader_word, unique_name
 from .outbox import COMPUTER_CHANNEL, Outgoing, Reply
 from .store import SeatRow, TableRow, TableStatus
 from .tables import HOST_LANGUAGE, PUBLIC_LANGUAGE, Table, decision_id
@@ -395,7 +395,12 @@ def rename(ctx: Context, table: Table, seat: int | None, name: str, reply: Reply
         say(ctx, out, reply, table.row.theme, "name-reserved", name=cleaned)
         return
     old = table.seats[seat]
-    new = unique_name(cleaned, [n for n in table.names if n != old.name])
+    if name_taken(cleaned, [other.name for other in table.seats if other is not old]):
+        # Another's name (or the same letters without their accents): every list would show two alike, and what
+        # anyone typed for either would mean both.
+        say(ctx, out, reply, table.row.theme, "name-taken", name=cleaned)
+        return
+    new = cleaned
     table.seats[seat] = replace(old, name=new)
     ctx.store.replace_seats(table.id, table.seats)
     lobby = table.status is TableStatus.LOBBY

@@ -32,6 +32,12 @@ def unique_name(name: str, taken: Sequence[str]) -> str:
         n += 1
 
 
+def name_taken(name: str, others: Sequence[str]) -> bool:
+    """True if ``name`` is one of ``others`` as typed names are compared (case and accents aside: ``jose`` would
+    mean José)."""
+    return any(fold(name) == fold(other) for other in others)
+
+
 def name_candidates(text: str, names: Sequence[str]) -> list[str]:
     """Names matching typed text: an exact match, else every name it starts; without regard to case, and then
     to accents (``jose`` is José, unless a Jose sits there too)."""

@@ -118,7 +118,7 @@ CASES = [
          by_player=True, told="claim-refused"),  # Bob investigated nobody: a claim of what he saw is refused
     Case("rules", Stage.GAME, "rules", None, by_player=True, told="rules-summary", page="web-rules"),
     Case("board", Stage.GAME, "board", None, by_player=True, told="board-title", page="board-title"),
-    Case("waiting", Stage.GAME, "waiting", None, by_player=True, told="board-title", page="board-title"),
+    Case("waiting", Stage.GAME, "waiting", None, by_player=True, told="board-waiting", page="board-title"),
     Case("whoami", Stage.GAME, "whoami", None, by_player=True, told="knowledge-title", page="web-cover-knowledge"),
     Case("help", Stage.LOBBY, "help", None, by_player=True, told="help", page="web-rules"),
 ]
