@@ -67,6 +67,12 @@ def open_table(ctx: Context, inbound: Inbound, command: OpenTable, out: Outgoing
         else:
             say(ctx, out, reply, other.row.theme, "seated-elsewhere")
         return None
+    name = clean_name(command.name)
+    # Never a number ("1" would read as an option's number in every list of names), nor "You".
+    unfit = command.seat and (not has_letters(name, gsm7=ctx.caps(inbound.channel).gsm7) or reader_word(name))
+    if unfit and command.ask_name:
+        say(ctx, out, reply, theme, "name-reserved" if reader_word(name) else "name-refused", name=name)
+        return None
     table_id = "".join(ctx.codes.choice(ID_ALPHABET) for _ in range(ID_LENGTH))
     code = new_code(ctx)
     public = command.public and inbound.chat is not None
@@ -91,10 +97,8 @@ def open_table(ctx: Context, inbound: Inbound, command: OpenTable, out: Outgoing
     seats = []
     refused = ""  # the name the host gave that cannot be one (they are told once the table is open)
     if command.seat:
-        name = clean_name(command.name)
-        if not has_letters(name, gsm7=ctx.caps(inbound.channel).gsm7) or reader_word(name):
-            # Never a number ("1" would read as an option's number in every list of names), nor "You". The table
-            # opens all the same (Telegram names the host after their account); the host may rename.
+        if unfit:
+            # The table opens all the same (Telegram names the host after their account); the host may rename.
             refused, name = name, ctx.catalog(theme, language).text("host-name")
         seats.append(SeatRow(0, name, inbound.channel, inbound.address, language, False))
     ctx.store.replace_seats(table_id, seats)

@@ -337,6 +337,8 @@ def test_every_command_the_console_offers_does_the_same_there(case: Case) -> Non
 
     def read(prompt: str) -> str:
         nonlocal before
+        if prompt.strip() == Catalog.load().text("console-endgame"):
+            return "yes"  # the console asks before it ends the game for everyone
         line = next(lines, None)
         if line is None:  # the case's words were typed: look, then leave (Ctrl-D)
             table = service.table(channel.table_id or "")

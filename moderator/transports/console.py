@@ -49,6 +49,7 @@ TABLE = "table"
 
 CONSOLE_MESSAGES: Final = (
     "console-your-name", "console-default-name", "console-quit", "console-goodbye", "console-help-quit",
+    "console-endgame",
 )
 """The console's own words (the catalog's): asking a name, leaving, and help's line for leaving."""
 
@@ -66,6 +67,8 @@ class ConsoleChannel:
     """Lines shown since the last prompt: one screen says a rule once, though the table and the deal both do."""
     language: str | None = None
     """The language the service last spoke here in (the seat's, once ``language de`` changed it)."""
+    pending: str | None = None
+    """The last prompt shown, as printed: shown again after a question of the console's own is answered no."""
 
     def send_batch(self, address: str, messages: Sequence[Outbound]) -> list[Result]:
         """Print each message (with its numbered options, if it is a prompt)."""
@@ -92,6 +95,7 @@ class ConsoleChannel:
             self.recent.clear()
             options = "  ".join(f"[{i}] {o.label}" for i, o in enumerate(message.options, 1))
             text = f"{text}\n{options}"
+            self.pending = text
         self.recent.update(lines)
         self.printed.append(text)
         print(text, file=self.output)
@@ -148,12 +152,28 @@ def play(
         print(words().text("console-goodbye"), file=console.output)
         return 0
 
+    def confirmed(question: str) -> bool:
+        # A question of the console's own, before the game ends for everyone; no: the prompt it hid, again.
+        if _yes(read(words().text(question) + " ")):
+            return True
+        if console.pending is not None:
+            print(console.pending, file=console.output)
+            print(file=console.output)
+        return False
+
     if watch:
         # Watching: the terminal is the table's public channel and every seat is a computer player.
         send(OpenTable(name or "", theme=theme, public=True, seat=False), chat=TABLE)
         send(AddComputers(players))
     else:
-        send(OpenTable(name or ask_name(words(), read), theme=theme))
+        while table_id is None:
+            # A name the service refuses ("You") is asked again: it says why, and nothing is dealt yet.
+            chosen = name or ask_name(words(), read)
+            if chosen is None:  # Ctrl-D: leaving before anything was dealt
+                print(file=console.output)
+                return leave()
+            name = None
+            send(OpenTable(chosen, theme=theme, ask_name=True))
         send(AddComputers(players - 1))
     send(Start())
     while True:
@@ -164,14 +184,17 @@ def play(
             raise RuntimeError("the watched game stopped before its end")
         try:
             line = read("> ")
-            if _quit(line) and not _yes(read(words().text("console-quit") + " ")):
+            command = None if _quit(line) else parse(line, console.decision)
+            if _quit(line) and not confirmed("console-quit"):
+                continue
+            # Ending the game is the host's word, and the host here is you: asked first, as leaving is.
+            if command == Host(HostCommand.END) and not confirmed("console-endgame"):
                 continue
         except EOFError:  # Ctrl-D: nothing more can be asked
             print(file=console.output)
             return leave()
-        if _quit(line):
+        if _quit(line) or command == Host(HostCommand.END):
             return leave()
-        command = parse(line, console.decision)
         if command is not None:
             send(command, raw=line)
         if command == Ask(Query.HELP):
@@ -189,8 +212,8 @@ def _yes(answer: str) -> bool:
     return grammar().parse(answer.strip()) == Decide("vote", "ja") if answer.strip() else False
 
 
-def ask_name(words: Catalog, read: Callable[[str], str]) -> str:
-    """Your name at the table, asked once; an empty answer (or Ctrl-D) takes your login name, else a default."""
+def ask_name(words: Catalog, read: Callable[[str], str]) -> str | None:
+    """Your name at the table; an empty answer takes your login name, else a default; None for Ctrl-D."""
     default = words.text("console-default-name")
     try:
         login = getpass.getuser().strip()
@@ -201,8 +224,16 @@ def ask_name(words: Catalog, read: Callable[[str], str]) -> str:
     try:
         answer = read(words.text("console-your-name", default=default) + " ").strip()
     except EOFError:
-        answer = ""
+        return None
     return answer or default
+
+
+def _line_editing() -> None:
+    """In a terminal, the arrow keys edit the line and bring back earlier ones (``input`` uses ``readline`` once
+    it is imported; without it they arrive as ``^[[D``)."""
+    if sys.stdin.isatty():
+        with contextlib.suppress(ImportError):  # a Python built without it: lines are read as they come
+            import readline  # noqa: F401
 
 
 # --- the channel module's entry --------------------------------------------------------------------------------
@@ -241,6 +272,8 @@ class ConsoleSpec:
 
         async def main() -> int:
             # The terminal is read on the loop's own thread: Ctrl-C interrupts the read, as in any program.
+            if self.read is input:
+                _line_editing()
             return play(runtime.port, console, delivery.kick, players=table.players, name=table.name,
                         theme=table.theme, language=table.language, watch=table.watch, read=self.read)
 
