@@ -181,6 +181,13 @@ def test_without_a_name_the_console_asks_for_one() -> None:
     assert "You is" not in text and "You ist" not in text
 
 
+def test_whoami_asked_twice_is_answered_twice_in_full() -> None:
+    _, text = play(["whoami", "whoami"])
+    first, second = text.split("> ")[1:3]
+    assert "What you know:" in first and "Your secret role" in first
+    assert second == first
+
+
 def test_help_at_the_console_speaks_of_typing_not_buttons() -> None:
     _, text = play(["help"])
     assert "Type an option's number" in text and "button" not in text

@@ -64,7 +64,8 @@ class ConsoleChannel:
     printed: list[str] = field(default_factory=list)
     capabilities: Capabilities = CAPABILITIES
     recent: set[str] = field(default_factory=set)
-    """Lines shown since the last prompt: one screen says a rule once, though the table and the deal both do."""
+    """Lines shown since the last prompt or input: one screen says a rule once, though the table and the deal
+    both do."""
     language: str | None = None
     """The language the service last spoke here in (the seat's, once ``language de`` changed it)."""
     pending: str | None = None
@@ -140,6 +141,7 @@ def play(
 
     def send(command: Command, raw: str = "", chat: str | None = None) -> None:
         nonlocal table_id
+        console.recent.clear()  # what one answer says once; asked again, it is all said again
         receipt = port.handle(Inbound(CHANNEL, YOU, command, external_id=f"console-{next(counter)}",
                                       language=language, chat=chat, raw=raw))
         table_id = table_id or (receipt.tables[0] if receipt.tables else None)
