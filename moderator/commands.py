@@ -28,6 +28,9 @@ class Query(StrEnum):
     BACK = "back"
     """The asker can be reached again (Start pressed, START texted): what its seat knows and the decision it
     owes."""
+    PROMPT = "prompt"
+    """The decision the asker owes, shown again (the console, after a question of its own hid it); nothing if
+    none is owed."""
 
 
 class HostCommand(StrEnum):

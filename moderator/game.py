@@ -604,6 +604,9 @@ def ask(ctx: Context, table: Table, seat: int | None, query: Query, reply: Reply
             shown = render.board_messages if query is Query.BOARD else render.waiting_messages
             for message in shown(public_view(state), table.info(), catalog, caps=caps):
                 out.add(reply.channel, reply.address, message, table=table.id, language=reply.language)
+        case Query.PROMPT:
+            if seat is not None and state is not None and table.status is TableStatus.PLAYING:
+                prompt_again(ctx, table, out, seat=seat)
         case Query.WHOAMI | Query.BACK:
             if query is Query.BACK and (seat is None or state is None):
                 return  # back before the game: nothing was missed (the lobby's messages still come)

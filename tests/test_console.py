@@ -231,6 +231,13 @@ def test_quit_then_no_shows_the_prompt_you_owe_again() -> None:
     assert "You are the Presidential Candidate. Nominate your Chancellor Candidate:\n[1] Computer 1" in after
 
 
+def test_no_to_leaving_shows_the_prompt_again_in_the_language_spoken_now() -> None:
+    _, text = play(["language de", "beenden", "nein"], seed=3)
+    after = text.split("Das Spiel verlassen?", 1)[1]
+    german = Catalog.load("classic", "de").text("prompt-nominate", options="").split(":")[0]
+    assert german in after and "[1] Computer 1" in after and "Nominate" not in after
+
+
 def test_with_five_players_the_term_limited_name_is_said_to_be_the_last_chancellor() -> None:
     _, text = play(["1"] * 400, players=5, seed=3)
     limited = [line for line in text.splitlines() if line.startswith("Term-limited")]

@@ -68,8 +68,6 @@ class ConsoleChannel:
     both do."""
     language: str | None = None
     """The language the service last spoke here in (the seat's, once ``language de`` changed it)."""
-    pending: str | None = None
-    """The last prompt shown, as printed: shown again after a question of the console's own is answered no."""
 
     def send_batch(self, address: str, messages: Sequence[Outbound]) -> list[Result]:
         """Print each message (with its numbered options, if it is a prompt)."""
@@ -96,7 +94,6 @@ class ConsoleChannel:
             self.recent.clear()
             options = "  ".join(f"[{i}] {o.label}" for i, o in enumerate(message.options, 1))
             text = f"{text}\n{options}"
-            self.pending = text
         self.recent.update(lines)
         self.printed.append(text)
         print(text, file=self.output)
@@ -155,12 +152,11 @@ def play(
         return 0
 
     def confirmed(question: str) -> bool:
-        # A question of the console's own, before the game ends for everyone; no: the prompt it hid, again.
+        # A question of the console's own, before the game ends for everyone; no: the prompt it hid, again (the
+        # service's, in the language spoken now).
         if _yes(read(words().text(question) + " ")):
             return True
-        if console.pending is not None:
-            print(console.pending, file=console.output)
-            print(file=console.output)
+        send(Ask(Query.PROMPT))
         return False
 
     if watch:
