@@ -42,7 +42,7 @@ from .names import match_name, name_candidates, names_in
 from .outbox import Outgoing, Reply
 from .render import InputProblem
 from .store import TableStatus
-from .tables import DECISIONS_PER_GAME, Said, Table
+from .tables import DECISIONS_PER_GAME, LIVE, Said, Table
 
 CLAIM_LENGTH: Final = 60
 """What a player claims is read up to this many characters, on every channel (a page's field takes no more)."""
@@ -191,10 +191,10 @@ def option_named(ctx: Context, table: Table, inbound: Inbound) -> Choose | None:
 
 
 def a_name(table: Table, inbound: Inbound) -> Decide | None:
-    """A typed line that is, whole, a player's name while the game is played: an answer to a prompt (which says
+    """A typed line that is, whole, a player's name while a game is under way: an answer to a prompt (which says
     so if its options have no such name), never the command word it begins with ("Computer 1" at a vote is not
     "computers 1", which would only say that the seats can no longer change). None otherwise."""
-    if table.status is not TableStatus.PLAYING or inbound.press is not None or not inbound.raw:
+    if table.status not in LIVE or inbound.press is not None or not inbound.raw:
         return None
     if grammar().verb("".join(inbound.raw.split())) is not None:
         return None  # a command's word and nothing more ("board") stays the command, whoever is called that
