@@ -89,7 +89,7 @@ def test_waiting_by_text_says_who_the_table_waits_for_and_not_the_whole_board(
         texting: tuple[Phones, list[str]]) -> None:
     p, _ = texting
     table = p.table_of(number(0))
-    assert table.state is not None and table.state.phase is Phase.NOMINATION
+    assert table.state is not None and table.state.phase is Phase.NOMINATION and table.state.president is not None
     president = table.names[table.state.president]
     said = reply(p, number(3), "waiting")
     assert said == EN.text("board-waiting", names=president, phase=EN.text("phase-nomination"))
