@@ -312,7 +312,10 @@ def keep_record(service: Service, store: Store, path: Path) -> None:
     table_id, game = games[0][0], games[0][1]
     exported = service.export(table_id, game) if service.game_over(table_id) else None
     if exported is not None:
-        path.write_text(records.dumps(exported), encoding="utf-8")
+        try:
+            path.write_text(records.dumps(exported), encoding="utf-8")
+        except OSError as exc:  # its folder went away during the game: said in a line, never a traceback
+            log.error("could not write the game's record to %s: %s", path, exc.strerror or exc)
 
 
 def create_app(

@@ -29,7 +29,7 @@ from .fanout import (
     tell,
     words,
 )
-from .names import clean_name, has_letters, match_name, names_in, reader_word, unique_name
+from .names import clean_name, has_letters, match_name, name_taken, names_in, reader_word, unique_name
 from .outbox import COMPUTER_CHANNEL, Outgoing, Reply
 from .store import SeatRow, TableRow, TableStatus
 from .tables import HOST_LANGUAGE, PUBLIC_LANGUAGE, Table, decision_id
@@ -67,6 +67,12 @@ def open_table(ctx: Context, inbound: Inbound, command: OpenTable, out: Outgoing
         else:
             say(ctx, out, reply, other.row.theme, "seated-elsewhere")
         return None
+    name = clean_name(command.name)
+    # Never a number ("1" would read as an option's number in every list of names), nor "You".
+    unfit = command.seat and (not has_letters(name) or reader_word(name))
+    if unfit and command.ask_name:
+        say(ctx, out, reply, theme, "name-reserved" if reader_word(name) else "name-refused", name=name)
+        return None
     table_id = "".join(ctx.codes.choice(ID_ALPHABET) for _ in range(ID_LENGTH))
     code = new_code(ctx)
     public = command.public and inbound.chat is not None
@@ -91,10 +97,8 @@ def open_table(ctx: Context, inbound: Inbound, command: OpenTable, out: Outgoing
     seats = []
     refused = ""  # the name the host gave that cannot be one (they are told once the table is open)
     if command.seat:
-        name = clean_name(command.name)
-        if not has_letters(name) or reader_word(name):
-            # Never a number ("1" would read as an option's number in every list of names), nor "You". The table
-            # opens all the same (Telegram names the host after their account); the host may rename.
+        if unfit:
+            # The table opens all the same (Telegram names the host after their account); the host may rename.
             refused, name = name, ctx.catalog(theme, language).text("host-name")
         seats.append(SeatRow(0, name, inbound.channel, inbound.address, language, False))
     ctx.store.replace_seats(table_id, seats)
@@ -395,7 +399,12 @@ def rename(ctx: Context, table: Table, seat: int | None, name: str, reply: Reply
         say(ctx, out, reply, table.row.theme, "name-reserved", name=cleaned)
         return
     old = table.seats[seat]
-    new = unique_name(cleaned, [n for n in table.names if n != old.name])
+    if name_taken(cleaned, [other.name for other in table.seats if other is not old]):
+        # Another's name (or the same letters without their accents): every list would show two alike, and what
+        # anyone typed for either would mean both.
+        say(ctx, out, reply, table.row.theme, "name-taken", name=cleaned)
+        return
+    new = cleaned
     table.seats[seat] = replace(old, name=new)
     ctx.store.replace_seats(table.id, table.seats)
     lobby = table.status is TableStatus.LOBBY

@@ -114,6 +114,10 @@ LOBBY_MESSAGES: Final = (
     "sms-cost",
     "claim-noted",
     "claim-refused",
+    "claim-accuse-yourself",
+    "claim-trust-yourself",
+    "claim-repeated",
+    "name-taken",
     "player-unreachable",
     "player-undelivered",
     "player-not-sent",
@@ -363,8 +367,12 @@ class Service:
         is_host = table.is_host(inbound.channel, inbound.address)
         if seat is not None and not isinstance(command, (Decide, Choose, RecordVotes)) \
                 and not table.in_group(inbound.chat):
-            # An option's whole label answers the prompt, even one that starts with a command word ("Computer 2").
-            command = game.option_named(ctx, table, inbound) or command
+            # An option's whole label answers the prompt, even one that starts with a command word ("Computer 2");
+            # so does any player's whole name, which only a prompt can be answered with.
+            command = game.option_named(ctx, table, inbound) or game.a_name(table, inbound) or command
+        if isinstance(command, Decide) and command.kind == "?" \
+                and game.needs_more(ctx, table, inbound, reply, out, host=is_host):
+            return table
         if isinstance(command, _HOST_ONLY) and not is_host:
             say(ctx, out, reply, table.row.theme, "not-host")
             return table
