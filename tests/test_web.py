@@ -209,7 +209,8 @@ def test_the_event_stream_carries_no_content(table: WebTable, monkeypatch: pytes
     monkeypatch.setattr(web.live, "STREAM_SECONDS", 0.3)  # the event stream's room
     table_id, _code = table.open("Ann")
     body = table.device().get(f"/table/{table_id}/events").text
-    assert set(filter(None, body.split("\n"))) <= {"retry: 500", "data: changed", ":"}
+    assert set(filter(None, body.split("\n"))) <= {"retry: 500", "data: changed", ":", "event:renew", "data:1"}
+    assert body.endswith(web.live.RENEW)  # its renewal, said as such: a page tells it from the server gone
 
 
 def test_an_unknown_or_closed_join_code_takes_no_seat(table: WebTable) -> None:
