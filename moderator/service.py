@@ -144,6 +144,7 @@ LOBBY_MESSAGES: Final = (
     "input-vote-over-rejected",
     "table-opened-group",
     "seats-changed",
+    "seat-first",
     "try-again",
     "open-try-again",
 )

@@ -455,22 +455,29 @@ def test_commands_are_registered_in_every_language_and_buttons_fit_callback_data
     run(scenario())
 
 
-def _seat_moves(tmp_path: Path, *presses: str) -> tuple[str, ...]:
-    """A 5-seat lobby in the group; the host presses the first lobby message's "move up" buttons for the given
-    seat numbers (as drawn when the lobby opened), in order. Returns the seating order and the edited lobby."""
+def _seat_moves(tmp_path: Path, *presses: str, leaves: str | None = None) -> tuple[tuple[str, ...], str, list[Any]]:
+    """A 5-seat lobby in the group; the host presses the first lobby message's "move up" buttons of the given
+    names (as drawn when the lobby was complete) half a second apart, before the list is redrawn (``leaves``
+    first leaves the table). Returns the seating order, the lobby as it reads at last and the answers."""
 
-    async def scenario() -> tuple[str, ...]:
+    async def scenario() -> tuple[tuple[str, ...], str, list[Any]]:
         t = _game(tmp_path)
         await t.boot()
         names = NAMES[:5]
         await t.open_and_join(names, group=GROUP)
-        lobby = next(m for m in t.api.messages(GROUP["id"]) if "text" in m and "reply_markup" in m)
-        drawn = {b["callback_data"].split(":L:u")[1].split(".")[0]: b["callback_data"]
-                 for b in buttons(lobby) if ":L:u" in b["callback_data"]}
         t.clock.advance(5)
-        for seat in presses:
-            await t.press(names[0], GROUP["id"], lobby["message_id"], drawn[seat])
-        order = (*t.table().names, t.api.chats[GROUP["id"]][lobby["message_id"]]["text"])
+        await t.bot.deliver()
+        lobby = next(m for m in t.api.messages(GROUP["id"]) if "text" in m and "reply_markup" in m)
+        drawn = {b["text"].split()[-1]: b["callback_data"] for b in buttons(lobby) if ":L:u" in b["callback_data"]}
+        if leaves:
+            await t.say(leaves, "leave")
+        answered = len(t.api.of("answerCallbackQuery"))
+        t.typing = 0.5  # presses half a second apart: the group's pace (3 s) has not redrawn the list between
+        for name in presses:
+            await t.press(names[0], GROUP["id"], lobby["message_id"], drawn[name])
+        answers = [c.params.get("text") for c in t.api.of("answerCallbackQuery")[answered:]]
+        await t.settle()
+        order = (t.table().names, t.api.chats[GROUP["id"]][lobby["message_id"]]["text"], answers)
         await t.stop()
         return order
 
@@ -478,16 +485,31 @@ def _seat_moves(tmp_path: Path, *presses: str) -> tuple[str, ...]:
 
 
 def test_the_host_orders_the_seats_with_buttons(tmp_path: Path) -> None:
-    *order, lobby_text = _seat_moves(tmp_path, "4")
-    assert tuple(order) == ("Ann", "Bob", "Cy", "Eve", "Dee")
+    order, lobby_text, _ = _seat_moves(tmp_path, "Eve")
+    assert order == ("Ann", "Bob", "Cy", "Eve", "Dee")
     assert "4. Eve, 5. Dee" in lobby_text
 
 
-def test_a_seat_button_made_for_an_older_seating_order_moves_nobody(tmp_path: Path) -> None:
-    """A press on a lobby button drawn before the order changed is not current: it must not move someone else."""
-    # After "move Eve up", the old "move Dee up" button points at position 3, which now holds Eve.
-    *order, _ = _seat_moves(tmp_path, "4", "3")
-    assert tuple(order) == ("Ann", "Bob", "Cy", "Eve", "Dee")
+def test_quick_presses_of_the_lobbys_arrows_each_move_the_one_they_name_in_order(tmp_path: Path) -> None:
+    """Move Cy up, then Eve up, within a second, on the list as it was drawn: both move (was: the second was
+    answered with nothing and did nothing)."""
+    order, lobby_text, answers = _seat_moves(tmp_path, "Cy", "Eve")
+    assert order == ("Ann", "Cy", "Bob", "Eve", "Dee")
+    assert "1. Ann, 2. Cy, 3. Bob, 4. Eve, 5. Dee" in lobby_text  # the group's list, redrawn once paced
+    assert answers == [None, None]
+    # Eve twice: she moves two places, as the host pressed twice.
+    order, _, _ = _seat_moves(tmp_path / "twice", "Eve", "Eve")
+    assert order == ("Ann", "Bob", "Eve", "Cy", "Dee")
+
+
+def test_a_quick_press_that_can_no_longer_apply_is_refused_with_the_reason(tmp_path: Path) -> None:
+    en = Catalog.load("classic", "en")
+    order, _, answers = _seat_moves(tmp_path, "Bob", "Bob")  # the second would move Bob past the first seat
+    assert order == ("Bob", "Ann", "Cy", "Dee", "Eve")
+    assert answers == [None, en.text("seat-first", name="Bob")]
+    order, _, answers = _seat_moves(tmp_path / "left", "Eve", leaves="Eve")  # Eve left the table meanwhile
+    assert order == ("Ann", "Bob", "Cy", "Dee")
+    assert answers == [en.text("seats-changed")]
 
 
 def test_computers_at_a_full_table_are_refused_in_the_hosts_chat_and_the_group_hears_nothing(tmp_path: Path) -> None:

@@ -195,13 +195,12 @@ class TelegramBot:
             return
         table_id, _, rest = query.data.partition(":")
         kind, _, arg = rest.partition(":")
-        notice: str | None = None
         if kind == LOBBY:
-            await self._handle(self._inbound(update, LobbyControl(arg), external_id=f"cb:{query.id}",
-                                             table=table_id))
+            receipt = await self._handle(self._inbound(update, LobbyControl(arg), external_id=f"cb:{query.id}",
+                                                       table=table_id))
         elif kind in ("lang", "theme"):
             command = SetLanguage(arg) if kind == "lang" else SetTheme(arg)
-            await self._handle(self._inbound(update, command, external_id=f"cb:{query.id}"))
+            receipt = await self._handle(self._inbound(update, command, external_id=f"cb:{query.id}"))
         else:
             decision = int(kind) if number(kind.removeprefix("-")) is not None else None
             label = pressed_label(query.message, query.data) or arg
@@ -212,9 +211,8 @@ class TelegramBot:
                               bool(message.has_protected_content))
             receipt = await self._handle(self._inbound(update, Choose(arg, decision), raw=label,
                                                        external_id=f"cb:{query.id}", press=press, table=table_id))
-            notice = receipt.notice
         try:
-            await query.answer(notice)
+            await query.answer(receipt.notice)  # a refused lobby control says why, as a refused choice does
         except TelegramError as exc:  # too late to answer (a redelivered update): the press counted anyway
             log.info("telegram: could not answer a press: %s", exc)
 
