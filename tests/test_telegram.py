@@ -4,9 +4,13 @@ fed only with updates shaped as Telegram sends them."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import itertools
+import json
 import os
 import random
 import signal
+import sqlite3
 import threading
 import time
 from pathlib import Path
@@ -28,12 +32,22 @@ from moderator.transports.telegram import (
     CHANNEL,
     GROUP_PER_MINUTE,
     MENU,
+    SECRET_HEADER,
     TelegramSettings,
     build_application,
     compose,
     menu,
 )
-from tests.fake_telegram import TOKEN, FakeBotAPI, buttons, parse_html, private_chat, user
+from tests.fake_telegram import (
+    TOKEN,
+    FakeBotAPI,
+    buttons,
+    callback_query_id,
+    parse_html,
+    pressed_at,
+    private_chat,
+    user,
+)
 from tests.telegram_table import Clock, TelegramTable, group_chat, run
 
 EN = Catalog.load("classic", "en")
@@ -776,3 +790,119 @@ def test_a_group_hears_the_language_of_whoever_opened_the_table_there_and_of_the
             await t.stop()
 
     run(scenario())
+
+
+# --- a press whose answer comes too late ------------------------------------------------------------------------
+
+
+class _Phones:
+    """People on Telegram talking to a ``moderator serve`` (tests.serve_driver) through its webhook, as Telegram
+    delivers their updates; what each phone shows is Telegram's memory (``FAKE_TELEGRAM_MEMORY``)."""
+
+    def __init__(self, memory: Path) -> None:
+        self.memory = memory
+        self.port = 0
+        self.people = {name: user(20_000 + i, name) for i, name in enumerate(NAMES[:5])}
+        self.ids = itertools.count(1)
+
+    def telegram(self) -> dict[str, Any]:
+        return dict(json.loads(self.memory.read_text())) if self.memory.exists() else {"chats": {}, "calls": []}
+
+    def messages(self, name: str) -> list[dict[str, Any]]:
+        chat = self.telegram()["chats"].get(str(self.people[name]["id"]), {})
+        return [chat[k] for k in sorted(chat, key=int)]
+
+    def deliver(self, update: dict[str, Any], timeout: float = 10.0) -> int:
+        from tests.serve_driver import SECRET, http, post
+
+        body = json.dumps(update).encode()
+        raw = post(self.port, "/telegram", body, {"Content-Type": "application/json", SECRET_HEADER: SECRET})
+        return http(self.port, raw, timeout)[0]
+
+    def say(self, name: str, text: str) -> None:
+        person = self.people[name]
+        n = next(self.ids)
+        message = {"message_id": n, "from": person, "date": int(time.time()), "text": text,
+                   "chat": private_chat(person)}
+        if text.startswith("/"):
+            message["entities"] = [{"type": "bot_command", "offset": 0, "length": len(text.split()[0])}]
+        assert self.deliver({"update_id": n, "message": message}) == 200
+
+    def press_update(self, name: str, message: dict[str, Any], label: str) -> dict[str, Any]:
+        """The update of ``name`` pressing the button ``label`` under ``message``, made now."""
+        data = next(b["callback_data"] for b in buttons(message) if b["text"] == label)
+        n = next(self.ids)
+        query = {"id": callback_query_id(n, time.time()), "from": self.people[name], "message": message,
+                 "chat_instance": "ci", "data": data}
+        return {"update_id": n, "callback_query": query}
+
+    def until(self, what: Any, timeout: float = 20.0) -> Any:
+        deadline = time.monotonic() + timeout
+        while not (found := what()):
+            assert time.monotonic() < deadline, "the phones never showed it"
+            time.sleep(0.1)
+        return found
+
+
+def test_a_vote_pressed_while_the_bot_was_down_past_telegrams_answer_window_shows_that_it_counted(
+        tmp_path: Path) -> None:
+    """Bob votes, and the server is killed between his press and its answer; Cy votes while it is down. When it
+    is back, past Telegram's answer window (shortened here), Telegram delivers both presses again and answers
+    "query is too old" to the toasts: each voter's phone still shows, in a private message, the vote recorded."""
+    from tests.serve_driver import moderator_serve
+
+    memory, hang = tmp_path / "telegram.json", tmp_path / "hang"
+    env = {"FAKE_TELEGRAM_MEMORY": str(memory), "FAKE_TELEGRAM_ANSWER_WINDOW": "1.5"}
+    phones = _Phones(memory)
+    recorded = EN.text("vote-recorded", vote=EN.term("ja"))
+    with moderator_serve(tmp_path, FAKE_TELEGRAM_HANG=str(hang), **env) as served:
+        phones.port = served.port
+        phones.say("Ann", "/newgame")
+        join = phones.until(lambda: [b["url"] for m in phones.messages("Ann") for b in buttons(m) if "url" in b])
+        code = join[0].rsplit("=", 1)[1]
+        for name in NAMES[1:5]:
+            phones.say(name, f"/start {code}")
+        phones.say("Ann", "/startgame")
+
+        def prompt(name: str) -> dict[str, Any] | None:
+            shown = [m for m in phones.messages(name) if any(":" in b.get("callback_data", "")
+                                                             and ":L:" not in b["callback_data"] for b in buttons(m))]
+            return shown[-1] if shown else None
+
+        president = phones.until(lambda: next((n for n in NAMES[:5] if prompt(n)), None))
+        nomination = prompt(president)
+        assert nomination is not None
+        assert phones.deliver(phones.press_update(president, nomination, buttons(nomination)[0]["text"])) == 200
+        def ballot(name: str) -> dict[str, Any] | None:
+            shown = prompt(name)
+            return shown if shown is not None and EN.term("ja") in [b["text"] for b in buttons(shown)] else None
+
+        phones.until(lambda: ballot("Bob") and ballot("Cy"))
+        bob = phones.press_update("Bob", ballot("Bob") or {}, EN.term("ja"))
+        cy = phones.press_update("Cy", ballot("Cy") or {}, EN.term("ja"))
+        hang.touch()  # Telegram's answer to Bob's press will not come back before the kill
+
+        def unanswered() -> None:
+            with contextlib.suppress(Exception):  # the server dies before it answers
+                phones.deliver(bob, 30.0)
+
+        threading.Thread(target=unanswered, daemon=True).start()
+        phones.until(lambda: any(c["method"] == "answerCallbackQuery"
+                                 and c["params"].get("callback_query_id") == bob["callback_query"]["id"]
+                                 for c in phones.telegram()["calls"]))  # stored, its answer on its way
+        os.kill(served.pid, signal.SIGKILL)
+    hang.unlink()
+    pressed = pressed_at(cy["callback_query"]["id"]) or 0.0
+    time.sleep(max(0.0, pressed + 1.6 - time.time()))  # the answer window of both presses passes while it is down
+    with moderator_serve(tmp_path, **env) as served:
+        phones.port = served.port
+        assert phones.deliver(bob) == 200  # Telegram delivers the update again: a repeat, already counted
+        assert phones.deliver(cy) == 200  # pressed while the bot was down
+        for name in ("Bob", "Cy"):
+            phones.until(lambda name=name: any(recorded in m.get("text", "") for m in phones.messages(name)))
+        answers = [c for c in phones.telegram()["calls"] if c["method"] == "answerCallbackQuery"]
+    too_late = {bob["callback_query"]["id"], cy["callback_query"]["id"]}
+    assert {c["params"]["callback_query_id"] for c in answers[-2:]} == too_late  # each answered too late
+    with sqlite3.connect(tmp_path / "serve.db") as db:
+        votes = [json.loads(a) for (a,) in db.execute("SELECT action FROM actions")]
+    assert [v["player"] for v in votes if v["action"] == "vote"] == ["Bob", "Cy"]  # each once
