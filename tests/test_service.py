@@ -847,21 +847,25 @@ def test_a_superscript_or_other_unicode_digit_is_unparseable_not_a_crash() -> No
     def reply(command: Any, raw: str) -> dict[str, Any]:
         return only_reply(h, table_id, president, addresses, lambda: h.send(president, command, raw=raw))
 
-    for token in ("\u00b2", "\u0663", "n\u00b2", "x\u0663"):  # "²".isdigit() is true, and int("²") raises
+    for token in ("\u00b2", "n\u00b2"):  # "²".isdigit() is true, and int("²") raises
         assert reply(Choose(token, None), raw=token)["message_id"] == "input-unparseable"
         assert reply(Choose(token, old["decision"]), raw=token)["message_id"] == "input-unparseable"
+    # An Arabic-Indic digit is a digit: "x٣" is read as "x3" is.
+    assert reply(Choose("x\u0663", old["decision"]), raw="x\u0663")["message_id"] == \
+        reply(Choose("x3", old["decision"]), raw="x3")["message_id"]
 
 
-def test_every_typed_or_sent_number_is_read_one_way_ascii_digits_only() -> None:
-    from moderator.commands import number
+def test_every_typed_or_sent_number_is_read_one_way_decimal_digits_of_any_script() -> None:
+    from moderator.commands import MoveSeat, number
     from moderator.grammar import grammar
     from moderator.moves import parse_token
 
-    assert [number(t) for t in ("0", "07", "12")] == [0, 7, 12]
-    assert [number(t) for t in ("", "\u00b2", "\u0663", "-1", "1.5", " 1")] == [None] * 6
+    assert [number(t) for t in ("0", "07", "12", "\u0663", "\u06f1\u06f2")] == [0, 7, 12, 3, 12]  # ٣ ۱۲
+    assert [number(t) for t in ("", "\u00b2", "-1", "1.5", " 1")] == [None] * 5
     assert number("123", 2) is None and number("12", 2) == 12
-    for typed in ("computers \u00b2", "move Ann \u0663", "reminders \u00b2"):
+    for typed in ("computers \u00b2", "move Ann \u00b3", "reminders \u00b2"):
         assert grammar().parse(typed) is None, typed
+    assert grammar().parse("move Ann \u0663") == MoveSeat("Ann", 3)  # a Persian keyboard's digits
     assert grammar().parse("computers 3") is not None and grammar().parse("reminders 10") is not None
     assert parse_token(0, "n\u00b2") is None
 

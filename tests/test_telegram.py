@@ -21,7 +21,7 @@ from telegram.error import RetryAfter
 from telegram.ext import AIORateLimiter
 
 from moderator import app, cli
-from moderator.catalog import Catalog
+from moderator.catalog import Catalog, languages
 from moderator.channels import Kind, Outbound
 from moderator.grammar import grammar
 from moderator.settings import Settings
@@ -452,7 +452,7 @@ def test_commands_are_registered_in_every_language_and_buttons_fit_callback_data
         t = _game(tmp_path)
         await _started(t, 10)
         menus = t.api.of("setMyCommands")
-        assert {c.params.get("language_code") for c in menus} == {None, "de"}
+        assert {c.params.get("language_code") for c in menus} == {None} | set(languages()) - {"en"}
         for call in menus:
             language = call.params.get("language_code") or "en"
             commands = [c["command"] for c in call.params["commands"]]
@@ -906,3 +906,28 @@ def test_a_vote_pressed_while_the_bot_was_down_past_telegrams_answer_window_show
     with sqlite3.connect(tmp_path / "serve.db") as db:
         votes = [json.loads(a) for (a,) in db.execute("SELECT action FROM actions")]
     assert [v["player"] for v in votes if v["action"] == "vote"] == ["Bob", "Cy"]  # each once
+
+
+def test_a_telegram_apps_regional_language_is_matched_by_its_base_code(tmp_path: Path) -> None:
+    """``fa-IR`` is Persian and ``es-419`` Spanish; ``pt-BR`` without a Portuguese catalog is English."""
+    async def scenario() -> None:
+        t = _game(tmp_path)
+        await t.boot()
+        t.person("Ann", "fa-IR")
+        t.person("Bob", "es-419")
+        t.person("Cy", "pt-BR")
+        try:
+            await t.open_and_join(["Ann", "Bob", "Cy"], group=GROUP)
+            persian, spanish = Catalog.load("classic", "fa"), Catalog.load("classic", "es")
+            # The group speaks its opener's language; the Latin name and seat list isolated in the Persian sentence.
+            seated = persian.text("seat-taken", name="\u2068Cy\u2069", players=3,
+                                  seating="\u20681. Ann, 2. Bob, 3. Cy\u2069")
+            assert t.api.texts(GROUP["id"])[-1] == seated
+            await t.say("Bob", "/whoami")
+            assert t.api.texts(t.chat_of("Bob"))[-1] == spanish.text("game-not-started")
+            await t.say("Cy", "/whoami")
+            assert t.api.texts(t.chat_of("Cy"))[-1] == Catalog.load().text("game-not-started")
+        finally:
+            await t.stop()
+
+    run(scenario())

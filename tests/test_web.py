@@ -828,3 +828,12 @@ def test_a_stale_qr_code_answers_a_page_in_the_phones_language_that_says_what_to
         status, lang, text = stale(served.port, "/join/%3Cscript%3E", "ja,en;q=0.5")
         assert (status, lang) == (404, "en") and "<script>" not in text
         assert en.text("web-stale-title") in text and en.text("web-stale-join-todo") in text
+
+
+def test_a_browsers_regional_language_is_matched_by_its_base_code(table: WebTable) -> None:
+    """``fa-IR`` is Persian; ``pt-BR`` without a Portuguese catalog falls to the next it asks for, then English."""
+    _table_id, code = table.open("Host", play=False)
+    for asked, lang in (("fa-IR,fa;q=0.9", "fa"), ("pt-BR,pt;q=0.9", "en"), ("pt-BR,es;q=0.8", "es")):
+        page = table.device().get(f"/join/{code}", headers={"Accept-Language": asked}).text
+        assert f'<html lang="{lang}">' in page, asked
+        assert Catalog.load("classic", lang).text("web-take-seat") in page
