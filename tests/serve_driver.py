@@ -33,16 +33,15 @@ from urllib.parse import urlencode
 from telegram.request import RequestData
 
 from moderator.transports.telegram import SECRET_HEADER
-from tests.fake_telegram import TOKEN, Call, FakeBotAPI, user
+from tests.fake_telegram import TOKEN, Call, user
 from tests.fake_twilio import ACCOUNT_SID, AUTH_TOKEN, OUR_NUMBER, PUBLIC_URL, FakeTwilio, incoming, signature
+from tests.serve_app import SECRET, WebhookBotAPI
 
 ROOT = Path(__file__).resolve().parent.parent
-SECRET = "webhook-secret_0123456789"
-"""``TELEGRAM_WEBHOOK_SECRET`` (as ``tests.test_serve``'s)."""
 
 
-class BotAPI(FakeBotAPI):
-    """The fake Bot API, also answering ``setWebhook``; with ``memory``, Telegram's memory outlives the server: every
+class BotAPI(WebhookBotAPI):
+    """The fake Bot API answering ``setWebhook``; with ``memory``, Telegram's memory outlives the server: every
     chat's messages and every call are in that file after each call (a server started again finds its messages
     where it left them, and a test reads what each phone shows); while the file ``hang`` exists, a press's answer
     never comes back (the server is to be killed between a press and its answer)."""
@@ -78,11 +77,6 @@ class BotAPI(FakeBotAPI):
         draft.write_text(json.dumps(known, default=str))
         os.replace(draft, self.memory)  # whole, even if the process is killed while writing
 
-    def _result(self, api: str, params: dict[str, Any], chat: int | None) -> Any:
-        if api == "setWebhook":
-            return True
-        return super()._result(api, params, chat)
-
 
 def main() -> int:
     from moderator import app
@@ -99,7 +93,7 @@ def main() -> int:
         uvicorn.run(app.create_app(settings, network=network), host=settings.host, port=settings.port,
                     log_level="warning", timeout_keep_alive=app.KEEP_ALIVE)
         return 0
-    app.create_app = functools.partial(app.create_app, network=network)  # type: ignore[assignment]
+    app.create_app = functools.partial(app.create_app, network=network)
     return app.serve(settings)
 
 
@@ -117,7 +111,9 @@ class Serving:
 
     def rss_kb(self) -> int:
         status = Path(f"/proc/{self.pid}/status").read_text()
-        return int(re.search(r"VmRSS:\s+(\d+)", status).group(1))  # type: ignore[union-attr]
+        found = re.search(r"VmRSS:\s+(\d+)", status)
+        assert found is not None, status
+        return int(found.group(1))
 
     def lines(self) -> list[str]:
         return self.log.read_text(errors="replace").splitlines()
