@@ -583,7 +583,7 @@ def test_an_open_cover_stays_open_while_the_event_stream_is_renewed_and_shuts_wh
     WebDriverWait(browser, 20).until(lambda d: streams.count(table_id) >= opened + 2)  # two renewals
     WebDriverWait(browser, 5).until(lambda d: d.execute_script("return document.readyState") == "complete")
     assert browser.execute_script(covers) == 1, "the cover shut on the stream's renewal"
-    server.server.config.app.state.channels["web"].state.live.close()  # as the server stopping ends them
+    server.app.state.channels["web"].state.live.close()  # as the server stopping ends them
     settled(browser).until(lambda d: d.execute_script(covers) == 0)
 
 

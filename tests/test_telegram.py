@@ -735,7 +735,8 @@ class _Phones:
         return [chat[k] for k in sorted(chat, key=int)]
 
     def deliver(self, update: dict[str, Any], timeout: float = 10.0) -> int:
-        from tests.serve_driver import SECRET, http, post
+        from tests.serve_app import SECRET
+        from tests.serve_driver import http, post
 
         body = json.dumps(update).encode()
         raw = post(self.port, "/telegram", body, {"Content-Type": "application/json", SECRET_HEADER: SECRET})
@@ -774,10 +775,10 @@ def test_a_vote_pressed_while_the_bot_was_down_past_telegrams_answer_window_show
     from tests.serve_driver import moderator_serve
 
     memory, hang = tmp_path / "telegram.json", tmp_path / "hang"
-    env = {"FAKE_TELEGRAM_MEMORY": str(memory), "FAKE_TELEGRAM_ANSWER_WINDOW": "1.5"}
     phones = _Phones(memory)
     recorded = EN.text("vote-recorded", vote=EN.term("ja"))
-    with moderator_serve(tmp_path, FAKE_TELEGRAM_HANG=str(hang), **env) as served:
+    with moderator_serve(tmp_path, FAKE_TELEGRAM_MEMORY=str(memory), FAKE_TELEGRAM_ANSWER_WINDOW="1.5",
+                         FAKE_TELEGRAM_HANG=str(hang)) as served:
         phones.port = served.port
         phones.say("Ann", "/newgame")
         join = phones.until(lambda: [b["url"] for m in phones.messages("Ann") for b in buttons(m) if "url" in b])
@@ -816,7 +817,7 @@ def test_a_vote_pressed_while_the_bot_was_down_past_telegrams_answer_window_show
     hang.unlink()
     pressed = pressed_at(cy["callback_query"]["id"]) or 0.0
     time.sleep(max(0.0, pressed + 1.6 - time.time()))  # the answer window of both presses passes while it is down
-    with moderator_serve(tmp_path, **env) as served:
+    with moderator_serve(tmp_path, FAKE_TELEGRAM_MEMORY=str(memory), FAKE_TELEGRAM_ANSWER_WINDOW="1.5") as served:
         phones.port = served.port
         assert phones.deliver(bob) == 200  # Telegram delivers the update again: a repeat, already counted
         assert phones.deliver(cy) == 200  # pressed while the bot was down
