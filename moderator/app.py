@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any, Final
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from . import record as records
@@ -491,8 +491,9 @@ def _health(request: Request, report: dict[str, object], status: int = 200) -> R
 
 
 async def join_page(request: Request) -> Response:
-    """The ways to take a seat at the table with this join code; 404 (and nothing else) for any other code; 429
-    for every code once this client has tried too many unknown ones (``Pages.join_attempt``)."""
+    """The ways to take a seat at the table with this join code; for any other code (or one that takes nobody
+    now) 404, a page that says what to do in the browser's language; 429 for every code once this client has
+    tried too many unknown ones (``Pages.join_attempt``)."""
     code = str(request.path_params.get("code", "")).strip().upper()
     state = request.app.state
     wiring: Wiring = state.wiring
@@ -501,11 +502,11 @@ async def join_page(request: Request) -> Response:
     if wait > 0:
         return web.try_again(request, wait)
     if table is None:
-        return PlainTextResponse("Not Found", status_code=404)
+        return web.stale_code(request, "join")
     ways = [way for name, running in wiring.running.items() if name != web.CHANNEL for way in running.join_ways(code)]
     browser = web.CHANNEL in wiring.running and table.status is Status.LOBBY
     if not ways and not browser:
-        return PlainTextResponse("Not Found", status_code=404)
+        return web.stale_code(request, "join")
     return web.join_page(request, code, table.theme, ways, wiring.pages.limits(), browser=browser)
 
 

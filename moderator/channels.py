@@ -460,6 +460,11 @@ class Port(Protocol):
         """This address cannot be reached on this channel (blocked, opted out, undelivered)."""
         ...
 
+    def unanswered(self, inbound: Inbound) -> None:
+        """The input's answer at once (``Receipt.notice``) could not be shown (too late): the service decides what
+        shows it instead, through the outbox."""
+        ...
+
     def public_moved(self, channel: str, old: str, new: str) -> None:
         """A group chat got a new address."""
         ...

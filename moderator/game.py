@@ -35,7 +35,7 @@ from .fanout import knowledge, prompt_again, prompt_for, publish, say, show_clai
 from .grammar import RULES, Verb, Who, fold, grammar, offered
 from .lobby import show_lobby
 from .names import TYPED_KEYS, match_name, name_candidates, names_in
-from .outbox import Outgoing, Reply
+from .outbox import Outgoing, Reply, in_toast
 from .render import InputProblem
 from .store import TableStatus
 from .tables import DECISIONS_PER_GAME, LIVE, Said, Table
@@ -524,17 +524,20 @@ def _answer_press(ctx: Context, table: Table, seat: int, actions: Sequence[Actio
     state = table.state
     assert state is not None
     vote = isinstance(actions[-1], CastVote)
-    if vote and ctx.caps(reply.channel).toasts:
-        # A vote is confirmed where it was pressed, in the toast, and the ballot stays as it is: its buttons
-        # change the vote until the last one is in, and answer with the result after.
-        for index, message in out.to(reply.channel, reply.address):
-            if message.kind is Kind.ECHO:
-                out.notice = out.drop(index).text.split("\n", 1)[-1]
-                return
     # A vote can be changed while the election is open: the ballot keeps its buttons (the change prompt's).
     still = prompt_for(ctx, table, table.seats[seat]) if state.phase is Phase.ELECTION else None
     kept = still is not None and vote
     options = tuple(Option(c.label, moves.token(c.action)) for c in still.choices) if kept and still else ()
+    if vote and ctx.caps(reply.channel).toasts:
+        # A vote is confirmed where it was pressed, in the toast, and the ballot stays as it is: its buttons
+        # change the vote until the last one is in, and answer with the result after. The confirmation is kept
+        # with the press, as it would have gone without toasts, for a channel too late to show the toast.
+        for index, message in out.to(reply.channel, reply.address):
+            if message.kind is Kind.ECHO:
+                echo = out.drop(index)
+                out.notice = in_toast(echo)
+                out.answer = replace(echo, press=press, options=options, decision=table.row.decision_step)
+                return
 
     for index, message in out.to(reply.channel, reply.address):
         if message.kind is Kind.ECHO and message.press is None:

@@ -17,7 +17,7 @@ import sqlite3
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import StrEnum
@@ -349,6 +349,13 @@ def m024_server_secret(db: Database) -> None:
     db.execute("INSERT INTO server_secret (id, secret) VALUES (1, ?)", (secrets.token_bytes(32),))
 
 
+@migrations()
+def m025_kept_answers(db: Database) -> None:
+    """An input's answer shown at once (a toast for a pressed vote), kept with the input's id: a channel too late
+    to show it (a restart between the press and its answer) has it sent as a message after all."""
+    db.execute("ALTER TABLE inbound ADD COLUMN answer TEXT")
+
+
 _COSMETIC: Final = "('counter', 'board')"
 """The kinds an outbox row shows again what a later one shows better (``channels.Kind.cosmetic``)."""
 
@@ -605,6 +612,18 @@ class Store:
             (channel, external_id, now),
         )
         return cursor.rowcount == 0
+
+    def keep_answer(self, channel: str, external_id: str, answer: Mapping[str, Any] | None) -> None:
+        """Keep (or, None, forget) the message an input's answer at once stood for (``Outbound.to_json`` and its
+        ``message_id``)."""
+        self.execute("UPDATE inbound SET answer = ? WHERE channel = ? AND external_id = ?",
+                     (None if answer is None else _BODY_JSON(dict(answer)), channel, external_id))
+
+    def kept_answer(self, channel: str, external_id: str) -> dict[str, Any] | None:
+        """The message kept for an input's answer (``keep_answer``), if one is."""
+        row = self.execute("SELECT answer FROM inbound WHERE channel = ? AND external_id = ?",
+                           (channel, external_id)).fetchone()
+        return None if row is None or row[0] is None else dict(json.loads(row[0]))
 
     # --- the server's life ------------------------------------------------------------------------------
 

@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 
 from moderator import cli
 from moderator.app import Durable, create_app
+from moderator.catalog import Catalog
 from moderator.settings import Settings
 from moderator.store import FairLock, SerialStore, Store
 from moderator.transports.telegram import SECRET_HEADER, TelegramSettings, callback
@@ -31,6 +32,7 @@ from moderator.transports.telegram import SPEC as TELEGRAM
 from tests.fake_telegram import TOKEN, private_chat
 from tests.fake_twilio import AUTH_TOKEN, OUR_NUMBER, PUBLIC_URL, FakeTwilio, incoming, signature
 from tests.serve_app import ANN, BOB, HOOK, LOCAL, SECRET, SMS_URL, Server, WebhookBotAPI, env, open_table
+from tests.web_table import text_of
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")  # Starlette 1.x asks for httpx2; httpx works the same here
@@ -101,12 +103,17 @@ def test_join_page_lists_telegram_and_sms_as_links_and_qr_codes(server: Server) 
     assert "Ann" not in page  # nothing about who sits there
 
 
-@pytest.mark.parametrize("code", ["ZZZZZ", "AAAAA", "x", "..%2Fhealthz", "%00", "A" * 200, "<script>"])
-def test_join_page_for_an_unknown_code_is_a_bare_404(server: Server, code: str) -> None:
-    open_table(server)
+@pytest.mark.parametrize("code", ["ZZZZZ", "AAAAA", "x", "%00", "A" * 200, "<script>"])
+def test_join_page_for_an_unknown_code_is_a_404_that_says_what_to_do_and_nothing_else(server: Server,
+                                                                                       code: str) -> None:
+    real = open_table(server)
     response = server.client.get(f"/join/{code}")
-    assert response.status_code == 404
-    assert response.text == "Not Found"  # as for a path that does not exist
+    assert response.status_code == 404 and response.headers["content-type"].startswith("text/html")
+    text = text_of(response.text)
+    assert Catalog.load("classic", "en").text("web-stale-join-todo") in text  # this client asks for no language
+    assert real not in text and "Ann" not in text and "<script>" not in text  # nothing of a table, nor the path
+    escape = server.client.get("/join/..%2Fhealthz")  # no code: a path that does not exist, not the health check
+    assert escape.status_code == 404 and escape.text == "Not Found"
 
 
 def test_a_channel_without_credentials_stays_off(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:

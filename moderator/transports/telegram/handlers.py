@@ -192,19 +192,18 @@ class TelegramBot:
             await self._handle(self._inbound(update, command, raw=message.text, overheard=True), message)
 
     async def on_button(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-        """A pressed button: handed to the service first, then answered (a failed answer never drops a press)."""
+        """A pressed button: handed to the service first, then answered (a failed answer never drops a press: the
+        service is told, and shows what the press did another way)."""
         query = update.callback_query
         if query is None or query.data is None:
             return
         table_id, _, rest = query.data.partition(":")
         kind, _, arg = rest.partition(":")
-        notice: str | None = None
         if kind == LOBBY:
-            await self._handle(self._inbound(update, LobbyControl(arg), external_id=f"cb:{query.id}",
-                                             table=table_id))
+            inbound = self._inbound(update, LobbyControl(arg), external_id=f"cb:{query.id}", table=table_id)
         elif kind in ("lang", "theme"):
             command = SetLanguage(arg) if kind == "lang" else SetTheme(arg)
-            await self._handle(self._inbound(update, command, external_id=f"cb:{query.id}"))
+            inbound = self._inbound(update, command, external_id=f"cb:{query.id}")
         else:
             decision = int(kind) if number(kind.removeprefix("-")) is not None else None
             label = pressed_label(query.message, query.data) or arg
@@ -213,13 +212,19 @@ class TelegramBot:
             if isinstance(message, Message):
                 press = Press(str(message.message_id), message.text_html if message.text else "", label,
                               bool(message.has_protected_content))
-            receipt = await self._handle(self._inbound(update, Choose(arg, decision), raw=label,
-                                                       external_id=f"cb:{query.id}", press=press, table=table_id))
-            notice = receipt.notice
+            inbound = self._inbound(update, Choose(arg, decision), raw=label, external_id=f"cb:{query.id}",
+                                    press=press, table=table_id)
+        receipt = await self._handle(inbound)
         try:
-            await query.answer(notice)
-        except TelegramError as exc:  # too late to answer (a redelivered update): the press counted anyway
+            await query.answer(receipt.notice)  # a refused lobby control says why, as a refused choice does
+        except TelegramError as exc:
+            # Too late to answer ("query is too old": the bot was down past Telegram's answer window), or the
+            # network failed: the press counted all the same, and the presser must see that it did.
             log.info("telegram: could not answer a press: %s", exc)
+            if receipt.notice is not None:
+                self.port.unanswered(inbound)
+                if self.delivery is not None:
+                    self.delivery.kick()
 
     async def on_migrated(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         """A group became a supergroup: its tables move to the new chat id."""
