@@ -30,7 +30,7 @@ from moderator.store import FairLock, SerialStore, Store
 from moderator.transports.telegram import SECRET_HEADER, TelegramSettings, callback
 from moderator.transports.telegram import SPEC as TELEGRAM
 from tests.fake_telegram import TOKEN, private_chat
-from tests.fake_twilio import AUTH_TOKEN, OUR_NUMBER, PUBLIC_URL, FakeTwilio, incoming, signature
+from tests.fake_twilio import ACCOUNT_SID, AUTH_TOKEN, OUR_NUMBER, PUBLIC_URL, FakeTwilio, incoming, signature
 from tests.serve_app import ANN, BOB, HOOK, LOCAL, SECRET, SMS_URL, Server, WebhookBotAPI, env, open_table
 from tests.web_table import text_of
 
