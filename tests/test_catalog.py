@@ -540,6 +540,13 @@ ALLOWED: frozenset[tuple[str, str]] = frozenset(
         ("transports/telegram/__init__.py", "TelegramSpec.off"),
         ("transports/web/__init__.py", "WebSpec.off"),
         ("board.py", "font_problems"),  # what /healthz logs for the operator
+        # What a provider's fault says in the operator's log (one line, never a player's message)
+        ("channels.py", "Unreachable.__init__"),
+        ("transports/sms.py", "refused"),
+        ("transports/sms.py", "unreachable"),
+        ("transports/telegram/config.py", "refused"),
+        ("transports/telegram/config.py", "provider_problem"),
+        ("guard.py", "hide_uncaught.thread_hook"),  # Python's own words for an uncaught exception, keys hidden
         # `moderator catalog check`: for a translator at a terminal, in English like every command's diagnostics
         ("catalog_check.py", "check"),
         ("catalog_check.py", "_keys"),

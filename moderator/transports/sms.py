@@ -330,11 +330,11 @@ def routes(settings: SmsSettings) -> list[BaseRoute]:
         except NotStored as exc:
             # Twilio never sends a webhook again: the person must, so they are told (in the answer itself,
             # since nothing can be put in the outbox now).
-            (log.debug if exc.said else log.error)("an SMS could not be stored (%s); its sender is asked to send "
-                                                   "it again", exc)
+            # The fault was said once already (the store's own line) if ``said``: then only a debug line.
+            log.log(logging.DEBUG if exc.said else logging.ERROR,
+                    "an SMS could not be stored (%s); its sender is asked to send it again", exc)
             number = normalise_number(params.get("From", ""), gateway(request).region)
-            language = language_of(number) if number else None
-            language = language or DEFAULT_LANGUAGE
+            language = (language_of(number) if number else None) or DEFAULT_LANGUAGE
             return _twiml(fit_sms(Catalog.load(DEFAULT_THEME, language).text(NOT_STORED_MESSAGE), language))
         return _twiml()
 

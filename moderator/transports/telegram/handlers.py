@@ -244,8 +244,8 @@ class TelegramBot:
         (``not_stored``): the webhook asks Telegram to send it again, long polling stops confirming updates."""
         if isinstance(context.error, NotStored):
             error = context.error
-            (log.debug if error.said else log.error)("telegram: an update could not be stored (%s); it is asked "
-                                                     "for again", error)
+            log.log(logging.DEBUG if error.said else logging.ERROR,
+                    "telegram: an update could not be stored (%s); it is asked for again", error)
             if isinstance(update, Update):
                 self.not_stored.add(update.update_id)
             return

@@ -127,7 +127,8 @@ def saved(endpoint: Callable[[Request], Awaitable[Response]]) -> Callable[[Reque
         try:
             return await endpoint(request)
         except NotStored as exc:
-            (log.debug if exc.said else log.error)("a tap could not be stored (%s); it is asked again", exc)
+            log.log(logging.DEBUG if exc.said else logging.ERROR,  # said once already by the store if ``said``
+                    "a tap could not be stored (%s); it is asked again", exc)
             return not_saved(request)
 
     return run
