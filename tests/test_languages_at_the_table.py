@@ -13,7 +13,7 @@ import unicodedata
 import pytest
 
 from moderator.catalog import Catalog, languages, messages_dir, read_file, themes
-from moderator.grammar import Verb, grammar
+from moderator.grammar import Verb, conflicts, grammar
 from moderator.transports.sms import CAPABILITIES, RESERVED_WORDS
 from tests.test_console import play_console
 from tests.test_sms import (
@@ -151,3 +151,8 @@ def test_a_whole_game_by_sms_in_every_language_fits_its_texts(theme: str, lang: 
 def test_every_language_types_words_of_its_own() -> None:
     """The words typed above are each language's own, not English fallen back to."""
     assert {lang: own_words(lang) for lang in languages() if own_words(lang)} == {}
+
+
+def test_no_word_of_any_language_means_two_commands() -> None:
+    """Every language's words work at every table: one folded word of two verbs would do the first one found."""
+    assert conflicts() == []
