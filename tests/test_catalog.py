@@ -7,7 +7,10 @@ import ast
 import dataclasses
 import re
 import tomllib
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -16,7 +19,6 @@ from moderator.board import Palette, colour_tables, palette
 from moderator.catalog import (
     Catalog,
     UnknownCatalog,
-    clear_cache,
     gsm7_language,
     is_gsm7,
     languages,
@@ -124,22 +126,18 @@ def test_every_text_reaches_a_phone_in_its_languages_alphabet(path: Path) -> Non
             assert not lost and is_gsm7(to_gsm7(literal)), f"{_label(path)} [{table}] {key}: {lost}"
 
 
-def test_latin_languages_are_texted_in_gsm7_and_other_scripts_in_ucs2(tmp_path: Path,
-                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_latin_languages_are_texted_in_gsm7_and_other_scripts_in_ucs2(
+    tmp_path: Path, catalogs_in: Callable[[Path], AbstractContextManager[None]]
+) -> None:
     assert gsm7_language("en") and gsm7_language("de") and gsm7_language("es")
     assert not gsm7_language("fa")
     _write(tmp_path, "classic", "en", '[messages]\na = "Hello"\n')
     _write(tmp_path, "classic", "pl", '[messages]\na = "Zażółć gęślą jaźń"\n')
     _write(tmp_path, "classic", "ru", '[messages]\na = "Привет, {name}"\n')
-    monkeypatch.setenv("MODERATOR_MESSAGES", str(tmp_path))
-    clear_cache()
-    try:
+    with catalogs_in(tmp_path):
         assert gsm7_language("pl") and not gsm7_language("ru")
         assert SMS.limit("pl") == 160 and SMS.limit("ru") == 134  # one GSM-7 segment; two UCS-2 ones
         assert SMS.written("Zażółć", "pl") == "Zazolc" and SMS.written("Привет", "ru") == "Привет"
-    finally:
-        monkeypatch.delenv("MODERATOR_MESSAGES")
-        clear_cache()
 
 
 COUNTS = frozenset({"players", "added", "minutes", "cast", "count", "segments", "seconds", "most"})
@@ -168,24 +166,21 @@ def test_plural_categories_are_cldrs() -> None:
     assert needed_plural_categories("es") == {"one", "other"} < plural_categories("es")  # "many" is for millions
 
 
-def test_a_count_takes_its_languages_form(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_count_takes_its_languages_form(
+    tmp_path: Path, catalogs_in: Callable[[Path], AbstractContextManager[None]]
+) -> None:
     _write(tmp_path, "classic", "en", '[messages]\na = "{n:plural:one=# player|other=# players}"\n')
-    ru = "{n:plural:one=# игрок|few=# игрока|many=# игроков|other=# игрока}"
-    _write(tmp_path, "classic", "ru", f'[messages]\na = "{ru}"\n')
+    russian = "{n:plural:one=# игрок|few=# игрока|many=# игроков|other=# игрока}"
+    _write(tmp_path, "classic", "ru", f'[messages]\na = "{russian}"\n')
     _write(tmp_path, "classic", "fa", '[messages]\na = "{n:plural:one=# بازیکن هست|other=# بازیکن هستند}"\n')
     _write(tmp_path, "classic", "fr", '[messages]\na = "{n:plural:one=# joueur|other=# joueurs}"\n')
-    monkeypatch.setenv("MODERATOR_MESSAGES", str(tmp_path))
-    clear_cache()
-    try:
+    with catalogs_in(tmp_path):
         ru, fa, fr = (Catalog.load("classic", lang) for lang in ("ru", "fa", "fr"))
         assert [ru.text("a", n=n) for n in (1, 3, 5, 21)] == ["1 игрок", "3 игрока", "5 игроков", "21 игрок"]
         assert ru.text("a", n="2") == "2 игрока"  # a count passed as text, in the catalog's language too
         assert [fa.text("a", n=n) for n in (0, 1, 2)] == ["0 بازیکن هست", "1 بازیکن هست", "2 بازیکن هستند"]
         assert [fr.text("a", n=n) for n in (0, 1, 2)] == ["0 joueur", "1 joueur", "2 joueurs"]
         assert Catalog.load().text("a", n=0) == "0 players"
-    finally:
-        monkeypatch.delenv("MODERATOR_MESSAGES")
-        clear_cache()
 
 
 @pytest.mark.parametrize("theme,lang", CATALOGS)
@@ -201,7 +196,7 @@ def test_a_count_takes_its_languages_form(tmp_path: Path, monkeypatch: pytest.Mo
     ],
 )
 def test_counts_take_the_singular_for_one_and_the_plural_otherwise(
-    theme: str, lang: str, mid: str, params: dict[str, object], one: str, many: str
+    theme: str, lang: str, mid: str, params: dict[str, Any], one: str, many: str
 ) -> None:
     catalog = Catalog.load(theme, lang)
     count = next(k for k in params if k in COUNTS)
@@ -308,7 +303,7 @@ def test_every_message_id_is_used_and_every_used_id_exists() -> None:
             for table_votes in (False, True):
                 table = TableInfo(worst_names(), theme, table_votes=table_votes)
                 corpus(table, catalog, sms=sms)  # a missing id or param raises KeyError here
-            used |= {mid for mid, _ in catalog.log}  # type: ignore[attr-defined]
+            used |= {mid for mid, _ in catalog.log}
     # pages, console, a repeat's words, an SMS not saved
     used |= SERVICE_IDS | set(WEB_MESSAGES) | set(CONSOLE_MESSAGES) | {REPEAT_MESSAGE, NOT_STORED_MESSAGE}
     used |= replay_ids()  # `moderator replay`'s timeline
@@ -325,7 +320,7 @@ def test_every_sms_variant_is_sent_by_sms() -> None:
         catalog = recording(theme, lang)
         for table_votes in (False, True):
             corpus(TableInfo(worst_names(), theme, table_votes=table_votes), catalog, sms=True)
-        used |= {mid for mid, _ in catalog.log}  # type: ignore[attr-defined]
+        used |= {mid for mid, _ in catalog.log}
     assert set(REFERENCE.sms) <= used | SERVICE_IDS, sorted(set(REFERENCE.sms) - used - SERVICE_IDS)
 
 
@@ -440,7 +435,9 @@ def _write(root: Path, theme: str, lang: str, text: str) -> None:
     (root / theme / f"{lang}.toml").write_text(text, encoding="utf-8")
 
 
-def test_loading_falls_back_key_by_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_loading_falls_back_key_by_key(
+    tmp_path: Path, catalogs_in: Callable[[Path], AbstractContextManager[None]]
+) -> None:
     _write(
         tmp_path,
         "classic",
@@ -479,9 +476,7 @@ hitler = "die Ratte"
 b = "ODD-B {term.hitler:cap} {term.president}"
 """,
     )
-    monkeypatch.setenv("MODERATOR_MESSAGES", str(tmp_path))
-    clear_cache()
-    try:
+    with catalogs_in(tmp_path):
         assert themes() == ("classic", "odd") and languages() == ("de", "en")
         odd = Catalog.load("odd", "de")
         assert odd is Catalog.load("odd", "de")  # cached
@@ -504,9 +499,6 @@ b = "ODD-B {term.hitler:cap} {term.president}"
             Catalog.load("nope", "en")
         with pytest.raises(UnknownCatalog):
             Catalog.load("classic", "fr")
-    finally:
-        monkeypatch.delenv("MODERATOR_MESSAGES")
-        clear_cache()
     assert Catalog.load().term("president") == "President"  # the real folder again
 
 
@@ -523,16 +515,13 @@ def test_a_malformed_file_is_rejected(tmp_path: Path) -> None:
         read_file(path)
 
 
-def test_lower_writes_a_term_or_a_word_in_lower_case(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_lower_writes_a_term_or_a_word_in_lower_case(
+    tmp_path: Path, catalogs_in: Callable[[Path], AbstractContextManager[None]]
+) -> None:
     _write(tmp_path, "classic", "en", '[terms]\nelection_tracker = "Election Tracker"\n'
            '[messages]\na = "The {term.election_tracker:lower} moves; {vote:lower}."\n')
-    monkeypatch.setenv("MODERATOR_MESSAGES", str(tmp_path))
-    clear_cache()
-    try:
+    with catalogs_in(tmp_path):
         assert Catalog.load().text("a", vote="Ja") == "The election tracker moves; ja."
-    finally:
-        monkeypatch.delenv("MODERATOR_MESSAGES")
-        clear_cache()
 
 
 @pytest.mark.parametrize("path", [p for p in FILES if p.stem == "de"], ids=_label)
@@ -654,7 +643,7 @@ def prose_in(path: Path) -> list[tuple[int, str, str]]:
         if isinstance(node, ast.Call) and _is_exempt_call(node):
             return
         if isinstance(node, ast.JoinedStr):
-            text = "".join(v.value if isinstance(v, ast.Constant) else "{}" for v in node.values)
+            text = "".join(str(v.value) if isinstance(v, ast.Constant) else "{}" for v in node.values)
             if looks_like_prose(text):
                 found.append((node.lineno, ".".join(scope), text))
             return

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 import shutil
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import pytest
@@ -123,22 +125,19 @@ def test_a_finished_file_passes_and_says_what_its_language_needs(capsys: pytest.
                    "one, other (CLDR); SMS in UCS-2, at most two segments (134 characters)\n")
 
 
-def test_a_new_language_is_one_file_and_no_code(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_new_language_is_one_file_and_no_code(
+    tmp_path: Path, catalogs_in: Callable[[Path], AbstractContextManager[None]]
+) -> None:
     """A copy of a catalog under a new language's code is a language everywhere: the play and replay choices,
     LANGUAGE, the SMS alphabet. And no module of the code names a language other than the default."""
     root = tmp_path / "messages"
     shutil.copytree(ROOT, root)
     shutil.copy(root / "classic" / "es.toml", root / "classic" / "it.toml")
-    monkeypatch.setenv("MODERATOR_MESSAGES", str(root))
-    from moderator.catalog import clear_cache, gsm7_language, languages
+    from moderator.catalog import gsm7_language, languages
 
-    clear_cache()
-    try:
+    with catalogs_in(root):
         assert "it" in languages() and gsm7_language("it")
         assert main(["catalog", "check", str(root / "classic" / "it.toml")]) == 0
-    finally:
-        monkeypatch.delenv("MODERATOR_MESSAGES")
-        clear_cache()
     code = Path(moderator.__file__).resolve().parent
     named = re.compile(r"""["'](de|es|fa|fr|it|pt|pl|ru)["']""")
     offenders = [f"{p.relative_to(code)}:{n}: {line.strip()}" for p in sorted(code.rglob("*.py"))

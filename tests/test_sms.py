@@ -211,10 +211,23 @@ class Phones:
 
 
 @pytest.fixture
-def phones() -> Iterator[Phones]:
-    p = Phones()
-    yield p
-    p.close()
+def phones_dealt() -> Iterator[Callable[[int], Phones]]:
+    """Opens ``Phones`` whose games are dealt from a test's own seed; every one is closed after the test."""
+    opened: list[Phones] = []
+
+    def dealt(seed: int) -> Phones:
+        opened.append(Phones(seed=seed))
+        return opened[-1]
+
+    yield dealt
+    for p in opened:
+        p.close()
+
+
+@pytest.fixture
+def phones(phones_dealt: Callable[[int], Phones]) -> Phones:
+    """A Twilio number with the moderator behind it, its games dealt from seed 1."""
+    return phones_dealt(1)
 
 
 def numbered(text: str) -> list[str] | None:
@@ -278,7 +291,8 @@ def play_by_text(p: Phones, rng: random.Random, *, limit: int = 3000) -> Table:
             answer = f"{pick + 1}."
         before = state.step
         p.text(phone, answer)
-        assert p.table_of(number(0)).state.step > before or state.phase is Phase.ELECTION, (answer, labels)
+        now = p.table_of(number(0)).state
+        assert now is not None and (now.step > before or state.phase is Phase.ELECTION), (answer, labels)
     raise AssertionError("the game did not end")
 
 
@@ -465,8 +479,8 @@ def test_a_number_answers_the_prompt_the_phone_was_sent_not_one_still_on_its_way
     open_table(p, NAMES[:5])
     p.text(number(0), "GO")
     table = p.table_of(number(0))
-    assert table.state is not None
-    president = table.seats[table.state.president].address  # type: ignore[index]
+    assert table.state is not None and table.state.president is not None
+    president = table.seats[table.state.president].address
     prompt = last_prompt(p, president)
     labels = options_of(prompt)
     p.text(president, "2")
@@ -749,25 +763,22 @@ def test_cost_counts_segments_sent_and_what_twilio_reports_delivered(phones: Pho
 
 
 @pytest.mark.parametrize("players,seed", [(5, 3), (7, 4)])
-def test_a_whole_game_played_only_by_text(players: int, seed: int) -> None:
-    p = Phones(seed=seed)
-    try:
-        rng = random.Random(seed)
-        seats = open_table(p, NAMES[:players])
-        started = len(p.fake.sent)
-        p.text(number(0), "GO")
-        table = play_by_text(p, rng)
-        assert table.state is not None and table.state.phase is Phase.GAME_OVER
-        check_texts(p, seats)
-        for phone in seats:  # every phone hears the end: who won and who was who (no pointer to a screen that
-            assert "win!" in p.inbox(phone)[-1] and "Hitler:" in p.inbox(phone)[-1]  # plain `sms` does not have)
-            assert not any("Full story" in t for t in p.inbox(phone))
-        # The host asks what the game cost: exactly the texts sent since GO.
-        game_texts = len(p.fake.sent) - started
-        p.text(number(0), "COST")
-        assert p.inbox(number(0))[-1] == Catalog.load().text("sms-cost", sms=True, segments=game_texts)
-    finally:
-        p.close()
+def test_a_whole_game_played_only_by_text(players: int, seed: int, phones_dealt: Callable[[int], Phones]) -> None:
+    p = phones_dealt(seed)
+    rng = random.Random(seed)
+    seats = open_table(p, NAMES[:players])
+    started = len(p.fake.sent)
+    p.text(number(0), "GO")
+    table = play_by_text(p, rng)
+    assert table.state is not None and table.state.phase is Phase.GAME_OVER
+    check_texts(p, seats)
+    for phone in seats:  # every phone hears the end: who won and who was who (no pointer to a screen that
+        assert "win!" in p.inbox(phone)[-1] and "Hitler:" in p.inbox(phone)[-1]  # plain `sms` does not have)
+        assert not any("Full story" in t for t in p.inbox(phone))
+    # The host asks what the game cost: exactly the texts sent since GO.
+    game_texts = len(p.fake.sent) - started
+    p.text(number(0), "COST")
+    assert p.inbox(number(0))[-1] == Catalog.load().text("sms-cost", sms=True, segments=game_texts)
 
 
 def test_public_results_on_the_host_phone_only(phones: Phones) -> None:
@@ -999,18 +1010,20 @@ def _nominate_by_typing(p: Phones, phones: list[str], target: str, typed: str) -
     votes first if ``target`` is the President). Returns the President's phone."""
     table = p.table_of(phones[0])
     seat = table.names.index(target)
+    assert table.state is not None
     if table.state.president == seat:
         president = phones[seat]
         p.text(president, "1")
         for phone in phones:
             p.text(phone, "NEIN")
         table = p.table_of(phones[0])
+    assert table.state is not None and table.state.president is not None
     president = phones[table.state.president]
     before = len(p.inbox(president))
     p.text(president, typed)
-    table = p.table_of(phones[0])
-    assert table.state.phase is Phase.ELECTION, p.inbox(president)[before:]
-    assert table.state.chancellor == seat, (typed, table.names[table.state.chancellor])
+    state = p.table_of(phones[0]).state
+    assert state is not None and state.phase is Phase.ELECTION, p.inbox(president)[before:]
+    assert state.chancellor == seat, (typed, state.chancellor is not None and table.names[state.chancellor])
     return president
 
 
@@ -1023,73 +1036,64 @@ def _nominate_by_typing(p: Phones, phones: list[str], target: str, typed: str) -
     ("علی\u200cرضا", "علي رضا"),  # with a space for the non-joiner, and the Arabic yeh
     ("فاطمه", "فاطمة"),  # a final teh marbuta for heh
 ])
-def test_a_name_typed_without_its_accent_or_in_another_script_nominates_by_text(name: str, typed: str) -> None:
-    p = Phones(seed=3)
-    try:
-        names = ("Zoe", name, "Ann", "Bob", "Cy")
-        phones = open_table(p, names, seating=False)
-        p.text(phones[0], "GO")
-        _nominate_by_typing(p, phones, name, typed)
-    finally:
-        p.close()
+def test_a_name_typed_without_its_accent_or_in_another_script_nominates_by_text(
+        name: str, typed: str, phones_dealt: Callable[[int], Phones]) -> None:
+    p = phones_dealt(3)
+    names = ("Zoe", name, "Ann", "Bob", "Cy")
+    phones = open_table(p, names, seating=False)
+    p.text(phones[0], "GO")
+    _nominate_by_typing(p, phones, name, typed)
 
 
-def test_a_cyrillic_name_reads_in_latin_letters_in_an_english_text_and_as_written_in_a_persian_one() -> None:
-    p = Phones(seed=4)
-    try:
-        names = ("Zoe", "Алексей", "Ann", "Bob", "Cy")
-        phones = open_table(p, names, seating=False)
-        p.text(phones[2], "LANGUAGE fa")
-        p.text(phones[0], "GO")
-        assert any("Aleksey joined" in text for text in p.inbox(phones[0]))  # English: GSM-7, transliterated
-        persian = p.inbox(phones[2])
-        assert any("Алексей" in text and "\u2068" in text for text in persian)  # Persian: UCS-2, isolated
-        assert not any("Aleksey" in text for text in persian)
-    finally:
-        p.close()
+def test_a_cyrillic_name_reads_in_latin_letters_in_an_english_text_and_as_written_in_a_persian_one(
+        phones_dealt: Callable[[int], Phones]) -> None:
+    p = phones_dealt(4)
+    names = ("Zoe", "Алексей", "Ann", "Bob", "Cy")
+    phones = open_table(p, names, seating=False)
+    p.text(phones[2], "LANGUAGE fa")
+    p.text(phones[0], "GO")
+    assert any("Aleksey joined" in text for text in p.inbox(phones[0]))  # English: GSM-7, transliterated
+    persian = p.inbox(phones[2])
+    assert any("Алексей" in text and "\u2068" in text for text in persian)  # Persian: UCS-2, isolated
+    assert not any("Aleksey" in text for text in persian)
 
 
-def test_persian_digits_answer_a_prompt_and_take_a_seat_with_a_join_code() -> None:
-    p = Phones(seed=5)
-    try:
-        persian = str.maketrans("0123456789", "۰۱۲۳۴۵۶۷۸۹")
-        p.text(number(0), "NEWGAME Zoe")
-        code = p.code(number(0))
-        for i, name in enumerate(("Ann", "Bob", "Cy", "Dee"), 1):
-            typed = code.translate(persian) if i % 2 else code  # the code's digits as a Persian keyboard types them
-            p.text(number(i), f"JOIN {typed} {name}")
-            assert p.inbox(number(i))[-1].startswith(f"Welcome, {name}!"), (typed, p.inbox(number(i))[-1])
-        p.text(number(0), "GO")
-        table = p.table_of(number(0))
-        president = number(table.state.president)
-        p.text(president, "۲")  # Persian two
-        table = p.table_of(number(0))
-        assert table.state.phase is Phase.ELECTION
-        p.text(number(0), "٢")  # an Arabic-Indic digit answers the ballot: 2 is Nein
-        assert p.table_of(number(0)).state.votes[0] is False
-    finally:
-        p.close()
+def test_persian_digits_answer_a_prompt_and_take_a_seat_with_a_join_code(phones_dealt: Callable[[int], Phones]) -> None:
+    p = phones_dealt(5)
+    persian = str.maketrans("0123456789", "۰۱۲۳۴۵۶۷۸۹")
+    p.text(number(0), "NEWGAME Zoe")
+    code = p.code(number(0))
+    for i, name in enumerate(("Ann", "Bob", "Cy", "Dee"), 1):
+        typed = code.translate(persian) if i % 2 else code  # the code's digits as a Persian keyboard types them
+        p.text(number(i), f"JOIN {typed} {name}")
+        assert p.inbox(number(i))[-1].startswith(f"Welcome, {name}!"), (typed, p.inbox(number(i))[-1])
+    p.text(number(0), "GO")
+    state = p.table_of(number(0)).state
+    assert state is not None and state.president is not None
+    p.text(number(state.president), "۲")  # Persian two
+    state = p.table_of(number(0)).state
+    assert state is not None and state.phase is Phase.ELECTION
+    p.text(number(0), "٢")  # an Arabic-Indic digit answers the ballot: 2 is Nein
+    state = p.table_of(number(0)).state
+    assert state is not None and state.votes[0] is False
 
 
-def test_a_persian_players_texts_go_in_persian_within_two_ucs2_segments() -> None:
-    p = Phones(seed=6)
-    try:
-        iranian = "+989123456789"  # a number from Iran: Persian from the start
-        p.text(number(0), "NEWGAME Zoe")
-        code = p.code(number(0))
-        p.text(iranian, f"JOIN {code} زهرا")
-        welcome = p.inbox(iranian)[-1]
-        assert welcome.startswith(Catalog.load("classic", "fa").text("table-joined", sms=True, name="زهرا", players=2))
-        for phone in (number(1), number(2), number(3)):
-            p.text(phone, f"JOIN {code} P{phone[-1]}")
-        p.text(number(0), "GO")
-        texts = p.inbox(iranian)
-        assert texts and all(len(t) <= UCS2_LIMIT and sms_segments(t) <= 2 for t in texts)
-        assert any(not is_gsm7(t) and sms_segments(t) == 2 for t in texts)  # a text longer than one UCS-2 segment
-        assert any(t.startswith("\u2068P1\u2069 ") for t in texts)  # "P1 joined" in Persian: the Latin name isolated
-        assert all(is_gsm7(t) for t in p.inbox(number(0)))  # the English host's stay GSM-7
-    finally:
-        p.close()
+def test_a_persian_players_texts_go_in_persian_within_two_ucs2_segments(phones_dealt: Callable[[int], Phones]) -> None:
+    p = phones_dealt(6)
+    iranian = "+989123456789"  # a number from Iran: Persian from the start
+    p.text(number(0), "NEWGAME Zoe")
+    code = p.code(number(0))
+    p.text(iranian, f"JOIN {code} زهرا")
+    welcome = p.inbox(iranian)[-1]
+    assert welcome.startswith(Catalog.load("classic", "fa").text("table-joined", sms=True, name="زهرا", players=2))
+    for phone in (number(1), number(2), number(3)):
+        p.text(phone, f"JOIN {code} P{phone[-1]}")
+    p.text(number(0), "GO")
+    texts = p.inbox(iranian)
+    assert texts and all(len(t) <= UCS2_LIMIT and sms_segments(t) <= 2 for t in texts)
+    assert any(not is_gsm7(t) and sms_segments(t) == 2 for t in texts)  # a text longer than one UCS-2 segment
+    assert any(t.startswith("\u2068P1\u2069 ") for t in texts)  # "P1 joined" in Persian: the Latin name isolated
+    assert all(is_gsm7(t) for t in p.inbox(number(0)))  # the English host's stay GSM-7
 
 
 def test_language_alone_or_a_wrong_one_lists_the_languages_there_are(phones: Phones) -> None:
@@ -1200,7 +1204,7 @@ def test_a_president_who_texts_a_computer_players_name_nominates_it(phones: Phon
     p.text(number(0), "COMPUTERS 1")
     p.text(number(0), "GO")
     table = p.table_of(number(0))
-    assert table.state is not None and table.state.phase is Phase.NOMINATION
+    assert table.state is not None and table.state.phase is Phase.NOMINATION and table.state.president is not None
     president = table.seats[table.state.president]
     assert not president.computer and "Computer 1" in options_of(last_prompt(p, president.address))
     p.text(president.address, "Computer 1")
@@ -1314,41 +1318,39 @@ def test_the_table_screen_link_follows_the_kind_of_message_never_its_id() -> Non
 
 @pytest.mark.parametrize("lang,theme,seed", [("en", "classic", 7), ("de", "corporate", 8)])
 def test_votes_at_the_table_by_text_fit_one_segment_and_each_election_reaches_the_host_in_one_text(
-        lang: str, theme: str, seed: int, caplog: pytest.LogCaptureFixture) -> None:
-    p = Phones(seed=seed)
+        lang: str, theme: str, seed: int, caplog: pytest.LogCaptureFixture, phones_dealt: Callable[[int], Phones]
+) -> None:
+    p = phones_dealt(seed)
     rng = random.Random(seed)
-    try:
-        seats = open_table(p, LONG_NAMES, seating=False)
-        if lang == "de":
-            for phone in seats:
-                p.text(phone, "LANGUAGE de")
-        p.text(number(0), f"THEME {theme}")
-        p.text(number(0), "HOSTONLY")
-        p.text(number(0), "TABLEVOTES on")
-        p.text(number(0), "go")
-        for _ in range(3000):
-            table = p.table_of(number(0))
-            state = table.state
-            assert state is not None
-            if table.row.status == "over":
-                break
-            if state.phase is Phase.ELECTION:
-                assert state.president is not None
-                p.text(seats[1], "STATUS")
-                ja = [table.names[s].split()[0] for s in range(len(seats)) if state.alive[s] and rng.random() < 0.6]
-                p.text(table.seats[state.president].address, " ".join(["VOTES" if lang == "en" else "STIMMEN", *ja]))
-                continue
-            phone = table.seats[rng.choice(awaiting(state))].address
-            p.text(phone, str(rng.randrange(len(options_of(last_prompt(p, phone)))) + 1))
-        else:
-            raise AssertionError("the game did not end")
-        check_texts(p, seats)
-        assert not [r for r in caplog.records if "was cut" in r.getMessage() or "cut to" in r.getMessage()]
-        # The nomination is never a text of its own on the phones: it rides with the election's result.
-        nominates = Catalog.load(theme, lang).text("chancellor-nominated", sms=True, president="X", chancellor="Y")
-        assert not any(nominates.split("X", 1)[1].split("Y")[0] in t for t in p.inbox(number(0)))
-    finally:
-        p.close()
+    seats = open_table(p, LONG_NAMES, seating=False)
+    if lang == "de":
+        for phone in seats:
+            p.text(phone, "LANGUAGE de")
+    p.text(number(0), f"THEME {theme}")
+    p.text(number(0), "HOSTONLY")
+    p.text(number(0), "TABLEVOTES on")
+    p.text(number(0), "go")
+    for _ in range(3000):
+        table = p.table_of(number(0))
+        state = table.state
+        assert state is not None
+        if table.row.status == "over":
+            break
+        if state.phase is Phase.ELECTION:
+            assert state.president is not None
+            p.text(seats[1], "STATUS")
+            ja = [table.names[s].split()[0] for s in range(len(seats)) if state.alive[s] and rng.random() < 0.6]
+            p.text(table.seats[state.president].address, " ".join(["VOTES" if lang == "en" else "STIMMEN", *ja]))
+            continue
+        phone = table.seats[rng.choice(awaiting(state))].address
+        p.text(phone, str(rng.randrange(len(options_of(last_prompt(p, phone)))) + 1))
+    else:
+        raise AssertionError("the game did not end")
+    check_texts(p, seats)
+    assert not [r for r in caplog.records if "was cut" in r.getMessage() or "cut to" in r.getMessage()]
+    # The nomination is never a text of its own on the phones: it rides with the election's result.
+    nominates = Catalog.load(theme, lang).text("chancellor-nominated", sms=True, president="X", chancellor="Y")
+    assert not any(nominates.split("X", 1)[1].split("Y")[0] in t for t in p.inbox(number(0)))
 
 
 def test_a_private_text_keeps_its_secret_below_the_lock_screen_preview(phones: Phones) -> None:
