@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 import random
 import re
+import unicodedata
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -15,7 +16,16 @@ import pytest
 
 from moderator import cli
 from moderator.app import create_app
-from moderator.catalog import SMS_LIMIT, UCS2_LIMIT, Catalog, gsm7_language, is_gsm7, languages, sms_segments
+from moderator.catalog import (
+    SMS_LIMIT,
+    UCS2_LIMIT,
+    Catalog,
+    gsm7_language,
+    is_gsm7,
+    languages,
+    sms_segments,
+    themes,
+)
 from moderator.channels import (
     Capabilities,
     Delivered,
@@ -48,6 +58,7 @@ from moderator.commands import (
 from moderator.delivery import Sender
 from moderator.engine import Phase, awaiting
 from moderator.game import match_label
+from moderator.grammar import Verb, grammar
 from moderator.qr import qr_png, qr_svg, qr_text
 from moderator.service import Service
 from moderator.settings import Settings
@@ -1364,3 +1375,89 @@ def test_a_private_text_keeps_its_secret_below_the_lock_screen_preview(phones: P
                 preview, secret = text.split("\n")[:PREVIEW_LINES], text.split("\n")[PREVIEW_LINES:]
                 assert "\n".join(preview) == HEADER["en"] and any("Role:" in line for line in secret)
                 assert len(text) <= SMS_LIMIT
+
+
+# --- every language at the table by text ----------------------------------------------------------------
+
+CATALOGS = [(theme, lang) for lang in languages() for theme in themes()]
+ASKED = (Verb.BOARD, Verb.WHOAMI, Verb.RULES, Verb.HELP)
+"""What every player asks in their own words before playing."""
+
+
+def word(verb: Verb, lang: str, reserved: frozenset[str] = frozenset()) -> str:
+    """The word a speaker of ``lang`` types for ``verb`` (the one help shows in that language)."""
+    shown = grammar().shown(verb, lang, reserved)
+    assert shown, (verb, lang)
+    return shown
+
+
+def unisolated(text: str) -> str:
+    """A text without the invisible marks that isolate a name or code running the other way (Persian's "fa")."""
+    return re.sub("[\u2066-\u2069]", "", text)
+
+
+RUSSIAN_LONG_NAMES = (
+    "Александра Щербакова",  # 20 characters each, in Cyrillic letters
+    "Святослав Преображен",
+    "Евфросиния Вознесенс",
+    "Владимир Краснощёков",
+    "Анастасия Жемчужнико",
+    "Ярослав Черепановски",
+    "Мстислав Ржевский-Ко",
+    "Екатерина Шереметьев",
+    "Всеволод Тихомировск",
+    "Людмила Верещагина-Ю",
+)
+SCRIPTS = {"LATIN": LONG_NAMES, "ARABIC": PERSIAN_LONG_NAMES, "CYRILLIC": RUSSIAN_LONG_NAMES}
+"""Twenty-character names by script: Latin letters with accents, Persian, Russian."""
+
+
+def names(theme: str, lang: str) -> tuple[str, ...]:
+    """Names in the language's own script in the classic theme (its catalog's letters say which), and in another
+    script in the corporate one (the languages take turns): every language meets its own names and foreign ones."""
+    letter = next(c for c in Catalog.load("classic", lang).text("list-nobody") if c.isalpha())
+    own = unicodedata.name(letter).split()[0]
+    own = own if own in SCRIPTS else "LATIN"
+    if theme == "classic":
+        return SCRIPTS[own]
+    others = [script for script in SCRIPTS if script != own]
+    return SCRIPTS[others[languages().index(lang) % len(others)]]
+
+
+SMS_GAMES = [(theme, lang, 10, 7 + n, names(theme, lang)) for n, (theme, lang) in enumerate(CATALOGS)]
+SMS_GAMES += [("classic", "en", 5, 5, LONG_NAMES), ("corporate", "en", 6, 6, LONG_NAMES)]  # the fewest players
+
+
+@pytest.mark.parametrize(("theme", "lang", "players", "seed", "people"), SMS_GAMES,
+                         ids=[f"{t}-{lang}-{n}" for t, lang, n, _, _ in SMS_GAMES])
+def test_a_whole_game_by_sms_in_every_language_fits_its_texts(theme: str, lang: str, players: int, seed: int,
+                                                               people: tuple[str, ...],
+                                                               phones_dealt: Callable[[int], Phones]) -> None:
+    """Ten phones with twenty-character names play by text in the catalog's language, typing its words: every text
+    fits its language's rule (one GSM-7 segment, transliterated, or two UCS-2 ones) and a secret starts below the
+    lock screen's preview; every phone reads the game in its language and theme."""
+    p = phones_dealt(seed)
+    typed = {verb: word(verb, lang, RESERVED_WORDS) for verb in Verb}
+    seats = [number(i) for i in range(players)]
+    p.text(seats[0], f"{typed[Verb.OPEN]} {people[0]}")
+    code = p.code(seats[0])
+    for phone, name in zip(seats[1:], people[1:players], strict=True):
+        p.text(phone, f"{typed[Verb.JOIN]} {code} {name}")
+    for phone in seats:
+        p.text(phone, f"{typed[Verb.LANGUAGE]} {lang}")
+    p.text(seats[0], f"{typed[Verb.THEME]} {theme}")
+    p.text(seats[0], typed[Verb.START])
+    for phone in seats:
+        for verb in ASKED:
+            p.text(phone, "?" if verb is Verb.HELP else typed[verb])
+    play_by_text_numbers(p, random.Random(seed))
+    p.text(seats[0], typed[Verb.BOARD])
+    check_texts(p, seats)
+    catalog = Catalog.load(theme, lang)
+    said = [CAPABILITIES.written(catalog.text("language-set", language=lang), lang),
+            CAPABILITIES.written(catalog.template("deal-role", sms=True).split("{")[0], lang),  # the deal
+            CAPABILITIES.written(catalog.text("rules-summary", sms=True), lang),  # in the theme's words
+            CAPABILITIES.written(typed[Verb.RULES].upper(), lang)]  # help names the language's words
+    for phone in seats:
+        read = [unisolated(text) for text in p.inbox(phone)]
+        assert [line for line in said if not any(line in text for text in read)] == [], phone
