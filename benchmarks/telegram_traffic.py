@@ -9,13 +9,15 @@ with a few seconds between presses:
   lobby's button and plays the seventh seat by pressing buttons (the issue's benchmark);
 * seven people: seven Telegram users join by the QR code's deep link and play every seat by pressing buttons.
 
-* a quick table: seven people, each pressing 0.4-1.2 s after their prompt reaches their phone (everyone at once
-  in an election), the sender waking every half second as under serve. It prints Bot API calls per press
-  (answers to presses apart), the group's busiest minute, the delay from the press that decides an election or a
-  policy to the group's next new message (median and max), and how often a prompt reached a seat before the
-  group had the result it follows.
-  Targets (issue 15): at most 2.0 calls per press, at most 20 group calls in any minute, the group's result
-  within 3 s (median) and 10 s (max), no prompt before its result.
+* a quick table: whole games from ``/newgame`` (the lobby included: six people follow the QR code's link 0.4-1.2 s
+  apart, the host presses start), seven people each pressing 0.4-1.2 s after their prompt reaches their phone
+  (everyone at once in an election), the sender waking every half second as under serve. It prints Bot API calls
+  per press for each game and their mean (answers to presses apart; an edit that confirms a press whose answer
+  failed counts), the group's busiest minute, the delay from the press that decides an election or a policy to
+  the group's next new message (median and max), and how often a prompt reached a seat before the group had the
+  result it follows.
+  Targets: at most 2.0 calls per press in every game (not only the mean), at most 20 group calls in any minute,
+  the group's result within 3 s (median) and 10 s (max), no prompt before its result.
 
 The two whole games print their calls by kind per game and the group's busiest minute (never more than 20 sends
 or edits a minute into a group); the old per-game target of 150 sends gave way to the quick table's per press.
@@ -90,16 +92,39 @@ ROUND = 0.5
 """Seconds between two rounds of the sender when nothing is pressed (``delivery.Worker``'s interval)."""
 
 
+async def _until(t: TelegramTable, at: float) -> None:
+    """Let the clock reach ``at``, the sender waking every ``ROUND`` seconds on the way (as under serve)."""
+    while t.clock() + ROUND < at:
+        t.clock.advance(ROUND)
+        await t.bot.deliver()
+    if at > t.clock():
+        t.clock.advance(at - t.clock())
+
+
+async def quick_lobby(t: TelegramTable, rng: random.Random) -> None:
+    """The lobby at a quick table: the host opens it in the group with /newgame, the six others each follow the QR
+    code's deep link 0.4-1.2 s after the one before, and the host presses start 0.4-1.2 s after the last one."""
+    await t.say(NAMES[0], "/newgame", chat=GROUP)
+    code = t.join_code(GROUP["id"])
+    for name in NAMES[1:]:
+        await _until(t, t.clock() + rng.uniform(0.4, 1.2))
+        await t.say(name, f"/start {code}")
+    await _until(t, t.clock() + rng.uniform(0.4, 1.2))
+    lobby = next(m for m in reversed(t.api.messages(GROUP["id"])) if ":L:" in str(m.get("reply_markup")))
+    go = next(b for b in buttons(lobby) if b.get("callback_data", "").endswith(":L:go"))
+    await t.press(NAMES[0], GROUP["id"], lobby["message_id"], go["callback_data"])
+
+
 async def quick_game(folder: Path, seed: int) -> tuple[int, int, int, list[float], int]:
-    """Seven people who press 0.4-1.2 s after each prompt; returns (calls but answers, presses, busiest group
-    minute, delays from each deciding press to the group's next message, prompts that came before their result)."""
+    """One whole game from /newgame, seven people who press 0.4-1.2 s after each prompt; returns (calls but the
+    answers to presses, presses, busiest group minute, delays from each deciding press to the group's next
+    message, prompts that came before their result)."""
     t = TelegramTable(folder / f"quick-{seed}.db", seed=seed)
     t.typing = 0.0
     await t.boot()
     rng = random.Random(seed)
-    await t.open_and_start(NAMES, group=GROUP, pause=4.0)
     before = len(t.api.calls)
-    presses_before = t.presses
+    await quick_lobby(t, rng)
     due: dict[tuple[str, int], float] = {}  # (name, message id) -> when that person presses
     deciding: list[float] = []
     early = 0
@@ -141,7 +166,7 @@ async def quick_game(folder: Path, seed: int) -> tuple[int, int, int, list[float
     news = [c.at for c in _group_news(t)]
     delays = [next((at - pressed for at in news if at >= pressed), 600.0) for pressed in deciding]
     busiest = t.api.max_per_minute(GROUP["id"])
-    presses = t.presses - presses_before
+    presses = t.presses
     await t.stop()
     return len(calls), presses, busiest, delays, early
 
@@ -161,19 +186,24 @@ def _results(t: TelegramTable) -> int:
 
 
 def quick(games: int) -> int:
-    """Print the quick table's figures; 1 if a target is missed."""
-    calls = presses = busiest = early = 0
+    """Print the quick table's figures, calls per press for each game and their mean; 1 if a target is missed
+    (every game, not only the mean, at most ``TARGET_CALLS_PER_PRESS``)."""
+    presses = busiest = early = 0
+    per_game: list[float] = []
     delays: list[float] = []
     with tempfile.TemporaryDirectory() as folder:
         for seed in range(games):
             c, p, b, d, e = asyncio.run(quick_game(Path(folder), seed))
-            calls, presses, busiest, delays, early = calls + c, presses + p, max(busiest, b), delays + d, early + e
-    per_press = calls / max(presses, 1)
+            per_game.append(c / max(p, 1))
+            presses, busiest, delays, early = presses + p, max(busiest, b), delays + d, early + e
     median, worst = statistics.median(delays), max(delays)
-    ok = (per_press <= TARGET_CALLS_PER_PRESS and busiest <= TARGET_GROUP_PER_MINUTE
+    ok = (max(per_game) <= TARGET_CALLS_PER_PRESS and busiest <= TARGET_GROUP_PER_MINUTE
           and median <= TARGET_DELAY_MEDIAN and worst <= TARGET_DELAY_MAX and early == 0)
-    print(f"quick table, 7 people pressing 0.4-1.2 s after each prompt: {games} games, {presses} presses")
-    print(f"  {'calls per press':22} {per_press:7.2f}  (target <= {TARGET_CALLS_PER_PRESS})")
+    print(f"quick table, 7 people pressing 0.4-1.2 s after each prompt, from /newgame to the end: {games} games,"
+          f" {presses} presses")
+    print(f"  {'calls per press, each':22} {' '.join(f'{g:.2f}' for g in per_game)}")
+    print(f"  {'calls per press, mean':22} {statistics.mean(per_game):7.2f}  (max {max(per_game):.2f};"
+          f" target <= {TARGET_CALLS_PER_PRESS} in every game)")
     print(f"  {'group, max/minute':22} {busiest:7d}  (limit {TARGET_GROUP_PER_MINUTE})")
     print(f"  {'group result, median':22} {median:7.1f} s (target <= {TARGET_DELAY_MEDIAN} s)")
     print(f"  {'group result, max':22} {worst:7.1f} s (target <= {TARGET_DELAY_MAX} s)")

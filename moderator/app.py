@@ -12,8 +12,8 @@ long as its channels' foreground (``Running.main``: long polling, the game at th
 
 Routes of the wiring itself:
 
-- ``GET /healthz``: database reachable and writable, catalogs and fonts loaded, outbox backlog, version, channels
-  on (for this machine; anyone else learns only ok or not).
+- ``GET /healthz``: database reachable and writable, catalogs and fonts loaded, outbox backlog, version, each
+  channel's state (up, retrying, refused; for this machine; anyone else learns only ok or not).
 - ``GET /join/<code>``: every way to take a seat at a table (links and QR codes; the browser's form if it is on),
   under the service's guessing limit per client.
 
@@ -40,13 +40,13 @@ from typing import TYPE_CHECKING, Any, Final
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from . import record as records
 from .board import font_problems
 from .catalog import problems as catalog_problems
-from .channels import Channel, ChannelSpec, Delivery, JoinWay, Pages, Receipt, Running, Status
+from .channels import Channel, ChannelSpec, ChannelState, Delivery, JoinWay, Pages, Problem, Receipt, Running, Status
 from .commands import Inbound
 from .delivery import Inline, Sender, Worker
 from .guard import (
@@ -59,12 +59,14 @@ from .guard import (
     install_throttle,
     public_health,
     quiet_third_party_loggers,
+    secret_values,
     trusted_proxies_setting,
 )
 from .qr import qr_text
 from .service import Service
 from .settings import Settings
-from .store import SerialStore, Store
+from .store import SerialStore, Store, WriteWatch, storage_fault
+from .supervisor import Supervisor
 from .transports import console, sms, telegram, web
 
 if TYPE_CHECKING:
@@ -129,8 +131,8 @@ class Wiring:
     """Every delivery runs inline (``Runtime.delivery``): the store is in memory, no second connection sees it."""
     running: dict[str, Running] = field(default_factory=dict)
     workers: list[Worker] = field(default_factory=list)
-    mains: list[asyncio.Task[object]] = field(default_factory=list)
-    """The channels' foregrounds (``Running.main``), begun once the tables resumed."""
+    supervisor: Supervisor | None = None
+    """Each channel's start, foreground, state and stop (``running`` makes it)."""
 
     @property
     def port(self) -> Service:
@@ -149,7 +151,8 @@ class Wiring:
             return Inline(Sender(self.service.store, {name: channel}, clock=self.time),
                           not_sent=self.service.not_sent)
         worker = Worker(self.store_factory, {name: channel}, clock=self.time, after_round=after_round,
-                        interval=self.deliver_every, name=f"{name}-sender", not_sent=self.service.not_sent)
+                        interval=self.deliver_every, name=f"{name}-sender", not_sent=self.service.not_sent,
+                        report=self.report)
         self.workers.append(worker)
         if self.deliver:
             worker.start()
@@ -166,6 +169,14 @@ class Wiring:
 
     def network(self, name: str) -> Any:
         return self.networks.get(name)
+
+    def report(self, name: str, problem: Problem | None) -> None:
+        if self.supervisor is not None:
+            self.supervisor.report(name, problem)
+
+    def states(self) -> dict[str, ChannelState]:
+        """Each channel the settings turn on, with its state."""
+        return self.supervisor.states() if self.supervisor is not None else {}
 
     async def stop(self) -> None:
         for worker in self.workers:
@@ -199,6 +210,8 @@ class Durable:
                         await store.durable()
                     except Exception:
                         failed = True
+                        if scope.get("method") == "POST" and message.get("status", 200) < 500:
+                            store.writes.refused()  # an input refused: counted in the fault's last line
                         # Said as the browser channel says a tap was not saved (``web.not_saved``): its pages
                         # ask the player to tap again; a webhook's sender retries by itself.
                         await send({"type": "http.response.start", "status": 503,
@@ -224,43 +237,57 @@ async def running(
     tick_every: float = 5.0,
     network: Mapping[str, Any] | None = None,
     inline: bool = False,
+    needed: bool = False,
     **service_options: Any,
 ) -> AsyncIterator[Wiring]:
     """The machinery of every command, while the context is open: the service on this loop, each of ``channels``
-    that the settings turn on started, the tables resumed, reminders ticking, then each channel's foreground
-    (``Running.main``) begun; at the end all of it stopped, foregrounds first. ``inline``: the store is in memory,
-    so every delivery runs inline."""
+    that the settings turn on started (``Supervisor``: one whose provider cannot be reached is started again later,
+    one whose provider refuses its credentials stays off, the others go on), the tables resumed, reminders ticking,
+    then each channel's foreground (``Running.main``) begun; at the end all of it stopped, foregrounds first.
+    ``inline``: the store is in memory, so every delivery runs inline. ``needed``: the command is for these
+    channels only, and is over (``Supervisor.over``, exit 2) once every one of them is refused."""
     on = [spec for spec in channels if spec.off(settings) is None]
-    store = store_factory()
+    writes = WriteWatch(logging.getLogger("moderator.store"))
+    """Every connection of this run says how writing goes to the same watch: a full disk is one fault, said once."""
+
+    def watched() -> Store:
+        store = store_factory()
+        store.writes = writes
+        return store
+
+    store = watched()
     service = Service(store, clock=clock, capabilities={s.name: s.capabilities for s in on}, **service_options)
     service.handled.append(log_action)
     if isinstance(store, SerialStore):
         store.group_commits(service.forget)
-    wiring = Wiring(service, settings, store_factory, time=clock, deliver=deliver, deliver_every=deliver_every,
+    wiring = Wiring(service, settings, watched, time=clock, deliver=deliver, deliver_every=deliver_every,
                     networks=network or {}, inline=inline)
+    supervisor = wiring.supervisor = Supervisor(wiring, log, needed=needed)
     loop = asyncio.get_running_loop()
     stack = contextlib.AsyncExitStack()
     try:
+        stack.push_async_callback(supervisor.stop)
         for spec in on:
-            wiring.running[spec.name] = await stack.enter_async_context(spec.start(settings, wiring))
+            await supervisor.start(spec)
         resumed = service.resume_all()
         service.returned()
         stack.push_async_callback(_cancel, loop.create_task(_ticks(service, tick_every)))
-        for started in wiring.running.values():
-            if started.main is not None:
-                wiring.mains.append(loop.create_task(_foreground(started.main)))
-                stack.push_async_callback(_cancel, wiring.mains[-1])
-        if settings.server:
-            where = settings.public_url or f"http://{settings.host}:{settings.port} (MODERATOR_PUBLIC_URL not set)"
-            log.info("moderator %s serving on %s; channels on: %s", version(), where,
-                     ", ".join(s.name for s in on) or "none")
-        else:
-            log.info("moderator %s running without a web server; channels on: %s; %d tables under way; Ctrl-C "
-                     "stops", version(), ", ".join(s.name for s in on) or "none", len(resumed))
-        for spec in channels:
-            reason = spec.off(settings)
-            if reason is not None:
-                log.info("%s is off: %s", spec.name, reason)
+        supervisor.begin()
+        if not supervisor.over.is_set():
+            states = supervisor.states()
+            up = ", ".join(name for name, state in states.items() if state is ChannelState.UP) or "none"
+            others = "".join(f"; {state.value}: {', '.join(n for n, s in states.items() if s is state)}"
+                             for state in (ChannelState.RETRYING, ChannelState.REFUSED) if state in states.values())
+            if settings.server:
+                where = settings.public_url or f"http://{settings.host}:{settings.port} (MODERATOR_PUBLIC_URL not set)"
+                log.info("moderator %s serving on %s; channels on: %s%s", version(), where, up, others)
+            else:
+                log.info("moderator %s running without a web server; channels on: %s%s; %d tables under way; "
+                         "Ctrl-C stops", version(), up, others, len(resumed))
+            for spec in channels:
+                reason = spec.off(settings)
+                if reason is not None:
+                    log.info("%s is off: %s", spec.name, reason)
         yield wiring
     finally:
         await stack.aclose()
@@ -276,10 +303,6 @@ async def running(
         log.info("stopped; %d messages wait in the outbox for the next start", backlog)
 
 
-async def _foreground(main: Callable[[], Awaitable[object]]) -> object:
-    return await main()
-
-
 def keep_record(service: Service, store: Store, path: Path) -> None:
     """Write the record of the latest game there is to ``path`` (``moderator replay`` reads it), if that game is
     over: a game under way holds every secret."""
@@ -289,7 +312,10 @@ def keep_record(service: Service, store: Store, path: Path) -> None:
     table_id, game = games[0][0], games[0][1]
     exported = service.export(table_id, game) if service.game_over(table_id) else None
     if exported is not None:
-        path.write_text(records.dumps(exported), encoding="utf-8")
+        try:
+            path.write_text(records.dumps(exported), encoding="utf-8")
+        except OSError as exc:  # its folder went away during the game: said in a line, never a traceback
+            log.error("could not write the game's record to %s: %s", path, exc.strerror or exc)
 
 
 def create_app(
@@ -302,11 +328,13 @@ def create_app(
     deliver: bool = True,
     deliver_every: float = 0.5,
     tick_every: float = 5.0,
+    needed: bool = False,
     **service_options: Any,
 ) -> Starlette:
     """The web server of every channel that is on, ``running`` in its lifespan. ``network`` replaces a channel's
     network in tests (by channel name: a PTB ``BaseRequest`` for Telegram, a twilio ``HttpClient`` for SMS);
-    ``deliver=False`` starts no delivery (the outbox waits)."""
+    ``deliver=False`` starts no delivery (the outbox waits). ``needed``: once every channel is refused the server
+    stops by itself, through ``app.state.shutdown`` if the server set one, and ``app.state.status`` is 2."""
     factory = store_factory or (lambda: SerialStore(settings.db_path))
     on = [spec for spec in channels if spec.off(settings) is None]
     routes: list[BaseRoute] = [
@@ -319,12 +347,17 @@ def create_app(
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         async with running(settings, channels, store_factory=factory, clock=clock, deliver=deliver,
-                           deliver_every=deliver_every, tick_every=tick_every, network=network,
+                           deliver_every=deliver_every, tick_every=tick_every, network=network, needed=needed,
                            **service_options) as wiring:
             state = app.state
             state.store, state.service, state.settings = wiring.service.store, wiring.service, settings
             state.channels, state.wiring = wiring.running, wiring
-            yield
+            assert wiring.supervisor is not None
+            over = asyncio.get_running_loop().create_task(_stop_when_over(app, wiring.supervisor))
+            try:
+                yield
+            finally:
+                await _cancel(over)
 
     from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware  # here: a console game needs no uvicorn
 
@@ -336,10 +369,41 @@ def create_app(
         Middleware(SecurityHeaders),
         Middleware(OriginCheck, exempt=tuple(hooks), public_url=settings.public_url),
         Middleware(StreamingBodyLimit, limits=hooks),
+        Middleware(Standby, webhooks={spec.name: tuple(spec.webhooks(settings)) for spec in on}),
         Middleware(Durable),
     ])
     app.state.trusted = TrustedProxies.parse(trusted)
+    app.state.status = 0
     return app
+
+
+async def _stop_when_over(app: Starlette, supervisor: Supervisor) -> None:
+    """A server for some channels only (``moderator sms``) stops by itself once every one of them is refused."""
+    await supervisor.over.wait()
+    app.state.status = supervisor.status
+    shutdown: Callable[[], None] | None = getattr(app.state, "shutdown", None)
+    if shutdown is not None:
+        shutdown()
+
+
+class Standby:
+    """ASGI middleware: a provider's webhook for a channel that is not running now (its provider cannot be reached
+    yet, or refused its credentials) is answered 503 with ``Retry-After``, which a provider retries, rather than
+    reaching a route whose channel is not there."""
+
+    def __init__(self, app: Any, webhooks: Mapping[str, Sequence[str]]) -> None:
+        self.app = app
+        self.owner = {path: name for name, paths in webhooks.items() for path in paths}
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        name = self.owner.get(scope.get("path", "")) if scope["type"] == "http" else None
+        if name is not None and name not in getattr(scope["app"].state, "channels", {}):
+            await send({"type": "http.response.start", "status": 503,
+                        "headers": [(b"content-length", b"0"), (b"retry-after", b"30"),
+                                    (b"cache-control", b"no-store")]})
+            await send({"type": "http.response.body", "body": b""})
+            return
+        await self.app(scope, receive, send)
 
 
 def webhook_limits(settings: Settings, channels: Sequence[ChannelSpec]) -> dict[str, int]:
@@ -359,30 +423,41 @@ async def _ticks(service: Service, every: float) -> None:
         await asyncio.sleep(every)
         try:
             service.tick()
-        except Exception:
-            log.exception("reminders failed; trying again")
+        except Exception as exc:
+            if not storage_fault(exc):  # a disk that cannot be written is said once, by the store
+                log.exception("reminders failed; trying again")
 
 
 async def healthz(request: Request) -> Response:
-    """Database reachable and writable, words and fonts loaded, outbox backlog, version and channels: all of it for a
-    request from this machine, only ``{"ok": ...}`` for anyone else (``guard.public_health``)."""
+    """Database reachable and writable, words and fonts loaded, outbox backlog, version and each channel's state (up,
+    retrying, refused): all of it for a request from this machine, only ``{"ok": ...}`` for anyone else
+    (``guard.public_health``). Ok means all of it works: any of them not is 503."""
     state = request.app.state
+    wiring: Wiring = state.wiring
+    channels = {name: value.value for name, value in sorted(wiring.states().items())}
+    report: dict[str, object] = {"ok": False, "version": version(), "channels": channels}
     missing = catalog_problems() + font_problems()
     if missing:
         # Every message would fail (no catalog) or the board would lose its accents (no font): not healthy.
         log.error("health check: %s", "; ".join(missing))
-        return _health(request, {"ok": False, "messages": "missing", "version": version()}, 503)
+        return _health(request, {**report, "messages": "missing"}, 503)
+    store: Store = state.store
     try:
-        store: Store = state.store
         store.execute("SELECT 1").fetchone()
         backlog = store.backlog()
     except Exception as exc:
-        log.error("health check: database unreachable: %s", exc)
-        return _health(request, {"ok": False, "database": "unreachable", "version": version()}, 503)
-    if not await _writable(state):
-        return _health(request, {"ok": False, "database": "not writable", "version": version()}, 503)
-    return _health(request, {"ok": True, "database": "ok", "outbox_backlog": backlog, "version": version(),
-                             "channels": sorted(state.channels)})
+        if not store.writes.failed(exc):  # a disk's fault is said once, when it begins
+            log.error("health check: database unreachable: %s", exc)
+        return _health(request, {**report, "database": "unreachable"}, 503)
+    report["outbox_backlog"] = backlog
+    # Every check says it while writes fail, whatever its own write found (that stands for a moment).
+    if not await _writable(state) or store.writes.failing:
+        return _health(request, {**report, "database": "not writable",
+                                 "inputs_refused": store.writes.refused_meanwhile}, 503)
+    report["database"] = "ok"
+    if any(value != ChannelState.UP.value for value in channels.values()):
+        return _health(request, report, 503)
+    return _health(request, {**report, "ok": True})
 
 
 WRITE_CHECK_EVERY: Final = 2.0
@@ -404,7 +479,8 @@ async def _writable(state: Any) -> bool:
             await store.durable()
         ok = True
     except Exception as exc:
-        log.error("health check: the database cannot be written: %s", exc)
+        if not store.writes.failed(exc):  # a disk's fault is said once, when it begins
+            log.error("health check: the database cannot be written: %s", exc)
         ok = False
     state.write_checked = (now, ok)
     return ok
@@ -415,8 +491,9 @@ def _health(request: Request, report: dict[str, object], status: int = 200) -> R
 
 
 async def join_page(request: Request) -> Response:
-    """The ways to take a seat at the table with this join code; 404 (and nothing else) for any other code; 429
-    for every code once this client has tried too many unknown ones (``Pages.join_attempt``)."""
+    """The ways to take a seat at the table with this join code; for any other code (or one that takes nobody
+    now) 404, a page that says what to do in the browser's language; 429 for every code once this client has
+    tried too many unknown ones (``Pages.join_attempt``)."""
     code = str(request.path_params.get("code", "")).strip().upper()
     state = request.app.state
     wiring: Wiring = state.wiring
@@ -425,11 +502,11 @@ async def join_page(request: Request) -> Response:
     if wait > 0:
         return web.try_again(request, wait)
     if table is None:
-        return PlainTextResponse("Not Found", status_code=404)
+        return web.stale_code(request, "join")
     ways = [way for name, running in wiring.running.items() if name != web.CHANNEL for way in running.join_ways(code)]
     browser = web.CHANNEL in wiring.running and table.status is Status.LOBBY
     if not ways and not browser:
-        return PlainTextResponse("Not Found", status_code=404)
+        return web.stale_code(request, "join")
     return web.join_page(request, code, table.theme, ways, wiring.pages.limits(), browser=browser)
 
 
@@ -440,10 +517,11 @@ def _logging() -> None:
 
 
 def safe_logs(settings: Settings) -> None:
-    """Once logging is set up (uvicorn's included): no key or token in any line, the libraries at WARNING
-    (``MODERATOR_LOG_LEVEL=debug`` for everything), and lines a stranger can cause at most a few a minute."""
+    """Once logging is set up (uvicorn's included): no key or token in any line (the settings' keys hidden wherever
+    they appear, tracebacks too), the libraries at WARNING (``MODERATOR_LOG_LEVEL=debug`` for everything), and lines
+    a stranger can cause at most a few a minute."""
     quiet_third_party_loggers(settings.env)
-    install_redaction()
+    install_redaction(secrets=secret_values(settings.env))
     install_throttle()
 
 
@@ -589,9 +667,12 @@ def channels_off(settings: Settings, entry: Entry, channels: Sequence[ChannelSpe
 
 def run(settings: Settings, entry: Entry, *, channels: Sequence[ChannelSpec] = CHANNELS, **options: Any) -> int:
     """Run one command until it is stopped (SIGTERM, Ctrl-C) or, without a web server, until its channels'
-    foreground ends; returns the exit status. ``options`` go to ``running`` (and on to the ``Service``)."""
+    foreground ends; returns the exit status: 2 when the command is for some channels only and every one of them
+    was refused (a wrong token: one line says which setting). ``options`` go to ``running`` (and on to the
+    ``Service``)."""
     settings = entry.settings(settings)
     chosen = entry.select(channels)
+    options.setdefault("needed", entry.channels is not None)
     if entry.opening is not None:
         entry.opening(settings)
     if entry.logs:
@@ -604,10 +685,11 @@ def run(settings: Settings, entry: Entry, *, channels: Sequence[ChannelSpec] = C
     server = guarded(app, settings, chosen, log_level="info" if entry.logs else "warning",
                      timeout_graceful_shutdown=30)
     stop_streams_on_exit(server, app)
+    app.state.shutdown = lambda: setattr(server, "should_exit", True)
     if entry.logs:
         log.info("listening on %s port %d", settings.host, settings.port)  # uvicorn's own line is below WARNING
     server.run()
-    return 0
+    return int(app.state.status)
 
 
 def serve(settings: Settings) -> int:
@@ -617,8 +699,9 @@ def serve(settings: Settings) -> int:
 
 async def _without_server(settings: Settings, channels: Sequence[ChannelSpec], *, memory: bool,
                           **options: Any) -> int:
-    """The channels run until the first foreground ends (the game at the terminal; polling that fails) or
-    SIGTERM; a foreground's failure is the command's."""
+    """The channels run until the first foreground ends (the game at the terminal; polling that fails), every
+    channel is refused (exit 2), or SIGTERM; a foreground's failure is the command's. A channel whose provider
+    cannot be reached yet is waited for."""
     if memory:
         games = Store(memory=True)
         factory: Callable[[], Store] = lambda: games  # noqa: E731  # one connection: deliveries run inline
@@ -630,15 +713,16 @@ async def _without_server(settings: Settings, channels: Sequence[ChannelSpec], *
         loop.add_signal_handler(signal.SIGTERM, stop.set)
     try:
         async with running(settings, channels, store_factory=factory, inline=memory, **options) as wiring:
-            if not wiring.mains:
-                return 0
+            assert wiring.supervisor is not None
             stopped: asyncio.Task[object] = loop.create_task(stop.wait())
+            over: asyncio.Task[int] = loop.create_task(wiring.supervisor.wait())
             try:
-                done, _ = await asyncio.wait({*wiring.mains, stopped}, return_when=asyncio.FIRST_COMPLETED)
+                await asyncio.wait({over, stopped}, return_when=asyncio.FIRST_COMPLETED)
             finally:
                 stopped.cancel()
-            for task in done - {stopped}:
-                task.result()  # a foreground that failed (a token Telegram refuses) fails the command
+            if over.done():
+                return over.result()  # a foreground that failed fails the command
+            await _cancel(over)
     finally:
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.remove_signal_handler(signal.SIGTERM)

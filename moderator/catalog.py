@@ -192,8 +192,11 @@ class CatalogFile:
 
 def read_file(path: Path) -> CatalogFile:
     """Parse one catalog file; raises ``ValueError`` naming the file if a table holds anything but strings."""
-    with path.open("rb") as f:
-        data = tomllib.load(f)
+    try:
+        with path.open("rb") as f:
+            data = tomllib.load(f)
+    except tomllib.TOMLDecodeError as exc:  # its message says the line and column, not the file
+        raise ValueError(f"{path}: {exc}") from None
     tables: dict[str, Mapping[str, str]] = {}
     for table in ("terms", "messages", "sms", "words"):
         raw = data.get(table, {})

@@ -303,6 +303,64 @@ class PermanentFailure(Exception):
     """The channel will never deliver this (blocked, opted out, unknown address)."""
 
 
+class Unreachable(TemporaryFailure):
+    """The channel's provider cannot be reached now (no network, a name that does not resolve, nobody listening):
+    nothing was taken, and nothing else will be until it answers again. Answered (or raised) for a message, it
+    costs no attempt and holds back the channel's other messages too, waiting longer each time; raised while the
+    channel starts, the wiring starts it again later. Its text is one line for the log (never a key or an
+    address)."""
+
+    def __init__(self, provider: str, why: str, retry_after: float | None = None) -> None:
+        super().__init__(f"{provider} cannot be reached ({why})", retry_after)
+        self.provider = provider
+
+
+class Refused(TemporaryFailure):
+    """The channel's provider refuses its credentials (a token revoked or mistyped, a wrong account or key):
+    nothing it does will work until the setting is changed and the command started again. Answered (or raised) for
+    a message, or raised while the channel starts or runs its foreground, the wiring stops that channel, and what
+    it had to send waits in the outbox for the next start; every other channel goes on. Its text is the one line
+    the log shows: it names the setting, never its value ("Telegram refused TELEGRAM_TOKEN: check it with
+    @BotFather")."""
+
+    def __init__(self, provider: str, setting: str, hint: str) -> None:
+        super().__init__(f"{provider} refused {setting}: {hint}")
+        self.provider = provider
+        self.setting = setting
+
+
+Problem = Unreachable | Refused
+"""What a channel reports of its provider as a whole (``Runtime.report``)."""
+RETRY_FIRST: Final = 1.0
+"""Seconds before a channel whose provider cannot be reached is tried again (started, asked, delivered through) the
+first time; each try after waits twice as long as the one before, up to ``RETRY_MOST``."""
+RETRY_MOST: Final = 30.0
+"""The longest wait between two tries (a laptop whose Wi-Fi comes up is back within this)."""
+
+
+class ChannelState(StrEnum):
+    """How a channel that the settings turn on is doing (``/healthz`` names it for each)."""
+
+    UP = "up"
+    RETRYING = "retrying"
+    """Its provider cannot be reached: the channel (or its start) is tried again, waiting longer each time."""
+    REFUSED = "refused"
+    """Its provider refused its credentials: it is off until they are changed and the command started again."""
+
+    @classmethod
+    def of(cls, problem: Problem | None) -> ChannelState:
+        """The state a channel's report means."""
+        match problem:
+            case None:
+                return cls.UP
+            case Refused():
+                return cls.REFUSED
+            case Unreachable():
+                return cls.RETRYING
+            case _:
+                assert_never(problem)
+
+
 Result = Delivered | TemporaryFailure | PermanentFailure
 """A channel's answer for one message."""
 
@@ -317,7 +375,12 @@ will not send it again by itself (Twilio does not retry a webhook): the person s
 
 class NotStored(Exception):
     """The input could not be stored (the database cannot be written): nothing of it happened, so the channel
-    must not answer as if it had; its provider or person should send it again."""
+    must not answer as if it had; its provider or person should send it again. ``said``: the log says it already
+    (a full or read-only disk is said once, when it begins): the channel adds no line of its own."""
+
+    def __init__(self, reason: str, *, said: bool = False) -> None:
+        super().__init__(reason)
+        self.said = said
 
 
 class Channel(Protocol):
@@ -331,7 +394,8 @@ class Channel(Protocol):
 
     def send_batch(self, address: str, messages: Sequence[Outbound]) -> Sequence[Result]:
         """Deliver everything due for one address, oldest first (it may fold them into fewer sends); one result
-        per message, in order. A ``TemporaryFailure`` holds back the later messages to that address."""
+        per message, in order. A ``TemporaryFailure`` holds back the later messages to that address; an
+        ``Unreachable`` or a ``Refused`` says it of the provider as a whole (every address of the channel waits)."""
         ...
 
 
@@ -394,6 +458,11 @@ class Port(Protocol):
 
     def unreachable(self, channel: str, address: str, *, undelivered: bool = False) -> None:
         """This address cannot be reached on this channel (blocked, opted out, undelivered)."""
+        ...
+
+    def unanswered(self, inbound: Inbound) -> None:
+        """The input's answer at once (``Receipt.notice``) could not be shown (too late): the service decides what
+        shows it instead, through the outbox."""
         ...
 
     def public_moved(self, channel: str, old: str, new: str) -> None:
@@ -729,6 +798,12 @@ class Runtime(Protocol):
         None: the real one."""
         ...
 
+    def report(self, name: str, problem: Problem | None) -> None:
+        """(On the loop.) How the channel finds its provider now, from what it does by itself (long polling): an
+        ``Unreachable`` (it tries again by itself, waiting longer each time), None (it answers again), or a
+        ``Refused`` (the wiring stops the channel). The wiring keeps the channel's state and logs each change in
+        one line."""
+        ...
 
     def screen_url(self, table_id: str) -> str | None:
         """The address of a table's screen, if the browser channel is on and reachable."""
@@ -749,7 +824,13 @@ class Running:
     main: Callable[[], Awaitable[object]] | None = None
     """Run once every channel has started and the tables are resumed: how the channel gets its inputs when no web
     server brings them (Telegram's long polling, a game at the terminal). A command without a web server ends
-    when it ends; the channel's context ends it otherwise (it is cancelled first)."""
+    when it ends; the channel's context ends it otherwise (it is cancelled first). A ``Refused`` it raises stops
+    the channel alone."""
+    check: Callable[[], Awaitable[None]] | None = None
+    """For a channel that starts without reaching its provider (its webhooks take inputs while the provider is away):
+    asks the provider whether it takes the channel's credentials, raising ``Refused`` (the wiring stops the
+    channel) or ``Unreachable`` (the channel stays on, reported retrying, and is asked again, waiting longer each
+    time, until it answers)."""
 
 
 class ChannelSpec(Protocol):
@@ -778,5 +859,7 @@ class ChannelSpec(Protocol):
 
     def start(self, settings: Settings, runtime: Runtime) -> AbstractAsyncContextManager[Running]:
         """Run while the context is open (the web server's lifespan, or the command's run without one:
-        ``Settings.server``)."""
+        ``Settings.server``). Entering it raises ``Refused`` if the provider refuses the channel's credentials
+        (the channel stays off, the others start) and ``Unreachable`` if it cannot be reached (the wiring enters it
+        again later, waiting longer each time); it leaves nothing running behind either."""
         ...

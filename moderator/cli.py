@@ -9,7 +9,7 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from . import record as records
 from .settings import Settings
@@ -140,6 +140,16 @@ def _words(command: str, args: argparse.Namespace) -> bool:
     from . import catalog
 
     themes = catalog.themes()
+    if not themes:
+        where = catalog.messages_dir()
+        print(f"moderator {command}: no catalogs in {where} (<theme>/<language>.toml)"
+              + (f": {catalog.ENV_VAR} names that folder" if os.environ.get(catalog.ENV_VAR) else ""),
+              file=sys.stderr)
+        return False
+    broken = catalog.problems()
+    if broken:  # a file that does not parse: its path and line, not a traceback at the first word sent
+        print(f"moderator {command}: {broken[0]}", file=sys.stderr)
+        return False
     theme = next((t for t in themes if t.casefold() == args.theme.strip().casefold()), None)
     if theme is None:
         print(f"moderator {command}: no theme {args.theme!r}; choose one of: {', '.join(themes)}", file=sys.stderr)
@@ -153,28 +163,93 @@ def _words(command: str, args: argparse.Namespace) -> bool:
     return True
 
 
+WEB_ONLY: Final = ("--host", "--port")
+"""``play`` options that only a table served to browsers takes."""
+CONSOLE_ONLY: Final = ("--players", "--seed", "--record", "--watch")
+"""``play`` options that only a game at this terminal takes (a browser table's players join from their phones;
+its game is exported with ``moderator export``)."""
+
+
+def _refused(args: argparse.Namespace) -> bool:
+    """True if ``play``'s options do not go together (said in one line). An option that would be ignored is
+    refused: whoever typed it expected it to do something."""
+    given = {option for option, value in (("--players", args.players), ("--seed", args.seed),
+                                          ("--record", args.record), ("--watch", args.watch or None),
+                                          ("--host", args.host), ("--port", args.port), ("--name", args.name))
+             if value is not None}
+    wrong = [option for option in (CONSOLE_ONLY if args.web else WEB_ONLY) if option in given]
+    named = " and ".join(wrong)
+    if wrong and args.web:
+        print(f"moderator play: {named} {'is' if len(wrong) == 1 else 'are'} for a game at this terminal, not with "
+              "--web", file=sys.stderr)
+    elif wrong:
+        print(f"moderator play: {named} {'goes' if len(wrong) == 1 else 'go'} with --web only", file=sys.stderr)
+    elif args.watch and "--name" in given:
+        print("moderator play: --name takes a seat and --watch leaves every seat to computer players: choose one",
+              file=sys.stderr)
+    else:
+        return False
+    return True
+
+
+def _record_path(command: str, path: Path) -> bool:
+    """True if a record can be written at ``path`` when the game ends; else False, said in one line (checked
+    before the game, so that a game played to its end never loses its record)."""
+    folder = path.parent
+    if path.is_dir():
+        print(f"moderator {command}: cannot write the record to {path}: it is a folder", file=sys.stderr)
+    elif not folder.is_dir():
+        print(f"moderator {command}: cannot write the record to {path}: no folder {folder}", file=sys.stderr)
+    elif not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        print(f"moderator {command}: cannot write the record to {path}: permission denied", file=sys.stderr)
+    else:
+        return True
+    return False
+
+
 def _play(args: argparse.Namespace) -> int:
     from . import app
     from .settings import Opening
 
+    if _refused(args):
+        return 2
     if not _words("play", args):
         return 2
     if args.web:
         return _play_web(args)
-    if not 5 <= args.players <= 10:
+    players = 7 if args.players is None else args.players
+    if not 5 <= players <= 10:
         print("moderator play: --players must be 5 to 10", file=sys.stderr)
+        return 2
+    if args.record is not None and not _record_path("play", args.record):
         return 2
     if not args.watch and not sys.stdin.isatty():
         print("moderator play: needs a terminal to play in (or --watch to let computer players play)", file=sys.stderr)
         return 2
     # The console reads nothing of ./.env: a table in this terminal, in memory, needs no settings.
-    table = Opening(args.name, args.theme, args.lang, players=args.players, watch=args.watch)
+    table = Opening(args.name, args.theme, args.lang, players=players, watch=args.watch)
     options: dict[str, Any] = {} if args.seed is None else {"seed": lambda: args.seed}
+    before = _written(args.record)
     try:
-        return app.run(Settings(table=table, record=args.record), app.PLAY, **options)
+        status = app.run(Settings(table=table, record=args.record), app.PLAY, **options)
     except KeyboardInterrupt:
         print(file=sys.stderr)
-        return 130
+        status = 130
+    if args.record is not None:
+        if _written(args.record) != before:
+            print(f"moderator play: the game's record is in {args.record} (moderator replay {args.record})",
+                  file=sys.stderr)
+        else:
+            print(f"moderator play: no record written to {args.record}", file=sys.stderr)
+    return status
+
+
+def _written(path: Path | None) -> int | None:
+    """When ``path`` was last written (None: it does not exist)."""
+    try:
+        return None if path is None else path.stat().st_mtime_ns
+    except OSError:
+        return None
 
 
 def _play_web(args: argparse.Namespace) -> int:
@@ -186,7 +261,8 @@ def _play_web(args: argparse.Namespace) -> int:
         return 2
     table = Opening(args.name, args.theme, args.lang)
     try:
-        return app.run(settings.but(host=args.host, port=args.port, table=table), app.PLAY_WEB)
+        return app.run(settings.but(host=args.host or "0.0.0.0", port=8000 if args.port is None else args.port,
+                                        table=table), app.PLAY_WEB)
     except ValueError as exc:
         print(f"moderator play --web: {exc}", file=sys.stderr)
         return 2
@@ -301,7 +377,11 @@ def _export(args: argparse.Namespace) -> int:
     store = Store(source)
     try:
         if args.table is None:  # which games there are
-            for table_id, game, status, seats, started, updated in store.games(50):
+            games = store.games(50)
+            if not games:
+                print(f"moderator export: no game has been dealt in {source} yet", file=sys.stderr)
+                return 0
+            for table_id, game, status, seats, started, updated in games:
                 when = time.strftime("%Y-%m-%d %H:%M", time.localtime(started))
                 last = time.strftime("%Y-%m-%d %H:%M", time.localtime(updated))
                 # The game's start, then the table's status and its last change (which closes it when idle).
@@ -334,17 +414,32 @@ def _export(args: argparse.Namespace) -> int:
     return 0
 
 
+class _Version(argparse.Action):
+    """``--version``: the installed package's version, read only when asked (``app`` brings every channel)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        from .app import version
+
+        print(f"moderator {version()}")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``moderator`` command."""
     from .catalog import languages, themes
 
     langs, looks = ", ".join(languages()), " or ".join(themes())
     parser = argparse.ArgumentParser(prog="moderator", description="Runs Secret Hitler for a table.")
+    parser.add_argument("--version", action=_Version, help="print the version and exit")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     play = commands.add_parser("play", help="play at the console (you and computer players, no network), or "
                                "with --web in browsers on the local network")
-    play.add_argument("--players", type=int, default=7, help="players at the table, 5 to 10 (default 7)")
+    play.add_argument("--players", type=int, help="players at the table, 5 to 10 (default 7)")
     play.add_argument("--name", help="your name at the table (default: asked; with --web: the host takes no seat)")
     play.add_argument("--theme", default="classic", help=f"{looks} (default classic)")
     play.add_argument("--lang", default="en", help=f"language: {langs} (default en)")
@@ -354,23 +449,23 @@ def build_parser() -> argparse.ArgumentParser:
                       help="write the game's record to FILE when it ends (moderator replay FILE)")
     play.add_argument("--web", action="store_true",
                       help="serve the table to browsers on the local network: phones, a table screen, pass-and-play")
-    play.add_argument("--host", default="0.0.0.0", help="with --web: the address to listen on (default all)")
-    play.add_argument("--port", type=int, default=8000, help="with --web: the port (default 8000)")
-    play.set_defaults(run=_play)
+    play.add_argument("--host", help="with --web: the address to listen on (default all)")
+    play.add_argument("--port", type=int, help="with --web: the port (default 8000)")
+    play.set_defaults(run=_play, parser=play)
 
     sim = commands.add_parser("simulate", help="play complete games between random computer players")
     sim.add_argument("--players", type=int, default=7, help="players per game, 5 to 10 (default 7)")
     sim.add_argument("--games", type=int, default=1000, help="how many games (default 1000)")
     sim.add_argument("--seed", type=int, default=0, help="seed for a repeatable run (default 0)")
     sim.add_argument("--record", type=Path, metavar="DIR", help="write every game's record into DIR")
-    sim.set_defaults(run=_simulate)
+    sim.set_defaults(run=_simulate, parser=sim)
 
     rep = commands.add_parser("replay", help="replay a game record (docs/game-record.md)")
     rep.add_argument("record", help="the record file, or - for standard input")
     rep.add_argument("--json", action="store_true", help="print the JSON summary instead of the timeline")
     rep.add_argument("--theme", default="classic", help=f"the timeline's words: {looks} (default classic)")
     rep.add_argument("--lang", default="en", help=f"the timeline's language: {langs} (default en)")
-    rep.set_defaults(run=_replay)
+    rep.set_defaults(run=_replay, parser=rep)
 
     words = commands.add_parser("catalog", help="for translators: check a catalog file (messages/THEME/LANG.toml)")
     what = words.add_subparsers(dest="action", required=True, metavar="ACTION")
@@ -380,23 +475,23 @@ def build_parser() -> argparse.ArgumentParser:
     checking.set_defaults(run=_catalog_check)
 
     text = commands.add_parser("sms", help="run the SMS channel: Twilio's webhook at POST /sms and the sender")
-    text.set_defaults(run=_sms)
+    text.set_defaults(run=_sms, parser=text)
     qr = commands.add_parser("sms-qr", help="the join QR code of a table for SMS: an sms: link with JOIN CODE")
     qr.add_argument("code", help="the table's join code")
     qr.add_argument("--number", help="the table's phone number (default: TWILIO_FROM)")
     qr.add_argument("--png", type=Path, metavar="FILE", help="also write the QR code as a PNG image")
     qr.add_argument("--svg", type=Path, metavar="FILE", help="also write the QR code as an SVG image")
-    qr.set_defaults(run=_sms_qr)
+    qr.set_defaults(run=_sms_qr, parser=qr)
 
     tg = commands.add_parser("telegram", help="run the Telegram bot (long polling; TELEGRAM_TOKEN, MODERATOR_DB)")
-    tg.set_defaults(run=_telegram)
+    tg.set_defaults(run=_telegram, parser=tg)
 
     srv = commands.add_parser("serve", help="every channel in one web server: webhooks, /healthz, /join/CODE")
-    srv.set_defaults(run=_serve)
+    srv.set_defaults(run=_serve, parser=srv)
     bak = commands.add_parser("backup", help="a consistent copy of the live database (SQLite online backup)")
     bak.add_argument("file", help="where to write the copy")
     bak.add_argument("--db", help="the database (default: MODERATOR_DB)")
-    bak.set_defaults(run=_backup)
+    bak.set_defaults(run=_backup, parser=bak)
     exp = commands.add_parser("export", help="a finished game's record (docs/game-record.md)")
     exp.add_argument("table", nargs="?", metavar="TABLE",
                      help="the table's id (without it: a list of the latest games of every table)")
@@ -404,13 +499,15 @@ def build_parser() -> argparse.ArgumentParser:
                      "last one)")
     exp.add_argument("--db", help="the database (default: MODERATOR_DB)")
     exp.add_argument("--out", type=Path, metavar="FILE", help="write the record to FILE (default: standard output)")
-    exp.set_defaults(run=_export)
+    exp.set_defaults(run=_export, parser=exp)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``moderator`` command; returns the exit status."""
-    args = build_parser().parse_args(argv)
+    args, unknown = build_parser().parse_known_args(argv)
+    if unknown:  # said with the command's own usage ("moderator play --bogus" shows play's options)
+        args.parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     try:
         status: int = args.run(args)
         sys.stdout.flush()

@@ -29,6 +29,9 @@ class Query(StrEnum):
     BACK = "back"
     """The asker can be reached again (Start pressed, START texted): what its seat knows and the decision it
     owes."""
+    PROMPT = "prompt"
+    """The decision the asker owes, shown again (the console, after a question of its own hid it); nothing if
+    none is owed."""
 
 
 class HostCommand(StrEnum):
@@ -58,6 +61,9 @@ class OpenTable:
     physical_voting: bool = False
     seat: bool = True
     """False: the host runs the table without playing (a moderator, or a screen watching computer players)."""
+    ask_name: bool = False
+    """True: a name that cannot be one opens no table, and the sender is told why to give another (the console
+    asks again); else the host sits as the catalog's ``host-name`` and may rename (a phone's host)."""
 
 
 @dataclass(frozen=True, slots=True)

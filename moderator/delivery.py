@@ -21,8 +21,22 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Final
 
-from .channels import Channel, Delivered, Kind, Outbound, Paced, PermanentFailure, Result, TemporaryFailure
-from .store import BoardMessage, OutboxRow, Store
+from .channels import (
+    RETRY_FIRST,
+    RETRY_MOST,
+    Channel,
+    Delivered,
+    Kind,
+    Outbound,
+    Paced,
+    PermanentFailure,
+    Problem,
+    Refused,
+    Result,
+    TemporaryFailure,
+    Unreachable,
+)
+from .store import BoardMessage, OutboxRow, Store, storage_fault
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +68,12 @@ class Sender:
     A channel that raises instead of answering fails nothing else: a raised ``TemporaryFailure`` or
     ``PermanentFailure`` counts as that answer, a network error (``OSError``) as a temporary failure; anything else
     is a crash, tried ``CRASH_ATTEMPTS`` times, the messages it was handed with then tried one at a time (so one
-    poison message fails alone). One that fails so is logged without its text and listed in ``gave_up``."""
+    poison message fails alone). One that fails so is logged without its text and listed in ``gave_up``.
+
+    A channel that answers ``Unreachable`` (its provider cannot be reached) has none of its messages tried until
+    ``RETRY_FIRST`` seconds later, then twice as long each time up to ``RETRY_MOST``; one that answers ``Refused``
+    none again. Either costs no attempt: the messages wait in the outbox. What each channel's answers say of its
+    provider (a problem, or None once it answers again) is kept in ``problems`` for whoever runs the sender."""
 
     def __init__(self, store: Store, channels: Mapping[str, Channel], *, clock: Callable[[], float] = time.time,
                  max_attempts: int = 8) -> None:
@@ -78,6 +97,11 @@ class Sender:
         at that table (its host is told, once, by whoever runs this sender: ``Service.not_sent``)."""
         self._recalled = False
         self._public_first = [name for name, c in self.channels.items() if c.capabilities.public_first]
+        self._down: dict[str, tuple[float, float]] = {}
+        """Channels whose provider could not be reached: (when to try again, the wait before that)."""
+        self._refused: set[str] = set()
+        self.problems: dict[str, Problem | None] = {}
+        """What the latest answers of each channel said of its provider (None: it answered), until taken."""
 
     def flush(self) -> None:
         """Record every settled delivery attempt not yet recorded, in one transaction."""
@@ -120,11 +144,15 @@ class Sender:
         if not self._recalled:
             self._recall(now)
         delivered = 0
-        due = self.store.due(now, limit, channels=list(self.channels), public_first=self._public_first)
+        channels = [name for name in self.channels if self._open(name, now)]
+        if not channels:
+            return 0
+        due = self.store.due(now, limit, channels=channels,
+                             public_first=[name for name in self._public_first if name in channels])
         done: set[tuple[str, str]] = set()
         for row in due:
             key = (row.channel, row.address)
-            if key in done:
+            if key in done or not self._open(row.channel, now):
                 continue
             done.add(key)
             rows = [r for r in due if (r.channel, r.address) == key]
@@ -158,6 +186,8 @@ class Sender:
                                                                                           strict=True)]
         results = self._send(channel, going, messages, now)
         sent_at = self.clock()
+        if results is not None:
+            self._observe(going[0].channel, results, sent_at)
         if isinstance(channel, Paced) and (pace := dict(channel.pacing())):
             self._paces.append((going[0].channel, pace))
         for row, message, result in zip(going, messages, results, strict=True) if results is not None else ():
@@ -167,6 +197,27 @@ class Sender:
                 self._note(channel, row, message, result)
         self.flush()  # at once: a crash from here on repeats nothing
         return delivered
+
+    def _open(self, name: str, now: float) -> bool:
+        """Whether a channel's messages may be tried now (its provider neither refused it nor is out of reach)."""
+        return name not in self._refused and self._down.get(name, (now, 0.0))[0] <= now
+
+    def _observe(self, name: str, results: list[Result], now: float) -> None:
+        """What a channel's answers say of its provider: refused, out of reach (wait longer each time), or there."""
+        refused = next((r for r in results if isinstance(r, Refused)), None)
+        unreachable = next((r for r in results if isinstance(r, Unreachable)), None)
+        if refused is not None:
+            self._refused.add(name)
+            self.problems[name] = refused
+        elif unreachable is not None:
+            wait = min(max(self._down.get(name, (0.0, RETRY_FIRST / 2))[1] * 2, RETRY_FIRST), RETRY_MOST)
+            if unreachable.retry_after is not None:
+                wait = unreachable.retry_after
+            self._down[name] = (now + wait, wait)
+            self.problems[name] = unreachable
+        elif any(not isinstance(r, TemporaryFailure) or not (r.paced or isinstance(r, _Raised)) for r in results):
+            self._down.pop(name, None)  # an answer, whatever it was: the provider is there
+            self.problems[name] = None
 
     def _send(self, channel: Channel, going: list[OutboxRow], messages: list[Outbound],
               now: float) -> list[Result] | None:
@@ -236,7 +287,9 @@ class Sender:
         if isinstance(result, TemporaryFailure):
             if row.handed is None and not isinstance(result, _Raised):
                 self._unhand.append(row.id)  # not taken (paced, rate-limited): its retry is no repeat
-            if result.paced:  # held back, never tried: no attempt spent
+            if isinstance(result, (Unreachable, Refused)):  # the provider, not this message: no attempt spent
+                self._held.append((row.id, now))
+            elif result.paced:  # held back, never tried: no attempt spent
                 self._held.append((row.id, now + (result.retry_after or 0.0)))
             elif row.attempts + 1 >= self.max_attempts:
                 self._failed.append((row.id, str(result)))
@@ -269,7 +322,8 @@ class Worker:
     def __init__(self, store_factory: Callable[[], Store], channels: Mapping[str, Channel], *,
                  clock: Callable[[], float] = time.time, interval: float = 0.5,
                  after_round: Callable[[], Awaitable[int]] | None = None, name: str = "sender",
-                 not_sent: Callable[[str, str, str], None] | None = None) -> None:
+                 not_sent: Callable[[str, str, str], None] | None = None,
+                 report: Callable[[str, Problem | None], None] | None = None) -> None:
         self.store_factory = store_factory
         self.channels = dict(channels)
         self.clock = clock
@@ -279,6 +333,9 @@ class Worker:
         self.not_sent = not_sent
         """(On the loop.) Told (channel, address, table id) of each ``Sender.gave_up`` after the round."""
         self._gave_up: list[tuple[str, str, str]] = []
+        self.report = report
+        """(On the loop.) Told (channel, problem or None) of what each round's answers said of the provider."""
+        self._problems: dict[str, Problem | None] = {}
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=name)
         self._store: Store | None = None
         self._sender: Sender | None = None
@@ -296,13 +353,21 @@ class Worker:
         finally:
             self._gave_up.extend(self._sender.gave_up)
             self._sender.gave_up.clear()
+            self._problems.update(self._sender.problems)
+            self._sender.problems.clear()
 
     async def deliver(self) -> int:
         """Deliver until nothing more is due now (the channel's reports applied in between); returns how many."""
         loop = asyncio.get_running_loop()
         total = 0
         for _ in range(1000):
-            delivered = await loop.run_in_executor(self._executor, self._round)
+            try:
+                delivered = await loop.run_in_executor(self._executor, self._round)
+            finally:
+                problems, self._problems = self._problems, {}
+                for channel, problem in problems.items():
+                    if self.report is not None:
+                        self.report(channel, problem)
             reports = await self.after_round() if self.after_round is not None else 0
             gave_up, self._gave_up = self._gave_up, []
             for channel, address, table_id in gave_up:
@@ -328,8 +393,9 @@ class Worker:
             while True:
                 try:
                     await self.deliver()
-                except Exception:  # keep delivering: one bad message must not stop every table
-                    log.exception("delivery failed; trying again")
+                except Exception as exc:  # keep delivering: one bad message must not stop every table
+                    if not storage_fault(exc):  # a disk that cannot be written is said once, by the store
+                        log.exception("delivery failed; trying again")
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(kick.wait(), self.interval)
                 kick.clear()

@@ -86,9 +86,10 @@ def gets_public(ctx: Context, table: Table, seat: SeatRow) -> bool:
 # --- the lobby's seat list -------------------------------------------------------------------------------
 
 
-def seating_version(names: Sequence[str]) -> str:
-    """A short fingerprint of a seating order: a move control made for another order is no longer current."""
-    return f"{zlib.crc32(chr(31).join(names).encode()) & 0xFFFF:04x}"
+def seat_mark(name: str) -> str:
+    """A short fingerprint of one seat's name: a move control names the person it moves, so one pressed on a list
+    drawn before other moves (quick presses, the list not yet redrawn) still moves that person."""
+    return f"{zlib.crc32(name.encode()) & 0xFFFFFFFF:08x}"
 
 
 # The controls' labels are signs, not words: the same in every language and theme.
@@ -98,9 +99,9 @@ _GO: Final = "\u25b6\ufe0f"
 
 
 def lobby_controls(table: Table) -> tuple[Option, ...]:
-    """The host's seat controls: move a seat up one place, add a computer player, start."""
-    version = seating_version(table.names)
-    ups = tuple(Option(_UP + seat.name, f"u{seat.position}.{version}") for seat in table.seats[1:])
+    """The host's seat controls: move a seat up one place (the seat's person, wherever they sit when it is
+    pressed), add a computer player, start."""
+    ups = tuple(Option(_UP + seat.name, f"u{seat_mark(seat.name)}") for seat in table.seats[1:])
     return (*ups, *start_controls())
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Final
 
 from . import claims, moves, render
@@ -32,13 +32,13 @@ from .engine import (
 )
 from .engine.events import VoteCast, VoteProgressed
 from .fanout import knowledge, prompt_again, prompt_for, publish, say, show_claims, words
-from .grammar import Verb, fold, grammar
+from .grammar import RULES, Verb, Who, fold, grammar, offered
 from .lobby import show_lobby
 from .names import TYPED_KEYS, match_name, name_candidates, names_in
-from .outbox import Outgoing, Reply
+from .outbox import Outgoing, Reply, in_toast
 from .render import InputProblem
 from .store import TableStatus
-from .tables import DECISIONS_PER_GAME, Said, Table
+from .tables import DECISIONS_PER_GAME, LIVE, Said, Table
 
 CLAIM_LENGTH: Final = 60
 """What a player claims is read up to this many characters, on every channel (a page's field takes no more)."""
@@ -179,6 +179,36 @@ def option_named(ctx: Context, table: Table, inbound: Inbound) -> Choose | None:
         return None
     chosen = _exact_label(inbound.raw, prompt.options)
     return None if chosen is None else Choose(chosen.token, prompt.decision)
+
+
+def a_name(table: Table, inbound: Inbound) -> Decide | None:
+    """A typed line that is, whole, a player's name while a game is under way: an answer to a prompt (which says
+    so if its options have no such name), never the command word it begins with ("Computer 1" at a vote is not
+    "computers 1", which would only say that the seats can no longer change). None otherwise."""
+    if table.status not in LIVE or inbound.press is not None or not inbound.raw:
+        return None
+    if grammar().verb("".join(inbound.raw.split())) is not None:
+        return None  # a command's word and nothing more ("board") stays the command, whoever is called that
+    named = any(key(name) == key(inbound.raw) for key in TYPED_KEYS for name in table.names)
+    return Decide("?", inbound.raw) if named else None
+
+
+def needs_more(ctx: Context, table: Table, inbound: Inbound, reply: Reply, out: Outgoing, *, host: bool) -> bool:
+    """A word typed alone that needs more after it (``claim``, ``rename``, ``accuse``) is answered with help's
+    line for it: what follows it and what it does. False (nothing said) for any other line, and for a word that is
+    an option's whole label or one this person is not offered."""
+    if inbound.press is not None or not inbound.raw:
+        return False
+    caps = ctx.caps(reply.channel)
+    verb = grammar().alone(inbound.raw, caps.reserved_words)
+    if verb is None or not RULES[verb].help or not offered(verb, caps) or (RULES[verb].who is Who.HOST and not host):
+        return False
+    if option_named(ctx, table, inbound) is not None:
+        return False
+    message = render.needs_more(verb, ctx.catalog(table.row.theme, reply.language), caps=caps)
+    out.add(reply.channel, reply.address, message, table=table.id, language=reply.language)
+    return True
+
 
 
 def _exact_label(typed: str, options: Sequence[Option]) -> Option | None:
@@ -385,8 +415,24 @@ def speak_up(ctx: Context, table: Table, seat: int | None, command: Speak, reply
         say(ctx, out, reply, theme, "claim-refused")
         return
     claim = _claim(table, seat, replace(command, argument=command.argument[:CLAIM_LENGTH]), public)
+    if isinstance(claim, _Unnamed):
+        found = InputProblem.AMBIGUOUS if claim.candidates else InputProblem.NO_SUCH_PLAYER
+        problem(ctx, table, reply, out, found, claim.typed, claim.candidates or table.names)
+        return
     if claim is None:
         say(ctx, out, reply, theme, "claim-refused")
+        return
+    if claim == Accusation(seat, seat):
+        say(ctx, out, reply, theme, "claim-accuse-yourself")
+        return
+    if claim == Clearance(seat, seat):
+        say(ctx, out, reply, theme, "claim-trust-yourself")
+        return
+    catalog = ctx.catalog(theme, reply.language)
+    line = render.claim_messages([claim], public, table.info(), catalog, caps=ctx.caps(reply.channel))[0]
+    if any(said.claim == claim for said in table.said):
+        # Said once, it is heard and told once: the same words again would only be announced twice.
+        say(ctx, out, reply, theme, "claim-repeated", claim=line.text.split("\n", 1)[1])
         return
     logged = len(table.log)
     ctx.store.append_claims(table.id, table.row.game, len(table.said),
@@ -394,27 +440,38 @@ def speak_up(ctx: Context, table: Table, seat: int | None, command: Speak, reply
     table.said.append(Said(state.step, logged, None, claim))
     for position, memory in table.memories.items():
         table.memories[position] = memory.hear(claim)
-    catalog = ctx.catalog(theme, reply.language)
-    line = render.claim_messages([claim], public, table.info(), catalog, caps=ctx.caps(reply.channel))[0]
     say(ctx, out, reply, theme, "claim-noted", claim=line.text.split("\n", 1)[1])
 
 
-def _claim(table: Table, seat: int, command: Speak, public: PublicView) -> Claim | None:
+@dataclass(frozen=True, slots=True)
+class _Unnamed:
+    """A claim about a player whose name no one has (``candidates`` empty) or several have."""
+
+    typed: str
+    candidates: tuple[str, ...]
+
+
+def _claim(table: Table, seat: int, command: Speak, public: PublicView) -> Claim | _Unnamed | None:
     """The claim a person typed, if its form fits what the seat did: cards about its latest session, a party
-    about a player it investigated, or a player it accuses or trusts."""
+    about a player it investigated, or a player it accuses or trusts (themselves too: the caller refuses that
+    with its own words); a name that is no one's, or several players', as such."""
     words = command.argument.split()
     if command.kind in ("accuse", "trust"):
-        target = table.seat_named(command.argument)
-        if target is None or target == seat:
-            return None
+        named = name_candidates(command.argument, table.names)
+        if len(named) != 1:
+            return _Unnamed(command.argument, tuple(named))
+        target = table.names.index(named[0])
         return Accusation(seat, target) if command.kind == "accuse" else Clearance(seat, target)
     cards = [_cards(word) for word in words]
     if words and all(c is not None for c in cards):
         return _session_claim(seat, [c for c in cards if c is not None], public)
-    if len(words) >= 2:
-        party = grammar().cards.get(fold(words[-1]))
-        target = table.seat_named(" ".join(words[:-1]))
-        if party is not None and target is not None and (seat, target) in public.investigations:
+    if len(words) >= 2 and (party := grammar().cards.get(fold(words[-1]))) is not None:
+        typed = " ".join(words[:-1])
+        named = name_candidates(typed, table.names)
+        if len(named) != 1:
+            return _Unnamed(typed, tuple(named))
+        target = table.names.index(named[0])
+        if (seat, target) in public.investigations:
             return InvestigationClaim(seat, target, Party.LIBERAL if party == "L" else Party.FASCIST)
     return None
 
@@ -467,17 +524,20 @@ def _answer_press(ctx: Context, table: Table, seat: int, actions: Sequence[Actio
     state = table.state
     assert state is not None
     vote = isinstance(actions[-1], CastVote)
-    if vote and ctx.caps(reply.channel).toasts:
-        # A vote is confirmed where it was pressed, in the toast, and the ballot stays as it is: its buttons
-        # change the vote until the last one is in, and answer with the result after.
-        for index, message in out.to(reply.channel, reply.address):
-            if message.kind is Kind.ECHO:
-                out.notice = out.drop(index).text.split("\n", 1)[-1]
-                return
     # A vote can be changed while the election is open: the ballot keeps its buttons (the change prompt's).
     still = prompt_for(ctx, table, table.seats[seat]) if state.phase is Phase.ELECTION else None
     kept = still is not None and vote
     options = tuple(Option(c.label, moves.token(c.action)) for c in still.choices) if kept and still else ()
+    if vote and ctx.caps(reply.channel).toasts:
+        # A vote is confirmed where it was pressed, in the toast, and the ballot stays as it is: its buttons
+        # change the vote until the last one is in, and answer with the result after. The confirmation is kept
+        # with the press, as it would have gone without toasts, for a channel too late to show the toast.
+        for index, message in out.to(reply.channel, reply.address):
+            if message.kind is Kind.ECHO:
+                echo = out.drop(index)
+                out.notice = in_toast(echo)
+                out.answer = replace(echo, press=press, options=options, decision=table.row.decision_step)
+                return
 
     for index, message in out.to(reply.channel, reply.address):
         if message.kind is Kind.ECHO and message.press is None:
@@ -548,8 +608,12 @@ def ask(ctx: Context, table: Table, seat: int | None, query: Query, reply: Reply
                 show_lobby(ctx, table, reply, out)
                 return
             catalog = ctx.catalog(theme, reply.language)
-            for message in render.board_messages(public_view(state), table.info(), catalog, caps=caps):
+            shown = render.board_messages if query is Query.BOARD else render.waiting_messages
+            for message in shown(public_view(state), table.info(), catalog, caps=caps):
                 out.add(reply.channel, reply.address, message, table=table.id, language=reply.language)
+        case Query.PROMPT:
+            if seat is not None and state is not None and table.status is TableStatus.PLAYING:
+                prompt_again(ctx, table, out, seat=seat)
         case Query.WHOAMI | Query.BACK:
             if query is Query.BACK and (seat is None or state is None):
                 return  # back before the game: nothing was missed (the lobby's messages still come)

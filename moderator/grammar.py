@@ -312,6 +312,12 @@ class Grammar:
         own = _words_of(language).get(verb, ()) + self.words.get(verb, ())
         return next((w for w in own if fold(w) not in kept), None)
 
+    def alone(self, text: str, reserved: Iterable[str] = ()) -> Verb | None:
+        """The verb a line is the word of, if that is all the line says and the verb needs more after it
+        (``rename``, ``claim``, ``accuse`` typed alone: ``parse`` reads no command in them); else None."""
+        verb = self.verb("".join(text.split()), reserved)
+        return verb if verb is not None and RULES[verb].args is Args.REQUIRED else None
+
     def parse(self, text: str, reserved: Iterable[str] = ()) -> Command | None:
         """The command a typed line means; None for free text (an answer by name, a typo)."""
         line = " ".join(text.split())

@@ -21,11 +21,15 @@ import logging
 import math
 import os
 import re
+import sys
+import threading
 import time
+import traceback
 from collections import OrderedDict
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from http import HTTPStatus
+from types import TracebackType
 from typing import Final
 from urllib.parse import urlsplit
 
@@ -485,11 +489,46 @@ class Redact(logging.Filter):
 
 
 REDACTED_LOGGERS: Final = ("uvicorn.access", "uvicorn.error", "httpx", "httpcore", "telegram", "twilio")
+_SECRET_SETTING: Final = re.compile(r"(?:TOKEN|SECRET|PASSWORD|_KEY)$")
+"""The settings whose values are keys (``TELEGRAM_TOKEN``, ``TWILIO_AUTH_TOKEN``, ``TELEGRAM_WEBHOOK_SECRET``,
+``MODERATOR_OPEN_PASSWORD``, and any later channel's): no output of the process may show them."""
+_SHORTEST_SECRET: Final = 8
 
 
-def install_redaction(loggers: Iterable[str] = REDACTED_LOGGERS) -> Redact:
+def secret_values(env: Mapping[str, str]) -> tuple[str, ...]:
+    """The values of the settings that are keys, and the secret part of a Bot API token (after its ``:``), longest
+    first (a value too short to be a key is left alone: it would cut words out of every line)."""
+    values = {value.strip() for name, value in env.items() if _SECRET_SETTING.search(name.upper())}
+    values |= {value.split(":", 1)[1] for value in values if ":" in value}
+    return tuple(sorted((v for v in values if len(v) >= _SHORTEST_SECRET), key=len, reverse=True))
+
+
+def hide(text: str, secrets: Iterable[str] = ()) -> str:
+    """``text`` without any of ``secrets`` and ``redact``-ed."""
+    for secret in secrets:
+        if secret in text:
+            text = text.replace(secret, "[redacted]")
+    return redact(text)
+
+
+class Hiding(logging.Formatter):
+    """A handler's formatter whose every finished line, tracebacks included, goes through ``hide``: whatever a
+    library put in a message or an exception (PTB's "The token `…` was rejected"), no key reaches the output."""
+
+    def __init__(self, inner: logging.Formatter | None, secrets: Iterable[str]) -> None:
+        super().__init__()
+        self.inner = inner or logging.Formatter()
+        self.secrets = tuple(secrets)
+
+    def format(self, record: logging.LogRecord) -> str:
+        return hide(self.inner.format(record), self.secrets)
+
+
+def install_redaction(loggers: Iterable[str] = REDACTED_LOGGERS, secrets: Iterable[str] = ()) -> Redact:
     """Put one ``Redact`` on these loggers and on every handler of the root logger (a logger's filter sees only the
-    records logged on it, a handler's every record it writes); returns it."""
+    records logged on it, a handler's every record it writes), and have every handler there is (uvicorn's too)
+    hide ``secrets`` in each line it writes, tracebacks included, as the hooks for an exception nobody caught do
+    (``hide_uncaught``); returns the filter."""
     redacting = Redact()
     for name in loggers:
         logger = logging.getLogger(name)
@@ -498,7 +537,43 @@ def install_redaction(loggers: Iterable[str] = REDACTED_LOGGERS) -> Redact:
     for handler in logging.getLogger().handlers:
         if not any(isinstance(f, Redact) for f in handler.filters):
             handler.addFilter(redacting)
+    hidden = tuple(secrets)
+    for logger in [logging.getLogger(), *(v for v in logging.root.manager.loggerDict.values()
+                                          if isinstance(v, logging.Logger))]:
+        for handler in logger.handlers:
+            formatter = handler.formatter
+            if isinstance(formatter, Hiding):
+                formatter.secrets = tuple(dict.fromkeys((*formatter.secrets, *hidden)))
+            else:
+                handler.setFormatter(Hiding(formatter, hidden))
+    hide_uncaught(hidden)
     return redacting
+
+
+def hide_uncaught(secrets: Iterable[str]) -> None:
+    """An exception nobody caught (on the main thread, another thread, or where Python can only report it) is
+    written to standard error with ``secrets`` hidden."""
+    hidden = tuple(secrets)
+
+    def write(kind: type[BaseException] | None, value: BaseException | None, tb: TracebackType | None,
+              what: str = "") -> None:
+        lines = traceback.format_exception(kind, value, tb) if kind is not None else []
+        sys.stderr.write(hide(what + "".join(lines), hidden))
+
+    sys.excepthook = lambda kind, value, tb: write(kind, value, tb)
+
+    def thread_hook(args: threading.ExceptHookArgs) -> None:
+        if args.exc_type is not SystemExit:
+            name = args.thread.name if args.thread is not None else "?"
+            write(args.exc_type, args.exc_value, args.exc_traceback, f"Exception in thread {name}:\n")
+
+    threading.excepthook = thread_hook
+
+    def unraisable(args: sys.UnraisableHookArgs) -> None:
+        what = f"{args.err_msg or 'Exception ignored in'}: {args.object!r}\n"
+        write(args.exc_type, args.exc_value, args.exc_traceback, what)
+
+    sys.unraisablehook = unraisable
 
 
 THIRD_PARTY_LOGGERS: Final = ("twilio", "httpx", "httpcore", "telegram", "apscheduler", "uvicorn.error")

@@ -234,6 +234,20 @@ class GuardedH11Protocol(H11Protocol):
         super().on_response_complete()
         self._sync()
 
+    def send_400_response(self, msg: str) -> None:
+        """uvicorn answers a malformed request (a bad chunk in a body) itself, around the app: the request the app
+        is answering ends there for the app too. Its ``receive`` says the client is gone and what it sends goes
+        nowhere (h11 refuses a second response: the guard's 413 for a body that grew past its limit in the same
+        packet was a traceback); a response the app had begun is cut off instead of followed by a 400."""
+        cycle = self.cycle
+        if cycle is not None and not cycle.response_complete:
+            cycle.disconnected = True
+            cycle.message_event.set()
+            if cycle.response_started:
+                self.transport.close()
+                return
+        super().send_400_response(msg)
+
     def _sync(self, *, data: bool = False) -> None:
         """Follow h11's view of the client's side: waiting for a request, sending its body, or done."""
         if self.transport is None or self.transport.is_closing():

@@ -11,7 +11,7 @@ from . import record as records
 from .bots import Memory
 from .catalog import DEFAULT_LANGUAGE, DEFAULT_THEME, Catalog, UnknownCatalog
 from .channels import Kind, Outbound
-from .commands import Inbound, Join, OpenTable, number
+from .commands import Inbound, Join, OpenTable
 from .context import Context
 from .engine import awaiting, new_game, opening_events
 from .engine.types import MAX_PLAYERS, MIN_PLAYERS
@@ -23,13 +23,13 @@ from .fanout import (
     publish,
     say,
     say_seating,
-    seating_version,
+    seat_mark,
     show_seats,
     start_controls,
     tell,
     words,
 )
-from .names import clean_name, has_letters, match_name, names_in, reader_word, unique_name
+from .names import clean_name, has_letters, match_name, name_taken, names_in, reader_word, unique_name
 from .outbox import COMPUTER_CHANNEL, Outgoing, Reply
 from .store import SeatRow, TableRow, TableStatus
 from .tables import HOST_LANGUAGE, PUBLIC_LANGUAGE, Table, decision_id
@@ -67,6 +67,12 @@ def open_table(ctx: Context, inbound: Inbound, command: OpenTable, out: Outgoing
         else:
             say(ctx, out, reply, other.row.theme, "seated-elsewhere")
         return None
+    name = clean_name(command.name)
+    # Never a number ("1" would read as an option's number in every list of names), nor "You".
+    unfit = command.seat and (not has_letters(name) or reader_word(name))
+    if unfit and command.ask_name:
+        say(ctx, out, reply, theme, "name-reserved" if reader_word(name) else "name-refused", name=name)
+        return None
     table_id = "".join(ctx.codes.choice(ID_ALPHABET) for _ in range(ID_LENGTH))
     code = new_code(ctx)
     public = command.public and inbound.chat is not None
@@ -91,10 +97,8 @@ def open_table(ctx: Context, inbound: Inbound, command: OpenTable, out: Outgoing
     seats = []
     refused = ""  # the name the host gave that cannot be one (they are told once the table is open)
     if command.seat:
-        name = clean_name(command.name)
-        if not has_letters(name) or reader_word(name):
-            # Never a number ("1" would read as an option's number in every list of names), nor "You". The table
-            # opens all the same (Telegram names the host after their account); the host may rename.
+        if unfit:
+            # The table opens all the same (Telegram names the host after their account); the host may rename.
             refused, name = name, ctx.catalog(theme, language).text("host-name")
         seats.append(SeatRow(0, name, inbound.channel, inbound.address, language, False))
     ctx.store.replace_seats(table_id, seats)
@@ -287,22 +291,31 @@ def remove_seat(ctx: Context, table: Table, name: str, reply: Reply, out: Outgoi
 
 
 def lobby_control(ctx: Context, table: Table, token: str, reply: Reply, out: Outgoing) -> None:
-    """One of the host's seat controls (``fanout.lobby_controls``). A move made for another seating order does
-    nothing: moving "seat i" now would move someone else."""
+    """One of the host's seat controls (``fanout.lobby_controls``). A move names the person it moves, one place up
+    from wherever they sit now: quick presses on a list not yet redrawn each apply, in order. One whose person
+    left (or was renamed), or sits first already, is refused with the reason."""
     if token == "go":
         start(ctx, table, reply, out)
     elif token == "cpu":
         add_computers(ctx, table, 1, reply, out)
-    elif token.startswith("u"):
-        place, _, version = token[1:].partition(".")
-        if version != seating_version(table.names):
-            # Made for an older order: moving "seat i" now would move someone else. Say so where it was pressed.
-            if ctx.caps(reply.channel).toasts:
-                out.notice = words(ctx, reply, table.row.theme, "seats-changed")
-            else:
-                say(ctx, out, reply, table.row.theme, "seats-changed")
-        elif (position := number(place)) is not None and 0 < position < len(table.seats):
-            move_seat(ctx, table, table.seats[position].name, position, reply, out)  # one place up (1-based)
+    elif token.startswith("u") and _in_lobby(ctx, table, reply, out):
+        named = [seat for seat in table.seats if seat_mark(seat.name) == token[1:]]
+        theme = table.row.theme
+        if len(named) != 1:  # (a control of an older kind, after an upgrade, names nobody either)
+            _refused(ctx, table, reply, out, "seats-changed", words(ctx, reply, theme, "seats-changed"))
+        elif named[0].position == 0:
+            _refused(ctx, table, reply, out, "seat-first", words(ctx, reply, theme, "seat-first", name=named[0].name))
+        else:
+            move_seat(ctx, table, named[0].name, named[0].position, reply, out)  # one place up (1-based)
+
+
+def _refused(ctx: Context, table: Table, reply: Reply, out: Outgoing, message_id: str, text: str) -> None:
+    """Why a control did nothing, where it was pressed: a toast where the channel has them, else a message."""
+    if ctx.caps(reply.channel).toasts:
+        out.notice = text
+    else:
+        out.put(reply.channel, reply.address, Outbound(Kind.NOTE, text, table=table.id, language=reply.language,
+                                                       message_id=message_id))
 
 
 
@@ -395,7 +408,12 @@ def rename(ctx: Context, table: Table, seat: int | None, name: str, reply: Reply
         say(ctx, out, reply, table.row.theme, "name-reserved", name=cleaned)
         return
     old = table.seats[seat]
-    new = unique_name(cleaned, [n for n in table.names if n != old.name])
+    if name_taken(cleaned, [other.name for other in table.seats if other is not old]):
+        # Another's name (or the same letters without their accents): every list would show two alike, and what
+        # anyone typed for either would mean both.
+        say(ctx, out, reply, table.row.theme, "name-taken", name=cleaned)
+        return
+    new = cleaned
     table.seats[seat] = replace(old, name=new)
     ctx.store.replace_seats(table.id, table.seats)
     lobby = table.status is TableStatus.LOBBY

@@ -37,6 +37,10 @@ def unique_name(name: str, taken: Sequence[str]) -> str:
         n += 1
 
 
+def name_taken(name: str, others: Sequence[str]) -> bool:
+    """True if ``name`` is one of ``others`` as typed names are compared (case and accents aside: ``jose`` would
+    mean José)."""
+    return any(fold(name) == fold(other) for other in others)
 def _unspaced(text: str) -> str:
     return fold(text).replace(" ", "")
 

@@ -20,6 +20,11 @@ COMPUTER_CHANNEL: Final = "computer"
 """The channel of computer players: nothing is ever sent to it."""
 
 
+def in_toast(message: Outbound) -> str:
+    """What a toast shows of a message: its words below the neutral first line a secret starts with."""
+    return message.text.split("\n", 1)[-1]
+
+
 @dataclass(frozen=True, slots=True)
 class Reply:
     """Where a private reply goes, and in which language."""
@@ -47,6 +52,9 @@ class Outgoing:
     """Actions this input applied (not those of the computer players after it)."""
     notice: str | None = None
     """A short answer the input's channel shows at once (a toast) instead of a message."""
+    answer: Outbound | None = None
+    """The message ``notice`` stands for, kept with the input (``Store.keep_answer``): sent after all if the
+    channel could not show the toast (``Service.unanswered``)."""
     committed: list[Callable[[], object]] = field(default_factory=list)
     """What the process remembers of this input outside the database (a rate limit's count): done only once
     the input's transaction committed, so an input that was not stored leaves no trace."""

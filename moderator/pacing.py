@@ -3,9 +3,10 @@ public chat's messages go in.
 
 The order: in a public chat a result never waits behind the vote counter or the board (``Kind.cosmetic``); those
 two are shown only in a slot of their own, when nothing else waits and the minute has room to spare, and a later
-one folds an earlier one away. A changed board that has waited ``Pacing.board_patience`` seconds goes before the
-next call (whose prompts wait), never before news. What may not go yet is answered
-``TemporaryFailure(paced=True)``: the ``Sender`` tries it again then, at no cost of an attempt.
+one folds an earlier one away (as a later seat list folds an earlier one of the same table). A changed board
+that has waited ``Pacing.board_patience`` seconds goes before the next call (whose prompts wait), never before
+news. What may not go yet is answered ``TemporaryFailure(paced=True)``: the ``Sender`` tries it again then, at no
+cost of an attempt.
 
 A channel with ``Capabilities.pacing`` delivers each address's batch through ``Pacer.batch``, giving it the calls
 that send (texts, then a picture); it tells the pacer each call it made (``sent``) and each rate limit its
@@ -167,10 +168,13 @@ class Pacer:
 
 def relevant(messages: Sequence[Outbound]) -> list[int]:
     """Indexes of the messages worth delivering: a vote counter is superseded by any later message but a board
-    image, a board image by a later board image."""
+    image, a board image by a later board image, a table's seat list (``Kind.LOBBY``, edited in place) by a later
+    one of that table (it shows every seat: several joins, or moves, waiting for one pace are one edit)."""
     counters = [i for i, m in enumerate(messages) if m.kind is Kind.COUNTER]
     boards = [i for i, m in enumerate(messages) if m.kind is Kind.BOARD]
+    lobbies = {m.table: i for i, m in enumerate(messages) if m.kind is Kind.LOBBY}
     drop = set(counters[:-1]) | set(boards[:-1])
+    drop |= {i for i, m in enumerate(messages) if m.kind is Kind.LOBBY and lobbies[m.table] != i}
     if counters and any(i not in boards for i in range(counters[-1] + 1, len(messages))):
         drop.add(counters[-1])
     return [i for i in range(len(messages)) if i not in drop]

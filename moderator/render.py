@@ -84,7 +84,7 @@ from .engine.events import (
     VoteProgressed,
 )
 from .engine.types import CHAOS_AT, FASCIST_TRACK, FEW_ALIVE, ROLE_COUNTS
-from .grammar import RULES, Verb, Who, grammar, offered
+from .grammar import RULES, Args, Verb, Who, grammar, offered
 from .moves import MoveKind, move
 
 PREVIEW_FILLER: Final = "."
@@ -198,6 +198,8 @@ class InputProblem(StrEnum):
     NOTHING_OWED = "input-nothing-owed"
     NO_SUCH_OPTION = "input-no-such-option"
     """A number the prompt has no option for (the prompt is shown again where there are no buttons)."""
+    NO_SUCH_PLAYER = "input-no-such-player"
+    """A name no player has (``accuse Zorro``); ``options`` are the players' names."""
 
 
 # --- words for the engine's values ----------------------------------------------------------------------
@@ -760,6 +762,17 @@ def nomination_tells_table_vote(public: PublicView, table: TableInfo, catalog: C
     return w.limit is None or len(w.sent(w.t("prompt-nominate-table", options=options))) <= w.limit
 
 
+def _term_limited_id(public: PublicView, limited: Sequence[Seat]) -> str:
+    """Who the term-limited names were in the last elected government (the list leaves out the Candidate, and
+    with five or fewer alive only its Chancellor is limited): its Chancellor, its President, or both."""
+    last = public.sessions[-1] if public.sessions else None
+    if last is not None and list(limited) == [last.chancellor]:
+        return "prompt-term-limited-chancellor"
+    if last is not None and list(limited) == [last.president]:
+        return "prompt-term-limited-president"
+    return "prompt-term-limited"
+
+
 def prompt(view: PlayerView, table: TableInfo, catalog: Catalog, *, caps: Capabilities = PLAIN) -> Message | None:
     """What this seat must decide now, one ``Choice`` per legal action; None if it has nothing to decide.
 
@@ -781,7 +794,7 @@ def prompt(view: PlayerView, table: TableInfo, catalog: Catalog, *, caps: Capabi
             mid = "prompt-nominate-table" if told else "prompt-nominate"
             limited = [s for s in public.term_limited if public.alive[s] and s != public.president]
             if limited and not w.compact:  # why a name is missing from the list
-                notes.append(w.t("prompt-term-limited", names=w.names(limited)))
+                notes.append(w.t(_term_limited_id(public, limited), names=w.names(limited)))
             if public.alive.count(True) <= FEW_ALIVE and len(public.term_limited) == 1 and not w.compact:
                 notes.append(w.t("note-five-alive"))
         case Phase.ELECTION:
@@ -947,19 +960,7 @@ def board_messages(
         lines.append(w.t("board-not-hitler", names=w.names(public.not_hitler)))
     if public.investigations and not over:
         lines.append(w.t("board-investigated", names=w.names(t for _, t in public.investigations)))
-    if over:
-        assert public.winner is not None and public.roles is not None
-        lines.append(w.t("board-game-over", winner=w.team(public.winner)))
-        lines.append(_roles_line(w, public.roles))
-    elif public.phase is Phase.ELECTION and table.table_votes:
-        assert president is not None
-        lines.append(w.t("board-waiting-table-votes", president=w.name(president)))
-    elif public.phase is Phase.ELECTION:
-        lines.append(w.t("board-waiting-votes", cast=public.votes_cast, voters=public.alive.count(True)))
-        if public.not_voted:
-            lines.append(w.t("board-not-voted", names=w.names(public.not_voted)))
-    else:
-        lines.append(w.t("board-waiting", names=w.names(public.awaiting), phase=w.phase(public.phase)))
+    lines += _waiting_lines(w, public, table)
     if w.compact:
         # One text: who won and who was who, or who the table waits for, first; then the tracks; then the rest.
         rest = lines[1:]
@@ -967,6 +968,30 @@ def board_messages(
         order = [*ends, 0, *(i for i in range(1, len(rest)) if i not in ends)]
         return [w.message("board-title", _one_text(w, rest, order))]
     return w.packed("board-title", lines, secret=False)
+
+
+def _waiting_lines(w: _Words, public: PublicView, table: TableInfo) -> list[str]:
+    """Who the table waits for (a vote: how far it has come and who has not voted), or who won and who was who."""
+    if public.phase is Phase.GAME_OVER:
+        assert public.winner is not None and public.roles is not None
+        return [w.t("board-game-over", winner=w.team(public.winner)), _roles_line(w, public.roles)]
+    if public.phase is Phase.ELECTION and table.table_votes:
+        assert public.president is not None
+        return [w.t("board-waiting-table-votes", president=w.name(public.president))]
+    if public.phase is Phase.ELECTION:
+        lines = [w.t("board-waiting-votes", cast=public.votes_cast, voters=public.alive.count(True))]
+        if public.not_voted:
+            lines.append(w.t("board-not-voted", names=w.names(public.not_voted)))
+        return lines
+    return [w.t("board-waiting", names=w.names(public.awaiting), phase=w.phase(public.phase))]
+
+
+def waiting_messages(
+    public: PublicView, table: TableInfo, catalog: Catalog, *, caps: Capabilities = PLAIN
+) -> list[Message]:
+    """Who the table waits for now (``waiting``): the board's last lines, without the rest of the board."""
+    w = _Words(table, catalog, caps)
+    return w.packed("board-waiting", _waiting_lines(w, public, table), secret=False)
 
 
 def _one_text(w: _Words, lines: Sequence[str], order: Sequence[int]) -> list[str]:
@@ -1480,7 +1505,7 @@ def help_messages(catalog: Catalog, *, caps: Capabilities = PLAIN, host: bool = 
             shown.append((verb, caps.word_style.write(word)))
     lines = [w.t("help-typed" if caps.typed and not w.compact else "help")]
     if not w.compact:
-        lines += [w.t("help-line", word=word, what=w.t(f"word-{verb.value}")) for verb, word in shown]
+        lines += [_help_line(w, verb, word) for verb, word in shown]
         return [w.message("help", lines)]
     limit = w.limit or SMS_LIMIT
     for mid, who in (("help-anyone", False), ("help-host", True)):
@@ -1492,3 +1517,22 @@ def help_messages(catalog: Catalog, *, caps: Capabilities = PLAIN, host: bool = 
             lines.append(w.t(mid, words=", ".join(words[:take])))
             words = words[take:]
     return w.packed("help", lines, secret=False)
+
+
+def _help_line(w: _Words, verb: Verb, word: str) -> str:
+    """Help's line for one word: the word, what must follow it (``rename Sam``), and what it does."""
+    if RULES[verb].args is Args.REQUIRED:
+        word = f"{word} {w.t(f'args-{verb.value}')}"
+    return w.t("help-line", word=word, what=w.t(f"word-{verb.value}"))
+
+
+def needs_more(verb: Verb, catalog: Catalog, *, caps: Capabilities = PLAIN) -> Message:
+    """The answer to a word typed alone that needs more after it (``claim``, ``rename``): help's line for it, with
+    what follows it."""
+    w = _Words(TableInfo(()), catalog, caps)
+    word = grammar().shown(verb, catalog.lang, caps.reserved_words) or verb.value
+    word = caps.word_style.write(word)
+    lines = [w.t("input-word-alone", word=word, args=w.t(f"args-{verb.value}"))]
+    if not w.compact:
+        lines.append(_help_line(w, verb, word))
+    return w.message("input-word-alone", lines)

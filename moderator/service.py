@@ -22,7 +22,7 @@ from . import game, host, lobby
 from . import record as records
 from .bots import ComputerPlayer
 from .catalog import DEFAULT_LANGUAGE, DEFAULT_THEME
-from .channels import Capabilities, NotStored, Receipt, StatusScale
+from .channels import Capabilities, NotStored, Outbound, Receipt, StatusScale
 from .claims import Spoken
 from .commands import (
     AddComputers,
@@ -56,7 +56,7 @@ from .commands import (
 from .context import Context
 from .engine import new_seed
 from .fanout import prompt_again, say
-from .outbox import Outgoing, Reply
+from .outbox import Outgoing, Reply, in_toast
 from .pages import BrowserPages
 from .store import Store, TableStatus
 from .tables import LIVE, Table, Tables
@@ -114,6 +114,10 @@ LOBBY_MESSAGES: Final = (
     "sms-cost",
     "claim-noted",
     "claim-refused",
+    "claim-accuse-yourself",
+    "claim-trust-yourself",
+    "claim-repeated",
+    "name-taken",
     "player-unreachable",
     "player-undelivered",
     "player-not-sent",
@@ -145,6 +149,7 @@ LOBBY_MESSAGES: Final = (
     "input-vote-over-rejected",
     "table-opened-group",
     "seats-changed",
+    "seat-first",
     "try-again",
     "open-try-again",
 )
@@ -238,10 +243,14 @@ class Service:
         touched: set[str] = set()
         out = Outgoing(None, now)
         duplicate = False
+        notice: str | None = None
         try:
             with self.store.transaction():
                 if inbound.external_id is not None and self.store.seen(inbound.channel, inbound.external_id, now):
                     duplicate = True
+                    # Sent again (a restart came before its answer): the answer it was given, once more.
+                    kept = self.store.kept_answer(inbound.channel, inbound.external_id)
+                    notice = None if kept is None else in_toast(Outbound.from_json(kept))
                 else:
                     table = self._dispatch(inbound, out)
                     if table is not None:
@@ -249,9 +258,15 @@ class Service:
                     if out.table_id is not None:
                         touched.add(out.table_id)
                     self.store.enqueue(out.stored(self.tables.muted), now)
+                    notice = out.notice
+                    if out.answer is not None and inbound.external_id is not None:
+                        self.store.keep_answer(inbound.channel, inbound.external_id,
+                                               {**out.answer.to_json(), "message_id": out.answer.message_id})
         except sqlite3.OperationalError as exc:
             self.tables.forget(sorted(touched))
-            raise NotStored(type(exc).__name__) from exc  # the disk is full or read-only: say so, never more
+            self.store.writes.refused()  # a full or read-only disk is said once by the store, with a count
+            # The disk is full or read-only: say so, never more.
+            raise NotStored(type(exc).__name__, said=self.store.writes.failing) from exc
         except BaseException:
             # The transaction rolled back: forget what the cache learned inside it, reload from the database.
             self.tables.forget(sorted(touched))
@@ -261,7 +276,7 @@ class Service:
         for table_id in touched:
             game.run_computers(self.ctx, table_id)
         self._changed(touched)
-        receipt = Receipt(applied=out.applied > 0, duplicate=duplicate, notice=out.notice, tables=tuple(touched),
+        receipt = Receipt(applied=out.applied > 0, duplicate=duplicate, notice=notice, tables=tuple(touched),
                           withdraw=withdraw)
         for hook in self.handled:
             hook(inbound, receipt, time.perf_counter() - start)
@@ -361,8 +376,12 @@ class Service:
         is_host = table.is_host(inbound.channel, inbound.address)
         if seat is not None and not isinstance(command, (Decide, Choose, RecordVotes)) \
                 and not table.in_group(inbound.chat):
-            # An option's whole label answers the prompt, even one that starts with a command word ("Computer 2").
-            command = game.option_named(ctx, table, inbound) or command
+            # An option's whole label answers the prompt, even one that starts with a command word ("Computer 2");
+            # so does any player's whole name, which only a prompt can be answered with.
+            command = game.option_named(ctx, table, inbound) or game.a_name(table, inbound) or command
+        if isinstance(command, Decide) and command.kind == "?" \
+                and game.needs_more(ctx, table, inbound, reply, out, host=is_host):
+            return table
         if isinstance(command, _HOST_ONLY) and not is_host:
             say(ctx, out, reply, table.row.theme, "not-host")
             return table
@@ -454,6 +473,26 @@ class Service:
         its texts undelivered): the host and the group are told who it is, at every table where it has a seat;
         the game waits for them as for anyone."""
         self._report(lambda out: host.unreachable(self.ctx, channel, address, out, undelivered=undelivered))
+
+    def unanswered(self, inbound: Inbound) -> None:
+        """A channel could not show an input's answer at once (``Receipt.notice``: Telegram's time to answer a
+        press had passed, a restart came between the press and its answer): the message it stood for goes to the
+        outbox after all, once (the pressed message shows it, or one short message of its own). Nothing for an
+        input without one."""
+        external_id = inbound.external_id
+        if external_id is None:
+            return
+
+        def job(out: Outgoing) -> None:
+            kept = self.store.kept_answer(inbound.channel, external_id)
+            if kept is None:
+                return
+            self.store.keep_answer(inbound.channel, external_id, None)
+            message = Outbound.from_json(kept, str(kept.get("message_id", "")))
+            out.table_id = message.table
+            out.put(inbound.channel, inbound.address, message)
+
+        self._report(job)
 
     def not_sent(self, channel: str, address: str, table_id: str) -> None:
         """A message of this table to this address failed for good on our side (its delivery crashed, see

@@ -9,13 +9,15 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import errno
 import json
 import logging
 import secrets
 import sqlite3
 import threading
+import time
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import StrEnum
@@ -347,6 +349,13 @@ def m024_server_secret(db: Database) -> None:
     db.execute("INSERT INTO server_secret (id, secret) VALUES (1, ?)", (secrets.token_bytes(32),))
 
 
+@migrations()
+def m025_kept_answers(db: Database) -> None:
+    """An input's answer shown at once (a toast for a pressed vote), kept with the input's id: a channel too late
+    to show it (a restart between the press and its answer) has it sent as a message after all."""
+    db.execute("ALTER TABLE inbound ADD COLUMN answer TEXT")
+
+
 _COSMETIC: Final = "('counter', 'board')"
 """The kinds an outbox row shows again what a later one shows better (``channels.Kind.cosmetic``)."""
 
@@ -459,6 +468,101 @@ class OutboxRow:
     """When it was last handed to its channel without the answer being recorded (it may have gone out)."""
 
 
+_FAULT_CODES: Final = frozenset({sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_READONLY,
+                                  sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED})
+"""SQLite's (primary) codes for a database that cannot be written now: a full disk, an I/O error, a read-only file or
+disk, a file that cannot be opened, a lock held too long."""
+_FAULT_ERRNOS: Final = frozenset({errno.ENOSPC, errno.EROFS, errno.EDQUOT, errno.EIO, errno.EFBIG})
+
+
+def storage_fault(exc: BaseException | None) -> bool:
+    """Whether ``exc`` (or what it was raised from) says the database cannot be written now (a full or read-only
+    disk, an I/O error, a lock held too long) rather than that something is wrong with the code."""
+    for _ in range(4):
+        if exc is None:
+            return False
+        if isinstance(exc, sqlite3.Error) and getattr(exc, "sqlite_errorcode", -1) & 0xFF in _FAULT_CODES:
+            return True
+        if isinstance(exc, OSError) and exc.errno in _FAULT_ERRNOS:
+            return True
+        exc = exc.__cause__
+    return False
+
+
+WRITES_SETTLE: Final = 2.0
+"""Seconds without a failed write before a write that commits ends a storage fault: a nearly full disk that takes
+a small write between two that fail is still one fault, said once."""
+
+
+class WriteWatch:
+    """Whether the database can be written, as every connection that shares it finds it (``app.running`` gives all
+    of its connections one). The first write that fails for the disk's sake (``storage_fault``) begins a fault, said
+    in one line; a write that commits ``WRITES_SETTLE`` seconds after the last failure ends it, said in one line
+    with how long it lasted and how many inputs were refused meanwhile. In between, nothing is logged: a failed
+    write is noted, a refused input counted. Without a logger (a ``Store`` on its own) it only keeps count."""
+
+    def __init__(self, logger: logging.Logger | None = None, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self.logger = logger
+        self.clock = clock
+        self._lock = threading.Lock()
+        self._since: float | None = None
+        self._last = float("-inf")
+        self._refused = 0
+
+    @property
+    def failing(self) -> bool:
+        """True from the first failed write until the fault ends."""
+        return self._since is not None
+
+    @property
+    def refused_meanwhile(self) -> int:
+        """Inputs refused since the fault began (0 without one)."""
+        return self._refused if self._since is not None else 0
+
+    def failed(self, exc: BaseException) -> bool:
+        """(Any thread.) A write failed with ``exc``; True if that is the disk's fault (noted; the first one said)."""
+        if not storage_fault(exc):
+            return False
+        with self._lock:
+            now = self.clock()
+            self._last = now
+            if self._since is not None:
+                return True
+            self._since, self._refused = now, 0
+        if self.logger is not None:
+            self.logger.error("the database cannot be written (%s): every input is refused and asked for again, "
+                              "and nothing is sent, until it can", _fault_words(exc))
+        return True
+
+    def committed(self) -> None:
+        """(Any thread.) A write committed: that ends a fault once no write has failed for ``WRITES_SETTLE`` s."""
+        if self._since is None:
+            return
+        with self._lock:
+            now = self.clock()
+            if self._since is None or now - self._last < WRITES_SETTLE:
+                return
+            lasted, refused, self._since = now - self._since, self._refused, None
+        if self.logger is not None:
+            self.logger.warning("the database can be written again after %.0f s; %d %s refused meanwhile", lasted,
+                                refused, "input was" if refused == 1 else "inputs were")
+
+    def refused(self) -> None:
+        """(Any thread.) An input was refused because it could not be stored (counted while a fault lasts)."""
+        with self._lock:
+            if self._since is not None:
+                self._refused += 1
+
+
+def _fault_words(exc: BaseException) -> str:
+    """SQLite's (or the system's) words for a storage fault: "database or disk is full", never a statement."""
+    while exc.__cause__ is not None and not isinstance(exc, (sqlite3.Error, OSError)):
+        exc = exc.__cause__
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+
+
 class Store:
     """The moderator's database. Not thread-safe: use one Store per thread (asyncio code uses one)."""
 
@@ -475,6 +579,8 @@ class Store:
             self.db.execute("PRAGMA busy_timeout=5000")
         self.db.execute("PRAGMA foreign_keys=ON")
         migrations.apply(self.db)
+        self.writes = WriteWatch()
+        """Told of every write that fails or commits (the wiring gives every connection of a database one)."""
 
     def close(self) -> None:
         """Close the connection."""
@@ -482,9 +588,16 @@ class Store:
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
-        """All writes inside commit together or not at all."""
-        with self.db.atomic():
-            yield
+        """All writes inside commit together or not at all (a failure for the disk's sake told to ``writes``)."""
+        outer = not self.db.conn.in_transaction
+        try:
+            with self.db.atomic():
+                yield
+        except sqlite3.Error as exc:
+            self.writes.failed(exc)
+            raise
+        if outer:
+            self.writes.committed()
 
     def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> sqlite3.Cursor:
         """Run one statement (inside a ``transaction`` for writes)."""
@@ -499,6 +612,18 @@ class Store:
             (channel, external_id, now),
         )
         return cursor.rowcount == 0
+
+    def keep_answer(self, channel: str, external_id: str, answer: Mapping[str, Any] | None) -> None:
+        """Keep (or, None, forget) the message an input's answer at once stood for (``Outbound.to_json`` and its
+        ``message_id``)."""
+        self.execute("UPDATE inbound SET answer = ? WHERE channel = ? AND external_id = ?",
+                     (None if answer is None else _BODY_JSON(dict(answer)), channel, external_id))
+
+    def kept_answer(self, channel: str, external_id: str) -> dict[str, Any] | None:
+        """The message kept for an input's answer (``keep_answer``), if one is."""
+        row = self.execute("SELECT answer FROM inbound WHERE channel = ? AND external_id = ?",
+                           (channel, external_id)).fetchone()
+        return None if row is None or row[0] is None else dict(json.loads(row[0]))
 
     # --- the server's life ------------------------------------------------------------------------------
 
@@ -1118,8 +1243,10 @@ class SerialStore(Store):
             _WRITE.acquire()
             try:
                 self.execute("BEGIN IMMEDIATE")
-            except BaseException:
+            except BaseException as exc:
                 _WRITE.release()
+                if isinstance(exc, sqlite3.Error):
+                    self.writes.failed(exc)
                 raise
             self._committed = self._loop.create_future()
             self._loop.call_soon(self.commit)
@@ -1134,14 +1261,17 @@ class SerialStore(Store):
         try:
             self.execute("COMMIT")
         except Exception as exc:
-            log.error("a commit failed; %s", type(exc).__name__)
+            if not self.writes.failed(exc):  # the disk's fault is said once, when it begins
+                log.error("a commit failed; %s", type(exc).__name__)
             with contextlib.suppress(Exception):
                 self.execute("ROLLBACK")
             self._forget()
             committed.set_exception(exc)
+            committed.exception()  # whoever waits (``durable``) is told; nobody waiting is no error of its own
         else:
             committed.set_result(None)
             self._commits += 1
+            self.writes.committed()
         finally:
             _WRITE.release()
         if self._commits % self.CHECKPOINT_EVERY == 0 and not self._checkpointing:

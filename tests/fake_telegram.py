@@ -5,8 +5,9 @@ exactly as Telegram sends them.
 answerCallbackQuery, setMyCommands, deleteWebhook and deleteMessage, records every call with the fake clock's time,
 keeps every chat's messages as a phone would show them (edits applied), holds updates for long polling until an
 ``offset`` confirms them (as Telegram does), parses ``parse_mode=HTML`` as strictly as Telegram (an unescaped
-``<`` or ``&`` is a 400), and fails on request: a 403 for a chat that never opened the bot, a one-off 429 with
-``retry_after``, a 400 with ``migrate_to_chat_id``.
+``<`` or ``&`` is a 400), answers a press only within Telegram's answer window (later: 400 "query is too old"),
+and fails on request: a 403 for a chat that never opened the bot, a one-off 429 with ``retry_after``, a 400 with
+``migrate_to_chat_id``.
 """
 
 from __future__ import annotations
@@ -90,6 +91,23 @@ def parse_html(text: str) -> tuple[str, list[dict[str, Any]]]:
     return "".join(out), sorted(entities, key=lambda e: (e["offset"], -e["length"]))
 
 
+ANSWER_WINDOW = 15.0
+"""Seconds after a press within which Telegram takes its answer (``answerCallbackQuery``); later it answers 400
+"query is too old". (Telegram does not document the figure; bots meet the error after some ten seconds.)"""
+
+
+def callback_query_id(n: int, pressed: float) -> str:
+    """A callback query's id as this fake's Telegram makes them: unique, and saying when the button was pressed,
+    which Telegram knows (``pressed_at`` reads it back for the answer window)."""
+    return f"{n}.{round(pressed * 1000)}"
+
+
+def pressed_at(query_id: str) -> float | None:
+    """When the press with this id was made, if the id is one of ``callback_query_id``'s."""
+    n, dot, millis = query_id.partition(".")
+    return int(millis) / 1000 if dot and n.isdigit() and millis.isdigit() else None
+
+
 @dataclass
 class Call:
     """One Bot API request as the fake saw it."""
@@ -129,6 +147,7 @@ class FakeBotAPI(BaseRequest):
         """Private chats that answer 403, as for a user who never pressed Start."""
         self.fail_once: dict[tuple[str, int], tuple[int, dict[str, Any]]] = {}
         self.deletable = True
+        self.answer_window = ANSWER_WINDOW
         self.migrated: dict[int, int] = {}
         """Groups upgraded to a supergroup: every send there answers 400 with ``migrate_to_chat_id``."""
         self._ids = itertools.count(100)
@@ -230,7 +249,12 @@ class FakeBotAPI(BaseRequest):
                 assert chat is not None
                 self.chats[chat].pop(int(params["message_id"]), None)
                 return True
-            case "answerCallbackQuery" | "setMyCommands" | "deleteWebhook":
+            case "answerCallbackQuery":
+                pressed = pressed_at(str(params.get("callback_query_id", "")))
+                if pressed is not None and self.clock() - pressed > self.answer_window:
+                    raise LookupError("query is too old and response timeout expired or query ID is invalid")
+                return True
+            case "setMyCommands" | "deleteWebhook":
                 return True
         raise LookupError(f"method {api} is not in this fake")
 

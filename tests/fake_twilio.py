@@ -26,7 +26,8 @@ PUBLIC_URL = "https://moderator.example.org"
 
 @dataclass
 class FakeTwilio(HttpClient):  # type: ignore[misc]  # twilio ships no types: its HttpClient is Any here
-    """Answers ``POST .../Messages.json`` like Twilio; ``fail[to]`` holds (status, code) errors used up in order."""
+    """Answers ``POST .../Messages.json`` (and a ``GET`` of the account) like Twilio; ``fail[to]`` holds (status, code)
+    errors used up in order."""
 
     sent: list[dict[str, str]] = field(default_factory=list)
     requests: list[dict[str, Any]] = field(default_factory=list)
@@ -34,6 +35,8 @@ class FakeTwilio(HttpClient):  # type: ignore[misc]  # twilio ships no types: it
     clock: Callable[[], float] = time.time
     created: list[float] = field(default_factory=list)
     """When each message of ``sent`` was created."""
+    refuse: bool = False
+    """Every request is answered 401, as Twilio answers a wrong account or key (one revoked while running)."""
 
     def __post_init__(self) -> None:
         super().__init__(logger=None, is_async=False)
@@ -42,8 +45,12 @@ class FakeTwilio(HttpClient):  # type: ignore[misc]  # twilio ships no types: it
                 auth: Any = None, timeout: Any = None, allow_redirects: bool = False) -> Response:
         form = {k: str(v) for k, v in dict(data or {}).items()}
         self.requests.append({"method": method, "uri": uri, "data": form, "auth": auth})
-        assert urlsplit(uri).path == f"/2010-04-01/Accounts/{ACCOUNT_SID}/Messages.json", uri
+        if self.refuse:
+            return Response(401, json.dumps({"code": 20003, "message": "Authenticate", "status": 401}))
         assert auth == (ACCOUNT_SID, AUTH_TOKEN)
+        if method == "GET" and urlsplit(uri).path == f"/2010-04-01/Accounts/{ACCOUNT_SID}.json":
+            return Response(200, json.dumps({"sid": ACCOUNT_SID, "status": "active", "friendly_name": "fake"}))
+        assert urlsplit(uri).path == f"/2010-04-01/Accounts/{ACCOUNT_SID}/Messages.json", uri
         if method == "GET":
             return self._list({k: str(v) for k, v in dict(params or {}).items()})
         assert method == "POST", method

@@ -3,13 +3,18 @@ with only the network edge faked: Telegram's Bot API and Twilio's REST API answe
 
 ``python -m tests.serve_driver`` serves until stopped, with the settings from the environment (``--plain``: the app
 under plain uvicorn, as before the guards, for ``benchmarks/flood.py``'s comparison). ``moderator_serve`` starts
-it in a child process for a test or a benchmark; the rest are a raw HTTP client's requests to it.
+it in a child process for a test or a benchmark; the rest are a raw HTTP client's requests to it. The fake
+Telegram reads three more: ``FAKE_TELEGRAM_MEMORY`` (a file that keeps what Telegram knows across the server's
+restarts, for the test to read), ``FAKE_TELEGRAM_HANG`` (while that file exists, a press's answer never comes
+back) and ``FAKE_TELEGRAM_ANSWER_WINDOW`` (seconds; later a press's answer is "query is too old").
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import functools
+import itertools
 import json
 import os
 import re
@@ -19,24 +24,68 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlencode
 
+from telegram.request import RequestData
+
 from moderator.transports.telegram import SECRET_HEADER
-from tests.fake_telegram import TOKEN, user
+from tests.fake_telegram import TOKEN, Call, user
 from tests.fake_twilio import ACCOUNT_SID, AUTH_TOKEN, OUR_NUMBER, PUBLIC_URL, FakeTwilio, incoming, signature
 from tests.serve_app import SECRET, WebhookBotAPI
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
+class BotAPI(WebhookBotAPI):
+    """The fake Bot API answering ``setWebhook``; with ``memory``, Telegram's memory outlives the server: every
+    chat's messages and every call are in that file after each call (a server started again finds its messages
+    where it left them, and a test reads what each phone shows); while the file ``hang`` exists, a press's answer
+    never comes back (the server is to be killed between a press and its answer)."""
+
+    def __init__(self, clock: Callable[[], float], *, memory: Path | None = None, hang: Path | None = None) -> None:
+        super().__init__(clock)
+        self.memory, self.hang = memory, hang
+        if memory is not None and memory.exists():
+            known = json.loads(memory.read_text())
+            self.chats.update({int(c): {int(m): v for m, v in chat.items()} for c, chat in known["chats"].items()})
+            self.calls = [Call(c["method"], c["params"], c["at"]) for c in known["calls"]]
+            self._ids = itertools.count(known["next"])
+
+    async def do_request(self, url: str, method: str, request_data: RequestData | None = None,
+                         *args: Any, **kwargs: Any) -> tuple[int, bytes]:
+        if self.hang is not None and self.hang.exists() and url.endswith("/answerCallbackQuery"):
+            self.calls.append(Call("answerCallbackQuery", dict(request_data.parameters) if request_data else {},
+                                   self.clock()))
+            self._remember()
+            await asyncio.Event().wait()  # never: the process is killed meanwhile
+        answer = await super().do_request(url, method, request_data, *args, **kwargs)
+        self._remember()
+        return answer
+
+    def _remember(self) -> None:
+        if self.memory is None:
+            return
+        ids = [m for chat in self.chats.values() for m in chat]
+        known = {"chats": self.chats, "calls": [{"method": c.method, "params": c.params, "at": c.at}
+                                                for c in self.calls],
+                 "next": max(ids, default=99) + 1}
+        draft = self.memory.with_suffix(".draft")
+        draft.write_text(json.dumps(known, default=str))
+        os.replace(draft, self.memory)  # whole, even if the process is killed while writing
+
+
 def main() -> int:
     from moderator import app
     from moderator.settings import Settings
 
-    network = {"telegram": WebhookBotAPI(clock=lambda: 1_800_000_000.0), "sms": FakeTwilio()}
+    memory, hang = os.environ.get("FAKE_TELEGRAM_MEMORY"), os.environ.get("FAKE_TELEGRAM_HANG")
+    telegram = BotAPI(clock=time.time, memory=Path(memory) if memory else None, hang=Path(hang) if hang else None)
+    telegram.answer_window = float(os.environ.get("FAKE_TELEGRAM_ANSWER_WINDOW", telegram.answer_window))
+    network = {"telegram": telegram, "sms": FakeTwilio()}
     settings = Settings.load()
     if "--plain" in sys.argv:
         import uvicorn

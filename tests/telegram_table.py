@@ -18,7 +18,7 @@ from moderator.service import Service
 from moderator.store import Store
 from moderator.tables import Table
 from moderator.transports.telegram import CAPABILITIES, CHANNEL, TelegramBot, build_application
-from tests.fake_telegram import TOKEN, FakeBotAPI, buttons, group_chat, private_chat, user
+from tests.fake_telegram import TOKEN, FakeBotAPI, buttons, callback_query_id, group_chat, private_chat, user
 
 
 class Clock:
@@ -123,8 +123,8 @@ class TelegramTable:
     async def press(self, name: str, chat: int, message_id: int, data: str) -> None:
         """``name`` presses the button with ``data`` under a message the bot sent to ``chat``."""
         message = self.api.chats[chat][message_id]
-        query = {"id": str(900_000 + next(self.updates)), "from": self.person(name), "message": message,
-                 "chat_instance": f"ci{chat}", "data": data}
+        query = {"id": callback_query_id(next(self.updates), self.clock()), "from": self.person(name),
+                 "message": message, "chat_instance": f"ci{chat}", "data": data}
         self.presses += 1
         await self.feed({"update_id": next(self.updates), "callback_query": query})
 

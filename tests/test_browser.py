@@ -558,6 +558,35 @@ def test_a_cover_closes_when_the_page_is_hidden_and_says_what_it_hides(server: S
     assert browser.execute_script("return document.querySelectorAll('details.secret[open]').length") == 0
 
 
+def test_an_open_cover_stays_open_while_the_event_stream_is_renewed_and_shuts_when_the_server_is_gone(
+        server: Server, browser: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The President reads their cards while every phone's event stream is renewed (every 20 s at a table; every
+    second here): the cover stays open. A stream that ends without saying it is renewed is the server gone."""
+    from moderator.transports.web import live
+
+    monkeypatch.setattr(live, "STREAM_SECONDS", 1.0)
+    table_id, phones = table_of_five(server)
+    streams: list[str] = []
+    stream = live.Live.stream
+
+    def counted(self: live.Live, table: str) -> Any:
+        streams.append(table)
+        return stream(self, table)
+
+    monkeypatch.setattr(live.Live, "stream", counted)
+    in_browser(browser, server, table_id, phones["Ann"])
+    covers = "return document.querySelectorAll('details.secret[open]').length"
+    role = browser.find_element(By.CSS_SELECTOR, ".feed details.secret > summary")
+    role.click()
+    assert browser.execute_script(covers) == 1
+    opened = streams.count(table_id)
+    WebDriverWait(browser, 20).until(lambda d: streams.count(table_id) >= opened + 2)  # two renewals
+    WebDriverWait(browser, 5).until(lambda d: d.execute_script("return document.readyState") == "complete")
+    assert browser.execute_script(covers) == 1, "the cover shut on the stream's renewal"
+    server.app.state.channels["web"].state.live.close()  # as the server stopping ends them
+    settled(browser).until(lambda d: d.execute_script(covers) == 0)
+
+
 def seat_order(driver: Any) -> list[str]:
     return [li.text.split()[0] for li in driver.find_elements(By.CSS_SELECTOR, "ol.seats li")]
 

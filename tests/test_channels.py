@@ -26,7 +26,7 @@ def test_a_new_channel_is_one_module_and_one_line_in_the_list_of_channels(tmp_pa
     settings = Settings.load({"MODERATOR_DB": str(tmp_path / "m.db"), "EXAMPLE_CHANNEL": "on"}, cwd=tmp_path)
     app = create_app(settings, channels=(*CHANNELS, example_channel.SPEC), deliver=False)
     with TestClient(app, client=("127.0.0.1", 50000)) as client:  # this machine: /healthz tells all
-        assert client.get("/healthz").json()["channels"] == ["example"]
+        assert client.get("/healthz").json()["channels"] == {"example": "up"}
         wiring = app.state.wiring
         ids = iter(range(1, 100_000))
 

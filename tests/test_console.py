@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
+import os
+import pty
+import select
+import signal
 import subprocess
 import sys
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TextIO
+
+import pytest
 
 from moderator import app
 from moderator.catalog import Catalog, languages
@@ -173,6 +181,13 @@ def test_without_a_name_the_console_asks_for_one() -> None:
     assert "You is" not in text and "You ist" not in text
 
 
+def test_whoami_asked_twice_is_answered_twice_in_full() -> None:
+    _, text = play(["whoami", "whoami"])
+    first, second = text.split("> ")[1:3]
+    assert "What you know:" in first and "Your secret role" in first
+    assert second == first
+
+
 def test_help_at_the_console_speaks_of_typing_not_buttons() -> None:
     _, text = play(["help"])
     assert "Type an option's number" in text and "button" not in text
@@ -208,6 +223,25 @@ def test_quit_asks_first_then_ends_the_game_and_shows_the_roles() -> None:
     assert "The board:" in text[first:]  # "no" went on with the game
     assert text.count("Leave the game?") == 2
     assert "The roles:" in text and text.rstrip().endswith("Goodbye!")
+
+
+def test_quit_then_no_shows_the_prompt_you_owe_again() -> None:
+    _, text = play(["quit", "no"], seed=3)  # seat 1 (you) nominates first
+    after = text.split("Leave the game?", 1)[1]
+    assert "You are the Presidential Candidate. Nominate your Chancellor Candidate:\n[1] Computer 1" in after
+
+
+def test_no_to_leaving_shows_the_prompt_again_in_the_language_spoken_now() -> None:
+    _, text = play(["language de", "beenden", "nein"], seed=3)
+    after = text.split("Das Spiel verlassen?", 1)[1]
+    german = Catalog.load("classic", "de").text("prompt-nominate", options="").split(":")[0]
+    assert german in after and "[1] Computer 1" in after and "Nominate" not in after
+
+
+def test_with_five_players_the_term_limited_name_is_said_to_be_the_last_chancellor() -> None:
+    _, text = play(["1"] * 400, players=5, seed=3)
+    limited = [line for line in text.splitlines() if line.startswith("Term-limited")]
+    assert limited and all(line.endswith("(the last elected Chancellor).") for line in limited), limited
 
 
 def test_quit_is_the_catalogs_word_in_every_language() -> None:
@@ -257,3 +291,145 @@ def test_after_language_de_the_console_speaks_german_to_the_goodbye() -> None:
     assert "[1] Computer 1" in again and "CEO" in again
     assert "Das Spiel verlassen?" in after and after.rstrip().endswith("Tschüss!")
     assert "Theme:" not in after and "Leave the game?" not in after and "Goodbye" not in after
+
+
+# --- the console as a person meets it: a terminal (a pseudo-terminal), typing, Ctrl-D, arrow keys --------------
+
+CTRL_D = "\x04"
+LEFT, UP = "\x1b[D", "\x1b[A"
+
+
+class Terminal:
+    """``moderator play ARGS`` in a pseudo-terminal, typed at as a person types: what it printed so far, keys
+    sent, and how it ended."""
+
+    def __init__(self, *args: str) -> None:
+        env = {**os.environ, "TERM": "xterm", "COLUMNS": "200"}
+        env.pop("MODERATOR_MESSAGES", None)
+        self.pid, self.fd = pty.fork()
+        if self.pid == 0:  # the child: the command, its standard streams the terminal
+            os.chdir(ROOT)
+            os.execve(sys.executable, [sys.executable, "-m", "moderator", "play", *args], env)
+        self.screen = ""
+        self.status: int | None = None
+
+    def expect(self, text: str, timeout: float = 60.0) -> str:
+        """Everything printed until ``text`` (which must come before ``timeout`` seconds); then what follows it
+        is read next."""
+        end = time.monotonic() + timeout
+        while text not in self.screen:
+            if not self._read(end - time.monotonic()):
+                raise AssertionError(f"{text!r} never came; the terminal shows:\n{self.screen}")
+        before, _, self.screen = self.screen.partition(text)
+        return before + text
+
+    def type(self, keys: str) -> None:
+        os.write(self.fd, keys.encode())
+
+    def ended(self, timeout: float = 60.0) -> str:
+        """Everything printed until the command ended (its exit status in ``status``)."""
+        end = time.monotonic() + timeout
+        while self._read(end - time.monotonic()):
+            pass
+        for _ in range(20):  # its output has ended: the process ends with it, or it was left waiting
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                break
+            time.sleep(0.1)
+        else:
+            os.kill(self.pid, signal.SIGKILL)
+            os.waitpid(self.pid, 0)
+            raise AssertionError(f"it did not end; the terminal shows:\n{self.screen}")
+        self.status = os.waitstatus_to_exitcode(status)
+        os.close(self.fd)
+        rest, self.screen = self.screen, ""
+        return rest
+
+    def close(self) -> None:
+        """Stop it if it still runs (a test that failed midway leaves no process behind)."""
+        if self.status is None:
+            with contextlib.suppress(ProcessLookupError, ChildProcessError):
+                os.kill(self.pid, signal.SIGKILL)
+                os.waitpid(self.pid, 0)
+            with contextlib.suppress(OSError):
+                os.close(self.fd)
+            self.status = -int(signal.SIGKILL)
+
+    def _read(self, timeout: float) -> bool:
+        if timeout <= 0 or not select.select([self.fd], [], [], timeout)[0]:
+            return False
+        try:
+            data = os.read(self.fd, 65536)
+        except OSError:  # the command ended: its side of the terminal is closed
+            return False
+        self.screen += data.decode("utf-8", "replace").replace("\r\n", "\n")
+        return bool(data)
+
+
+@pytest.fixture
+def terminal() -> Iterator[Callable[..., Terminal]]:
+    """Opens ``moderator play ARGS`` in a terminal; each is stopped at the end if it still runs."""
+    opened: list[Terminal] = []
+
+    def open_(*args: str) -> Terminal:
+        opened.append(Terminal(*args))
+        return opened[-1]
+
+    yield open_
+    for term in opened:
+        term.close()
+
+
+def test_ctrl_d_at_your_name_leaves_without_dealing_a_game(terminal: Callable[..., Terminal]) -> None:
+    term = terminal("--players", "5", "--seed", "3")
+    term.expect("Your name at the table")
+    term.type(CTRL_D)
+    rest = term.ended()
+    assert term.status == 0
+    assert "Goodbye!" in rest
+    assert "secret role" not in rest and "A game of Secret Hitler begins" not in rest
+
+
+def test_a_name_the_table_refuses_is_asked_again_at_the_console(terminal: Callable[..., Terminal]) -> None:
+    term = terminal("--players", "5", "--seed", "3")
+    term.expect("Your name at the table")
+    term.type("You\r")
+    refused = term.expect("Your name at the table")
+    assert '"You" cannot be a name here' in refused and "Host" not in refused
+    assert "A game of Secret Hitler begins" not in refused  # nothing dealt yet
+    term.type("Rosa\r")
+    term.expect("seating order: Rosa, Computer 1")
+    term.expect("> ")
+    term.type(CTRL_D)
+    term.ended()
+    assert term.status == 0
+
+
+def test_arrow_keys_edit_the_line_and_bring_back_the_last_one(terminal: Callable[..., Terminal]) -> None:
+    term = terminal("--players", "5", "--seed", "3", "--name", "Zoe")
+    term.expect("> ")
+    term.type("bard" + LEFT * 3 + "o\r")  # a letter forgotten, put in with the arrow keys: "board"
+    shown = term.expect("The board:")
+    assert "^[[" not in shown and "did not understand" not in shown
+    term.expect("> ")
+    term.type(UP + "\r")  # the line before, again
+    term.expect("The board:")
+    term.expect("> ")
+    term.type(CTRL_D)
+    term.ended()
+
+
+def test_endgame_at_the_console_asks_first_and_no_shows_the_prompt_again(terminal: Callable[..., Terminal]) -> None:
+    term = terminal("--players", "5", "--seed", "3", "--name", "Zoe")
+    prompt = term.expect("> ").rsplit("\n\n", 2)[-2]
+    assert prompt.startswith("You are the Presidential Candidate") and "[1] Computer 1" in prompt
+    term.type("endgame\r")
+    term.expect("End the game for everyone and show the roles? (yes or no)")
+    term.type("no\r")
+    assert prompt in term.expect("> ")  # nothing ended; the question it owes, shown again
+    term.type("endgame\r")
+    term.expect("(yes or no)")
+    term.type("yes\r")
+    rest = term.ended()
+    assert term.status == 0
+    assert "The roles:" in rest and rest.rstrip().endswith("Goodbye!")

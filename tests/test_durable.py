@@ -50,9 +50,10 @@ def test_an_update_that_could_not_be_stored_is_answered_503_and_its_redelivery_i
 
 def test_healthz_is_unhealthy_while_the_database_cannot_be_written_and_healthy_again_after(
         server: Server, monkeypatch: pytest.MonkeyPatch) -> None:
-    from moderator import app
+    from moderator import app, store
 
     monkeypatch.setattr(app, "WRITE_CHECK_EVERY", 0.0)  # each request checks (else one answer stands for 2 s)
+    monkeypatch.setattr(store, "WRITES_SETTLE", 0.0)  # a write that commits ends the fault at once
     assert server.client.get("/healthz").status_code == 200
     _unwritable(server, True)
     answer = server.client.get("/healthz")
@@ -132,9 +133,10 @@ class TooLateBotAPI(WebhookBotAPI):
 def test_a_press_whose_acknowledgement_fails_is_applied_once_even_when_redelivered(tmp_path: Path) -> None:
     db = tmp_path / "m.db"
     api = TooLateBotAPI(clock=lambda: 1_800_000_000.0)
-    app = create_app(Settings.load(env(db), cwd=tmp_path), network={"telegram": api}, deliver=False)
+    twilio = FakeTwilio()
+    app = create_app(Settings.load(env(db), cwd=tmp_path), network={"telegram": api, "sms": twilio}, deliver=False)
     with TestClient(app, raise_server_exceptions=False, client=LOCAL) as client:
-        s = Server(client, api, FakeTwilio(), db)
+        s = Server(client, api, twilio, db)
         open_table(s)
         assert s.update(s.say(ANN, "/computers 4")) == 200
         assert s.update(s.say(ANN, "/startgame")) == 200
@@ -169,9 +171,11 @@ def _run(tmp_path: Path, clock: Clock, *updates: dict[str, Any]) -> None:
     """One start of the server, the updates handed to it, and a clean stop."""
     db = tmp_path / "m.db"
     api = WebhookBotAPI(clock=clock)
-    app = create_app(Settings.load(env(db), cwd=tmp_path), network={"telegram": api}, deliver=False, clock=clock)
+    twilio = FakeTwilio()
+    app = create_app(Settings.load(env(db), cwd=tmp_path), network={"telegram": api, "sms": twilio}, deliver=False,
+                     clock=clock)
     with TestClient(app, raise_server_exceptions=False, client=LOCAL) as client:
-        s = Server(client, api, FakeTwilio(), db)
+        s = Server(client, api, twilio, db)
         for update in updates:
             assert s.update(update) == 200
 

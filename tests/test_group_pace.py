@@ -142,6 +142,28 @@ async def test_the_group_never_gets_more_than_20_calls_a_minute_across_restarts(
     assert t.table().status == "over"
 
 
+async def test_people_joining_within_seconds_cost_the_group_one_edit_of_the_seat_list_per_turn(
+    telegram: TelegramTable,
+) -> None:
+    """Six people follow the QR code's link half a second apart: the group's seat list, paced to a call every
+    3 s, is edited once per turn to show everyone who joined meanwhile (was: one edit per join, all at once, and
+    the game's start waited for the minute's calls they took)."""
+    t = telegram
+    t.typing = 0.0
+    t.seed = 3
+    await t.boot()
+    await t.say(NAMES[0], "/newgame", chat=GROUP)
+    code = t.join_code(GROUP["id"])
+    for name in NAMES[1:]:
+        t.clock.advance(0.5)
+        await t.say(name, f"/start {code}")
+    await t.settle()
+    lobby = [c for c in t.api.calls if c.chat_id == GROUP["id"] and c.method in ("sendMessage", "editMessageText")]
+    assert len(lobby) <= 3, [c.params.get("text") for c in lobby]  # one send, then an edit a turn at most
+    shown = t.api.texts(GROUP["id"])[-1]
+    assert all(name in shown for name in NAMES) and f"{len(NAMES)} players" in shown
+
+
 async def test_a_result_never_waits_for_a_counter_edit(telegram: TelegramTable) -> None:
     t = telegram
     await _quick_table(t, 3)

@@ -29,6 +29,7 @@ from starlette.routing import Route
 from moderator.guard import (
     DEFAULT_BODY_LIMIT,
     JOIN_GUESSES_AT_ONCE,
+    Hiding,
     JoinGuard,
     OpenGate,
     OriginCheck,
@@ -44,6 +45,7 @@ from moderator.guard import (
     quiet_third_party_loggers,
     rate_key,
     redact,
+    secret_values,
     too_many,
     trusted_proxies_setting,
     try_again,
@@ -468,6 +470,26 @@ def test_a_seats_move_code_is_in_no_log_line(caplog: pytest.LogCaptureFixture) -
     lines = [record.getMessage() for record in caplog.records[-2:]]
     assert all("QWERTYX" not in line and "/move/[redacted]?lang=de" in line for line in lines), lines
     assert redact("/join/ABCDE") == "/join/ABCDE"  # a join code is on the table's screen for all to see
+
+
+def test_a_key_of_the_settings_is_hidden_in_every_line_a_handler_writes_tracebacks_included() -> None:
+    """Whatever a library puts in a message or an exception (PTB: "The token `…` was rejected by the server"), the
+    settings' keys never reach the output; a value too short to be a key is left alone."""
+    token = "123456:AAF-SEKRITtoken_0123456789"
+    env = {"TELEGRAM_TOKEN": token, "TWILIO_AUTH_TOKEN": "SEKRITtwilioKey0123",
+           "TELEGRAM_WEBHOOK_SECRET": "hook-SEKRIT1", "MODERATOR_OPEN_PASSWORD": "abc",
+           "TWILIO_ACCOUNT_SID": "AC0123456789"}
+    secrets = secret_values(env)
+    assert set(secrets) == {token, token.split(":")[1], "SEKRITtwilioKey0123", "hook-SEKRIT1"}
+    hiding = Hiding(logging.Formatter("%(levelname)s %(message)s"), secrets)
+    try:
+        raise ValueError(f"The token `{token}` was rejected by the server.")
+    except ValueError as exc:
+        record = logging.LogRecord("telegram", logging.ERROR, __file__, 1, "failed with %s and %s", (exc, env),
+                                   sys.exc_info())
+    line = hiding.format(record)
+    assert "SEKRIT" not in line and line.count("[redacted]") >= 4 and "Traceback" in line
+    assert "abc" in line and "AC0123456789" in line  # not keys: said as they are
 
 
 def test_third_party_libraries_log_warnings_only_unless_asked() -> None:

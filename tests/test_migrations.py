@@ -141,8 +141,10 @@ def test_a_database_at_an_earlier_schema_migrates_with_nothing_lost(
             names = [c for c in columns(db.conn, table) if c in columns(ref, table)]
             kept[table] = names
             marks = ", ".join("?" for _ in names)
-            # The append-only triggers allow inserts: the rows go in as the older code wrote them.
-            db.conn.executemany(f"INSERT INTO {table} ({', '.join(names)}) VALUES ({marks})", rows(ref, table, names))
+            # The append-only triggers allow inserts: the rows go in as the older code wrote them (a row a migration
+            # made itself, m024's secret, gives way to the reference's).
+            db.conn.executemany(f"INSERT OR REPLACE INTO {table} ({', '.join(names)}) VALUES ({marks})",
+                                rows(ref, table, names))
     db.close()
 
     store = Store(old)
@@ -294,3 +296,21 @@ def test_m024_an_upgraded_database_makes_its_secret_once_and_keeps_it(tmp_path: 
         assert other.server_secret() != secret
     finally:
         other.close()
+
+
+def test_m025_an_upgraded_database_still_knows_every_input_it_took_and_keeps_answers_from_then_on(
+        tmp_path: Path) -> None:
+    """m025: an input taken before the upgrade is still a repeat after it (with no answer to give again); one taken
+    after it keeps the answer its press was shown at once."""
+    path = tmp_path / "old.db"
+    db = schema_before(path, "m025_kept_answers")
+    db.conn.execute("INSERT INTO inbound (channel, external_id, received) VALUES ('telegram', 'cb:1', 1.0)")
+    db.close()
+    store = Store(path)
+    try:
+        assert store.seen("telegram", "cb:1", 2.0) and store.kept_answer("telegram", "cb:1") is None
+        assert not store.seen("telegram", "cb:2", 2.0)
+        store.keep_answer("telegram", "cb:2", {"kind": "echo", "text": "Your vote: Ja"})
+        assert store.kept_answer("telegram", "cb:2") == {"kind": "echo", "text": "Your vote: Ja"}
+    finally:
+        store.close()

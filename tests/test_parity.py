@@ -119,7 +119,7 @@ CASES = [
          by_player=True, told="claim-refused"),  # Bob investigated nobody: a claim of what he saw is refused
     Case("rules", Stage.GAME, "rules", None, by_player=True, told="rules-summary", page="web-rules"),
     Case("board", Stage.GAME, "board", None, by_player=True, told="board-title", page="board-title"),
-    Case("waiting", Stage.GAME, "waiting", None, by_player=True, told="board-title", page="board-title"),
+    Case("waiting", Stage.GAME, "waiting", None, by_player=True, told="board-waiting", page="board-title"),
     Case("whoami", Stage.GAME, "whoami", None, by_player=True, told="knowledge-title", page="web-cover-knowledge"),
     Case("help", Stage.LOBBY, "help", None, by_player=True, told="help", page="web-rules"),
 ]
@@ -338,6 +338,8 @@ def test_every_command_the_console_offers_does_the_same_there(case: Case) -> Non
 
     def read(prompt: str) -> str:
         nonlocal before
+        if prompt.strip() == Catalog.load().text("console-endgame"):
+            return "yes"  # the console asks before it ends the game for everyone
         line = next(lines, None)
         if line is None:  # the case's words were typed: look, then leave (Ctrl-D)
             table = service.table(channel.table_id or "")

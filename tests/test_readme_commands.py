@@ -148,8 +148,8 @@ def help_words(caps: Capabilities) -> set[str]:
     ("Any time: ?, RULES, BOARD.")."""
     lines = [line for m in render.help_messages(Catalog.load("classic", "en"), caps=caps, host=True)
              for line in m.text.split("\n") if ": " in line]
-    if caps.text_limit is None:
-        return {line.split(": ", 1)[0] for line in lines}
+    if caps.text_limit is None:  # "rename Sam: ...": the word, then what follows it
+        return {line.split(": ", 1)[0].split(" ")[0] for line in lines}
     return {w.strip() for line in lines for w in line.split(": ", 1)[1].rstrip(".").split(",")}
 
 

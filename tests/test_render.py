@@ -51,6 +51,7 @@ from moderator.engine import (
 )
 from moderator.engine import events as ev
 from moderator.engine.types import ROLE_COUNTS
+from moderator.grammar import RULES, Args
 from moderator.render import (
     DEAL_MIN_PAD,
     DEAL_PAD,
@@ -65,10 +66,12 @@ from moderator.render import (
     help_messages,
     input_message,
     knowledge_messages,
+    needs_more,
     prompt,
     rules_messages,
     truth_timeline,
     violation_message,
+    waiting_messages,
 )
 
 CATALOGS = [(theme, lang) for theme in themes() for lang in languages(theme)]
@@ -170,15 +173,18 @@ def corpus_views() -> list[PlayerView]:
         )
         return dataclasses.replace(v, public=public, legal_actions=actions, **changes)
 
-    five_alive = {"alive": (True,) * 5 + (False,) * 5, "term_limited": (3,)}
+    # Term limits as the last elected government left them: with five alive only its Chancellor (3); with more,
+    # its President (3) and Chancellor (5), or one of them where the other is the Candidate now.
+    five_alive = {"alive": (True,) * 5 + (False,) * 5, "term_limited": (3,),
+                  "sessions": (PublicSession(2, 3, F, False),)}
+    both = {"term_limited": (3, 5), "sessions": (PublicSession(3, 5, F, False),)}
+    president_only = {"term_limited": (3, 0), "sessions": (PublicSession(3, 0, F, False),)}
+    nominating = tuple(NominateChancellor(0, t) for t in (1, 2, 4))
     return [
         v,
-        at(
-            Phase.NOMINATION,
-            tuple(NominateChancellor(0, t) for t in (1, 2, 4)),
-            chancellor=None,
-            public=five_alive,
-        ),
+        at(Phase.NOMINATION, nominating, chancellor=None, public=five_alive),
+        at(Phase.NOMINATION, nominating, chancellor=None, public=both),
+        at(Phase.NOMINATION, nominating, chancellor=None, public=president_only),
         at(Phase.ELECTION, (CastVote(0, True), CastVote(0, False))),
         at(Phase.ELECTION, (CastVote(0, True), CastVote(0, False)), vote=False),
         at(Phase.LEGISLATIVE_PRESIDENT, (DiscardPolicy(0, F), DiscardPolicy(0, L)), hand=(F, F, L)),
@@ -413,11 +419,14 @@ def corpus(table: TableInfo, catalog: Catalog, *, sms: bool) -> list[Message]:
         out += knowledge_messages(view, table, catalog, caps=caps_of(sms))
     for public in corpus_boards():
         out += board_messages(public, table, catalog, caps=caps_of(sms))
+        out += waiting_messages(public, table, catalog, caps=caps_of(sms))
     out += truth_timeline(corpus_log(), table, catalog, caps=caps_of(sms))
     out += [violation_message(e, table, catalog, caps=caps_of(sms)) for e in corpus_violations()]
     options = [table.name(s, short=sms) for s in range(3)]
     out += [input_message(p, table, catalog, caps=caps_of(sms), text="x" * 300, options=options) for p in InputProblem]
     out += help_messages(catalog, caps=caps_of(sms), host=True)
+    out += [needs_more(verb, catalog, caps=caps_of(sms)) for verb, rule in RULES.items()
+            if rule.args is Args.REQUIRED and rule.help]
     out += help_messages(catalog, caps=dataclasses.replace(caps_of(sms), typed=True))
     # (A channel whose every message is paid for, without a text limit: help's long form names what texts cost.)
     if not sms:
@@ -883,6 +892,21 @@ def test_rules_for_a_table_cover_powers_term_limits_tracker_chaos_and_veto() -> 
     assert "players the" not in "\n".join(m.text for m in rules_messages(None, catalog))
 
 
+def test_a_nomination_says_which_office_made_each_name_term_limited() -> None:
+    """Five alive: only the last Chancellor is limited, and is called that; more: the last government, or the one
+    of it who is not the Candidate now."""
+    catalog = Catalog.load()
+    table = TableInfo(tuple("ABCDEFGHIJ"))
+    notes = []
+    for view in corpus_views()[1:4]:
+        message = prompt(view, table, catalog)
+        assert message is not None
+        notes += [line for line in message.text.split("\n") if line.startswith("Term-limited")]
+    assert notes == [
+        "Term-limited, so not on the list: D (the last elected Chancellor).",
+        "Term-limited, so not on the list: D, F (the last elected government).",
+        "Term-limited, so not on the list: D (the last elected President).",
+    ]
 # --- names in another direction than their sentence -----------------------------------------------------
 
 

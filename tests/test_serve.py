@@ -24,13 +24,15 @@ from hypothesis import strategies as st
 
 from moderator import cli
 from moderator.app import Durable, create_app
+from moderator.catalog import Catalog
 from moderator.settings import Settings
 from moderator.store import FairLock, SerialStore, Store
 from moderator.transports.telegram import SECRET_HEADER, TelegramSettings, callback
 from moderator.transports.telegram import SPEC as TELEGRAM
 from tests.fake_telegram import TOKEN, private_chat
-from tests.fake_twilio import AUTH_TOKEN, OUR_NUMBER, PUBLIC_URL, FakeTwilio, incoming, signature
+from tests.fake_twilio import ACCOUNT_SID, AUTH_TOKEN, OUR_NUMBER, PUBLIC_URL, FakeTwilio, incoming, signature
 from tests.serve_app import ANN, BOB, HOOK, LOCAL, SECRET, SMS_URL, Server, WebhookBotAPI, env, open_table
+from tests.web_table import text_of
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")  # Starlette 1.x asks for httpx2; httpx works the same here
@@ -53,7 +55,7 @@ def test_healthz_reports_database_backlog_and_version(server: Server) -> None:
     assert response.status_code == 200
     body = response.json()
     assert body["ok"] is True and body["database"] == "ok" and body["outbox_backlog"] == 0
-    assert body["version"] and set(body["channels"]) == {"telegram", "sms"}
+    assert body["version"] and body["channels"] == {"sms": "up", "telegram": "up"}
     open_table(server)
     assert server.client.get("/healthz").json()["outbox_backlog"] > 0  # deliver=False: the reply waits
 
@@ -101,19 +103,24 @@ def test_join_page_lists_telegram_and_sms_as_links_and_qr_codes(server: Server) 
     assert "Ann" not in page  # nothing about who sits there
 
 
-@pytest.mark.parametrize("code", ["ZZZZZ", "AAAAA", "x", "..%2Fhealthz", "%00", "A" * 200, "<script>"])
-def test_join_page_for_an_unknown_code_is_a_bare_404(server: Server, code: str) -> None:
-    open_table(server)
+@pytest.mark.parametrize("code", ["ZZZZZ", "AAAAA", "x", "%00", "A" * 200, "<script>"])
+def test_join_page_for_an_unknown_code_is_a_404_that_says_what_to_do_and_nothing_else(server: Server,
+                                                                                       code: str) -> None:
+    real = open_table(server)
     response = server.client.get(f"/join/{code}")
-    assert response.status_code == 404
-    assert response.text == "Not Found"  # as for a path that does not exist
+    assert response.status_code == 404 and response.headers["content-type"].startswith("text/html")
+    text = text_of(response.text)
+    assert Catalog.load("classic", "en").text("web-stale-join-todo") in text  # this client asks for no language
+    assert real not in text and "Ann" not in text and "<script>" not in text  # nothing of a table, nor the path
+    escape = server.client.get("/join/..%2Fhealthz")  # no code: a path that does not exist, not the health check
+    assert escape.status_code == 404 and escape.text == "Not Found"
 
 
 def test_a_channel_without_credentials_stays_off(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     settings_ = Settings.load({"MODERATOR_DB": str(tmp_path / "m.db")}, cwd=tmp_path)
     caplog.set_level(logging.INFO)
     with TestClient(create_app(settings_, deliver=False), client=LOCAL) as client:
-        assert client.get("/healthz").json()["channels"] == []
+        assert client.get("/healthz").json()["channels"] == {}
         # No such route (and, being no webhook, not even past the Origin check without one).
         same_origin = {"Origin": "http://testserver"}
         assert client.post(HOOK, json={"update_id": 1}, headers=same_origin).status_code == 404
@@ -173,7 +180,8 @@ def test_a_replayed_update_after_a_restart_is_processed_once(tmp_path: Path) -> 
     snapshots = []
     for _ in range(2):
         api = WebhookBotAPI(clock=lambda: 1_800_000_000.0)
-        app = create_app(Settings.load(env(db), cwd=tmp_path), network={"telegram": api}, deliver=False)
+        app = create_app(Settings.load(env(db), cwd=tmp_path), network={"telegram": api, "sms": FakeTwilio()},
+                         deliver=False)
         with TestClient(app) as client:
             assert client.post(HOOK, json=update, headers={SECRET_HEADER: SECRET}).status_code == 200
         with sqlite3.connect(db) as conn:
@@ -595,11 +603,13 @@ def test_serve_stops_cleanly_on_sigterm_and_says_where_it_serves(tmp_path: Path)
     import sys
 
     from benchmarks.serve import free_port, server_env, wait_healthy
+    from tests.stand_in import StandIn
 
     port = free_port()
+    twilio = StandIn(token=TOKEN, account=ACCOUNT_SID, key=AUTH_TOKEN).start()  # Twilio, asked for the account
     env = {k: v for k, v in server_env(tmp_path / "stop.db", port).items() if k != "MODERATOR_PUBLIC_URL"}
-    process = subprocess.Popen([sys.executable, "-m", "moderator", "serve"], env=env, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen([sys.executable, "-m", "moderator", "serve"], env={**env, "TWILIO_API_URL": twilio.url},
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         wait_healthy(port, process)
         process.send_signal(signal.SIGTERM)
@@ -607,6 +617,7 @@ def test_serve_stops_cleanly_on_sigterm_and_says_where_it_serves(tmp_path: Path)
     finally:
         if process.poll() is None:
             process.kill()
+        twilio.stop()
     assert process.returncode == 0, err[-2000:]
     line = next(line for line in err.splitlines() if "serving on" in line)
     assert "serving on -" not in line and f":{port}" in line

@@ -589,9 +589,11 @@ def test_questions_at_any_time() -> None:
     assert h.channel.ids(addresses[2])[-1] == "knowledge-title"
     assert EN.term(state.roles[2].value) in h.channel.inbox(addresses[2])[-1]["text"]
     waiting = NAMES[state.president]
-    for address in addresses[3:5]:
-        assert h.channel.ids(address)[-1] == "board-title"
+    for address, answer in zip(addresses[3:5], ("board-title", "board-waiting"), strict=True):
+        assert h.channel.ids(address)[-1] == answer
         assert waiting in h.channel.inbox(address)[-1]["text"].split("\n")[-1]
+    # "waiting" says who the table waits for, and only that: not the board's tracks.
+    assert h.channel.inbox(addresses[4])[-1]["text"].count("\n") == 0
     for address in (addresses[0], addresses[1], addresses[5]):
         assert after[address] == counts[address]
 

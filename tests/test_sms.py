@@ -33,6 +33,7 @@ from moderator.channels import (
     Option,
     Outbound,
     PermanentFailure,
+    Refused,
     Result,
     TemporaryFailure,
 )
@@ -160,7 +161,8 @@ class Phones:
         self.clock = TickingClock()
         rng = random.Random(seed)
         self.app = create_app(Settings.load(ENV), channels=(SPEC,), store_factory=lambda: Store(memory=True),
-                              deliver=False, seed=lambda: rng.getrandbits(64), clock=self.clock)
+                              deliver=False, seed=lambda: rng.getrandbits(64), clock=self.clock,
+                              network={CHANNEL: FakeTwilio()})  # asked for the account at start: not Twilio
         self.http = TestClient(self.app)
         self.http.__enter__()
         self.sender = self.call(lambda: Sender(self.service.store, {CHANNEL: self.channel}, clock=self.clock))
@@ -614,7 +616,7 @@ def test_twilio_refusing_an_opted_out_number_drops_what_waits_for_it() -> None:
 @pytest.mark.parametrize(
     "status,code,failure",
     [(429, 20429, TemporaryFailure), (500, 20500, TemporaryFailure), (503, 503, TemporaryFailure),
-     (400, 21211, PermanentFailure), (400, 21610, PermanentFailure), (401, 20003, PermanentFailure)],
+     (400, 21211, PermanentFailure), (400, 21610, PermanentFailure), (401, 20003, Refused)],
 )
 def test_twilio_errors_become_temporary_or_permanent_failures(status: int, code: int, failure: type) -> None:
     fake = FakeTwilio()

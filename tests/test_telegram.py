@@ -4,9 +4,13 @@ fed only with updates shaped as Telegram sends them."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import itertools
+import json
 import os
 import random
 import signal
+import sqlite3
 import threading
 import time
 from pathlib import Path
@@ -28,12 +32,22 @@ from moderator.transports.telegram import (
     CHANNEL,
     GROUP_PER_MINUTE,
     MENU,
+    SECRET_HEADER,
     TelegramSettings,
     build_application,
     compose,
     menu,
 )
-from tests.fake_telegram import TOKEN, FakeBotAPI, buttons, parse_html, private_chat, user
+from tests.fake_telegram import (
+    TOKEN,
+    FakeBotAPI,
+    buttons,
+    callback_query_id,
+    parse_html,
+    pressed_at,
+    private_chat,
+    user,
+)
 from tests.telegram_table import Clock, TelegramTable, group_chat
 
 EN = Catalog.load("classic", "en")
@@ -408,32 +422,60 @@ async def test_commands_are_registered_in_every_language_and_buttons_fit_callbac
                 assert len(button.get("callback_data", "").encode()) <= CALLBACK_LIMIT
 
 
-async def _seat_moves(t: TelegramTable, *presses: str) -> tuple[str, ...]:
-    """A 5-seat lobby in the group; the host presses the first lobby message's "move up" buttons for the given
-    seat numbers (as drawn when the lobby opened), in order. Returns the seating order and the edited lobby."""
+async def _seat_moves(t: TelegramTable, *presses: str,
+                      leaves: str | None = None) -> tuple[tuple[str, ...], str, list[str | None]]:
+    """A 5-seat lobby in the group; the host presses the first lobby message's "move up" buttons of the given
+    names (as drawn when the lobby was complete) half a second apart, before the list is redrawn (``leaves``
+    first leaves the table). Returns the seating order, the lobby as it reads at last and the answers."""
     await t.boot()
     names = NAMES[:5]
     await t.open_and_join(names, group=GROUP)
-    lobby = next(m for m in t.api.messages(GROUP["id"]) if "text" in m and "reply_markup" in m)
-    drawn = {b["callback_data"].split(":L:u")[1].split(".")[0]: b["callback_data"]
-             for b in buttons(lobby) if ":L:u" in b["callback_data"]}
     t.clock.advance(5)
-    for seat in presses:
-        await t.press(names[0], GROUP["id"], lobby["message_id"], drawn[seat])
-    return (*t.table().names, t.api.chats[GROUP["id"]][lobby["message_id"]]["text"])
+    await t.bot.deliver()
+    lobby = next(m for m in t.api.messages(GROUP["id"]) if "text" in m and "reply_markup" in m)
+    drawn = {b["text"].split()[-1]: b["callback_data"] for b in buttons(lobby) if ":L:u" in b["callback_data"]}
+    if leaves:
+        await t.say(leaves, "leave")
+    answered = len(t.api.of("answerCallbackQuery"))
+    t.typing = 0.5  # presses half a second apart: the group's pace (3 s) has not redrawn the list between
+    for name in presses:
+        await t.press(names[0], GROUP["id"], lobby["message_id"], drawn[name])
+    answers = [c.params.get("text") for c in t.api.of("answerCallbackQuery")[answered:]]
+    await t.settle()
+    return t.table().names, t.api.chats[GROUP["id"]][lobby["message_id"]]["text"], answers
 
 
 async def test_the_host_orders_the_seats_with_buttons(telegram: TelegramTable) -> None:
-    *order, lobby_text = await _seat_moves(telegram, "4")
-    assert tuple(order) == ("Ann", "Bob", "Cy", "Eve", "Dee")
+    order, lobby_text, _ = await _seat_moves(telegram, "Eve")
+    assert order == ("Ann", "Bob", "Cy", "Eve", "Dee")
     assert "4. Eve, 5. Dee" in lobby_text
 
 
-async def test_a_seat_button_made_for_an_older_seating_order_moves_nobody(telegram: TelegramTable) -> None:
-    """A press on a lobby button drawn before the order changed is not current: it must not move someone else."""
-    # After "move Eve up", the old "move Dee up" button points at position 3, which now holds Eve.
-    *order, _ = await _seat_moves(telegram, "4", "3")
-    assert tuple(order) == ("Ann", "Bob", "Cy", "Eve", "Dee")
+async def test_quick_presses_of_the_lobbys_arrows_each_move_the_one_they_name_in_order(
+        telegram: TelegramTable) -> None:
+    """Move Cy up, then Eve up, within a second, on the list as it was drawn: both move (was: the second was
+    answered with nothing and did nothing)."""
+    order, lobby_text, answers = await _seat_moves(telegram, "Cy", "Eve")
+    assert order == ("Ann", "Cy", "Bob", "Eve", "Dee")
+    assert "1. Ann, 2. Cy, 3. Bob, 4. Eve, 5. Dee" in lobby_text  # the group's list, redrawn once paced
+    assert answers == [None, None]
+
+
+async def test_an_arrow_pressed_twice_quickly_moves_its_player_two_places(telegram: TelegramTable) -> None:
+    order, _, _ = await _seat_moves(telegram, "Eve", "Eve")
+    assert order == ("Ann", "Bob", "Eve", "Cy", "Dee")
+
+
+async def test_a_quick_press_past_the_first_seat_is_refused_with_the_reason(telegram: TelegramTable) -> None:
+    order, _, answers = await _seat_moves(telegram, "Bob", "Bob")  # the second would move Bob past the first seat
+    assert order == ("Bob", "Ann", "Cy", "Dee", "Eve")
+    assert answers == [None, EN.text("seat-first", name="Bob")]
+
+
+async def test_the_arrow_of_a_player_who_left_meanwhile_is_refused_with_the_reason(telegram: TelegramTable) -> None:
+    order, _, answers = await _seat_moves(telegram, "Eve", leaves="Eve")
+    assert order == ("Ann", "Bob", "Cy", "Dee")
+    assert answers == [EN.text("seats-changed")]
 
 
 async def test_computers_at_a_full_table_are_refused_in_the_hosts_chat_and_the_group_hears_nothing(
@@ -670,6 +712,123 @@ async def test_a_group_hears_the_language_of_whoever_opened_the_table_there_and_
     await t.say("Ann", "/language en", chat=GROUP)  # the host, in the group: the group's language
     await t.say("Dee", "/start " + t.join_code(GROUP["id"]))
     assert "Dee joined." in "\n".join(t.api.texts(GROUP["id"]))
+
+
+# --- a press whose answer comes too late ------------------------------------------------------------------------
+
+
+class _Phones:
+    """People on Telegram talking to a ``moderator serve`` (tests.serve_driver) through its webhook, as Telegram
+    delivers their updates; what each phone shows is Telegram's memory (``FAKE_TELEGRAM_MEMORY``)."""
+
+    def __init__(self, memory: Path) -> None:
+        self.memory = memory
+        self.port = 0
+        self.people = {name: user(20_000 + i, name) for i, name in enumerate(NAMES[:5])}
+        self.ids = itertools.count(1)
+
+    def telegram(self) -> dict[str, Any]:
+        return dict(json.loads(self.memory.read_text())) if self.memory.exists() else {"chats": {}, "calls": []}
+
+    def messages(self, name: str) -> list[dict[str, Any]]:
+        chat = self.telegram()["chats"].get(str(self.people[name]["id"]), {})
+        return [chat[k] for k in sorted(chat, key=int)]
+
+    def deliver(self, update: dict[str, Any], timeout: float = 10.0) -> int:
+        from tests.serve_app import SECRET
+        from tests.serve_driver import http, post
+
+        body = json.dumps(update).encode()
+        raw = post(self.port, "/telegram", body, {"Content-Type": "application/json", SECRET_HEADER: SECRET})
+        return http(self.port, raw, timeout)[0]
+
+    def say(self, name: str, text: str) -> None:
+        person = self.people[name]
+        n = next(self.ids)
+        message = {"message_id": n, "from": person, "date": int(time.time()), "text": text,
+                   "chat": private_chat(person)}
+        if text.startswith("/"):
+            message["entities"] = [{"type": "bot_command", "offset": 0, "length": len(text.split()[0])}]
+        assert self.deliver({"update_id": n, "message": message}) == 200
+
+    def press_update(self, name: str, message: dict[str, Any], label: str) -> dict[str, Any]:
+        """The update of ``name`` pressing the button ``label`` under ``message``, made now."""
+        data = next(b["callback_data"] for b in buttons(message) if b["text"] == label)
+        n = next(self.ids)
+        query = {"id": callback_query_id(n, time.time()), "from": self.people[name], "message": message,
+                 "chat_instance": "ci", "data": data}
+        return {"update_id": n, "callback_query": query}
+
+    def until(self, what: Any, timeout: float = 20.0) -> Any:
+        deadline = time.monotonic() + timeout
+        while not (found := what()):
+            assert time.monotonic() < deadline, "the phones never showed it"
+            time.sleep(0.1)
+        return found
+
+
+def test_a_vote_pressed_while_the_bot_was_down_past_telegrams_answer_window_shows_that_it_counted(
+        tmp_path: Path) -> None:
+    """Bob votes, and the server is killed between his press and its answer; Cy votes while it is down. When it
+    is back, past Telegram's answer window (shortened here), Telegram delivers both presses again and answers
+    "query is too old" to the toasts: each voter's phone still shows, in a private message, the vote recorded."""
+    from tests.serve_driver import moderator_serve
+
+    memory, hang = tmp_path / "telegram.json", tmp_path / "hang"
+    phones = _Phones(memory)
+    recorded = EN.text("vote-recorded", vote=EN.term("ja"))
+    with moderator_serve(tmp_path, FAKE_TELEGRAM_MEMORY=str(memory), FAKE_TELEGRAM_ANSWER_WINDOW="1.5",
+                         FAKE_TELEGRAM_HANG=str(hang)) as served:
+        phones.port = served.port
+        phones.say("Ann", "/newgame")
+        join = phones.until(lambda: [b["url"] for m in phones.messages("Ann") for b in buttons(m) if "url" in b])
+        code = join[0].rsplit("=", 1)[1]
+        for name in NAMES[1:5]:
+            phones.say(name, f"/start {code}")
+        phones.say("Ann", "/startgame")
+
+        def prompt(name: str) -> dict[str, Any] | None:
+            shown = [m for m in phones.messages(name) if any(":" in b.get("callback_data", "")
+                                                             and ":L:" not in b["callback_data"] for b in buttons(m))]
+            return shown[-1] if shown else None
+
+        president = phones.until(lambda: next((n for n in NAMES[:5] if prompt(n)), None))
+        nomination = prompt(president)
+        assert nomination is not None
+        assert phones.deliver(phones.press_update(president, nomination, buttons(nomination)[0]["text"])) == 200
+        def ballot(name: str) -> dict[str, Any] | None:
+            shown = prompt(name)
+            return shown if shown is not None and EN.term("ja") in [b["text"] for b in buttons(shown)] else None
+
+        phones.until(lambda: ballot("Bob") and ballot("Cy"))
+        bob = phones.press_update("Bob", ballot("Bob") or {}, EN.term("ja"))
+        cy = phones.press_update("Cy", ballot("Cy") or {}, EN.term("ja"))
+        hang.touch()  # Telegram's answer to Bob's press will not come back before the kill
+
+        def unanswered() -> None:
+            with contextlib.suppress(Exception):  # the server dies before it answers
+                phones.deliver(bob, 30.0)
+
+        threading.Thread(target=unanswered, daemon=True).start()
+        phones.until(lambda: any(c["method"] == "answerCallbackQuery"
+                                 and c["params"].get("callback_query_id") == bob["callback_query"]["id"]
+                                 for c in phones.telegram()["calls"]))  # stored, its answer on its way
+        os.kill(served.pid, signal.SIGKILL)
+    hang.unlink()
+    pressed = pressed_at(cy["callback_query"]["id"]) or 0.0
+    time.sleep(max(0.0, pressed + 1.6 - time.time()))  # the answer window of both presses passes while it is down
+    with moderator_serve(tmp_path, FAKE_TELEGRAM_MEMORY=str(memory), FAKE_TELEGRAM_ANSWER_WINDOW="1.5") as served:
+        phones.port = served.port
+        assert phones.deliver(bob) == 200  # Telegram delivers the update again: a repeat, already counted
+        assert phones.deliver(cy) == 200  # pressed while the bot was down
+        for name in ("Bob", "Cy"):
+            phones.until(lambda name=name: any(recorded in m.get("text", "") for m in phones.messages(name)))
+        answers = [c for c in phones.telegram()["calls"] if c["method"] == "answerCallbackQuery"]
+    too_late = {bob["callback_query"]["id"], cy["callback_query"]["id"]}
+    assert {c["params"]["callback_query_id"] for c in answers[-2:]} == too_late  # each answered too late
+    with sqlite3.connect(tmp_path / "serve.db") as db:
+        votes = [json.loads(a) for (a,) in db.execute("SELECT action FROM actions")]
+    assert [v["player"] for v in votes if v["action"] == "vote"] == ["Bob", "Cy"]  # each once
 
 
 async def test_a_telegram_apps_regional_language_is_matched_by_its_base_code(telegram: TelegramTable) -> None:

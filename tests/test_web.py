@@ -203,7 +203,8 @@ def test_the_event_stream_carries_no_content(table: WebTable, monkeypatch: pytes
     monkeypatch.setattr(web.live, "STREAM_SECONDS", 0.3)  # the event stream's room
     table_id, _code = table.open("Ann")
     body = table.device().get(f"/table/{table_id}/events").text
-    assert set(filter(None, body.split("\n"))) <= {"retry: 500", "data: changed", ":"}
+    assert set(filter(None, body.split("\n"))) <= {"retry: 500", "data: changed", ":", "event:renew", "data:1"}
+    assert body.endswith(web.live.RENEW)  # its renewal, said as such: a page tells it from the server gone
 
 
 def test_an_unknown_or_closed_join_code_takes_no_seat(table: WebTable) -> None:
@@ -212,7 +213,9 @@ def test_an_unknown_or_closed_join_code_takes_no_seat(table: WebTable) -> None:
     table_id, code = table.open("Ann")
     table.host_do(table_id, "computers")
     table.host_do(table_id, "start")
-    assert phone.post(f"/join/{code}", data={"name": "Zed"}).status_code == 404
+    late = phone.post(f"/join/{code}", data={"name": "Zed"}, headers={"Accept-Language": "de"})
+    assert late.status_code == 404  # the game started meanwhile: the page says so, and what to do
+    assert Catalog.load("classic", "de").text("web-stale-join-todo") in text_of(late.text)
     assert "Zed" not in table.service.table(table_id).names
 
 
@@ -784,6 +787,48 @@ def test_the_pages_name_exactly_the_messages_the_catalogs_are_checked_for() -> N
     listed = set(web.WEB_MESSAGES)
     assert shown <= listed, sorted(shown - listed)
     assert {m for m in listed - shown if not any(m.startswith(f) for f in families)} == set()
+
+
+# --- a stale code -------------------------------------------------------------------------------------------
+
+
+def test_a_stale_qr_code_answers_a_page_in_the_phones_language_that_says_what_to_do(tmp_path: Path) -> None:
+    """A phone scans a QR code of last week's game (a join code, a table screen's short address): 404, a page in
+    the language the browser asks for among the catalogs' (a French catalog added by a translator counts as
+    soon as it exists), else English, saying to ask the host or scan again."""
+    import shutil
+
+    from tests.serve_driver import http, moderator_serve
+
+    messages = tmp_path / "messages"
+    shutil.copytree(Path(render.__file__).resolve().parent.parent / "messages", messages)
+    (messages / "classic" / "fr.toml").write_text(
+        '[messages]\nweb-stale-title = "Aucune table avec ce code"\n'
+        'web-stale-join-todo = "Demandez le code de la table à l\'hôte, ou scannez de nouveau son code QR."\n',
+        encoding="utf-8")
+
+    def stale(port: int, path: str, accept: str) -> tuple[int, str, str]:
+        status, headers, body = http(port, f"GET {path} HTTP/1.1\r\nHost: x\r\nAccept-Language: {accept}\r\n"
+                                           f"Connection: close\r\n\r\n".encode())
+        assert headers["content-type"].startswith("text/html"), headers
+        page = body.decode()
+        return status, re.search(r'<html lang="(\w+)"', page).group(1), text_of(page)  # type: ignore[union-attr]
+
+    en, de = Catalog.load("classic", "en"), Catalog.load("classic", "de")
+    with moderator_serve(tmp_path, MODERATOR_MESSAGES=str(messages)) as served:
+        status, lang, text = stale(served.port, "/join/ZZZZZ", "de-DE,de;q=0.9,en;q=0.8")
+        assert (status, lang) == (404, "de")
+        assert de.text("web-stale-title") in text and de.text("web-stale-join-todo") in text
+        status, lang, text = stale(served.port, "/tv/ZZZZZ", "de-CH")
+        assert (status, lang) == (404, "de")
+        assert de.text("web-stale-screen") in text and de.text("web-stale-screen-todo") in text
+        status, lang, text = stale(served.port, "/join/QQQQQ", "fr-FR,fr;q=0.9")
+        assert (status, lang) == (404, "fr")
+        assert "Aucune table avec ce code" in text and "scannez de nouveau" in text
+        assert en.text("web-stale-join") in text  # a line the translator has not done yet: in English
+        status, lang, text = stale(served.port, "/join/%3Cscript%3E", "ja,en;q=0.5")
+        assert (status, lang) == (404, "en") and "<script>" not in text
+        assert en.text("web-stale-title") in text and en.text("web-stale-join-todo") in text
 
 
 def test_a_browsers_regional_language_is_matched_by_its_base_code(table: WebTable) -> None:

@@ -49,6 +49,7 @@ TABLE = "table"
 
 CONSOLE_MESSAGES: Final = (
     "console-your-name", "console-default-name", "console-quit", "console-goodbye", "console-help-quit",
+    "console-endgame",
 )
 """The console's own words (the catalog's): asking a name, leaving, and help's line for leaving."""
 
@@ -63,7 +64,8 @@ class ConsoleChannel:
     printed: list[str] = field(default_factory=list)
     capabilities: Capabilities = CAPABILITIES
     recent: set[str] = field(default_factory=set)
-    """Lines shown since the last prompt: one screen says a rule once, though the table and the deal both do."""
+    """Lines shown since the last prompt or input: one screen says a rule once, though the table and the deal
+    both do."""
     language: str | None = None
     """The language the service last spoke here in (the seat's, once ``language de`` changed it)."""
 
@@ -136,6 +138,7 @@ def play(
 
     def send(command: Command, raw: str = "", chat: str | None = None) -> None:
         nonlocal table_id
+        console.recent.clear()  # what one answer says once; asked again, it is all said again
         receipt = port.handle(Inbound(CHANNEL, YOU, command, external_id=f"console-{next(counter)}",
                                       language=language, chat=chat, raw=raw))
         table_id = table_id or (receipt.tables[0] if receipt.tables else None)
@@ -148,12 +151,27 @@ def play(
         print(words().text("console-goodbye"), file=console.output)
         return 0
 
+    def confirmed(question: str) -> bool:
+        # A question of the console's own, before the game ends for everyone; no: the prompt it hid, again (the
+        # service's, in the language spoken now).
+        if _yes(read(words().text(question) + " ")):
+            return True
+        send(Ask(Query.PROMPT))
+        return False
+
     if watch:
         # Watching: the terminal is the table's public channel and every seat is a computer player.
         send(OpenTable(name or "", theme=theme, public=True, seat=False), chat=TABLE)
         send(AddComputers(players))
     else:
-        send(OpenTable(name or ask_name(words(), read), theme=theme))
+        while table_id is None:
+            # A name the service refuses ("You") is asked again: it says why, and nothing is dealt yet.
+            chosen = name or ask_name(words(), read)
+            if chosen is None:  # Ctrl-D: leaving before anything was dealt
+                print(file=console.output)
+                return leave()
+            name = None
+            send(OpenTable(chosen, theme=theme, ask_name=True))
         send(AddComputers(players - 1))
     send(Start())
     while True:
@@ -164,14 +182,17 @@ def play(
             raise RuntimeError("the watched game stopped before its end")
         try:
             line = read("> ")
-            if _quit(line) and not _yes(read(words().text("console-quit") + " ")):
+            command = None if _quit(line) else parse(line, console.decision)
+            if _quit(line) and not confirmed("console-quit"):
+                continue
+            # Ending the game is the host's word, and the host here is you: asked first, as leaving is.
+            if command == Host(HostCommand.END) and not confirmed("console-endgame"):
                 continue
         except EOFError:  # Ctrl-D: nothing more can be asked
             print(file=console.output)
             return leave()
-        if _quit(line):
+        if _quit(line) or command == Host(HostCommand.END):
             return leave()
-        command = parse(line, console.decision)
         if command is not None:
             send(command, raw=line)
         if command == Ask(Query.HELP):
@@ -189,8 +210,8 @@ def _yes(answer: str) -> bool:
     return grammar().parse(answer.strip()) == Decide("vote", "ja") if answer.strip() else False
 
 
-def ask_name(words: Catalog, read: Callable[[str], str]) -> str:
-    """Your name at the table, asked once; an empty answer (or Ctrl-D) takes your login name, else a default."""
+def ask_name(words: Catalog, read: Callable[[str], str]) -> str | None:
+    """Your name at the table; an empty answer takes your login name, else a default; None for Ctrl-D."""
     default = words.text("console-default-name")
     try:
         login = getpass.getuser().strip()
@@ -201,8 +222,16 @@ def ask_name(words: Catalog, read: Callable[[str], str]) -> str:
     try:
         answer = read(words.text("console-your-name", default=default) + " ").strip()
     except EOFError:
-        answer = ""
+        return None
     return answer or default
+
+
+def _line_editing() -> None:
+    """In a terminal, the arrow keys edit the line and bring back earlier ones (``input`` uses ``readline`` once
+    it is imported; without it they arrive as ``^[[D``)."""
+    if sys.stdin.isatty():
+        with contextlib.suppress(ImportError):  # a Python built without it: lines are read as they come
+            import readline  # noqa: F401
 
 
 # --- the channel module's entry --------------------------------------------------------------------------------
@@ -241,6 +270,8 @@ class ConsoleSpec:
 
         async def main() -> int:
             # The terminal is read on the loop's own thread: Ctrl-C interrupts the read, as in any program.
+            if self.read is input:
+                _line_editing()
             return play(runtime.port, console, delivery.kick, players=table.players, name=table.name,
                         theme=table.theme, language=table.language, watch=table.watch, read=self.read)
 

@@ -15,6 +15,7 @@ opt-out also becomes ``OptOut`` (that phone is never prompted again, and the hos
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import re
@@ -24,11 +25,12 @@ from typing import Any, Final
 from urllib.parse import quote
 
 import phonenumbers
+import requests
 from babel.languages import get_official_languages
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
-from twilio.base.exceptions import TwilioException
+from twilio.base.exceptions import TwilioException, TwilioRestException
 from twilio.http.http_client import TwilioHttpClient
 from twilio.request_validator import RequestValidator
 from twilio.rest import Client
@@ -54,11 +56,13 @@ from ..channels import (
     Outbound,
     PermanentFailure,
     Port,
+    Refused,
     Result,
     Running,
     Runtime,
     StatusScale,
     TemporaryFailure,
+    Unreachable,
     WordStyle,
 )
 from ..commands import (
@@ -115,6 +119,24 @@ text, every text costs, and a private text's secret starts below what a lock scr
 
 OPTED_OUT_ERROR: Final = 21610
 """Twilio's error code for a send to a number that replied STOP."""
+PROVIDER: Final = "Twilio"
+
+
+def refused() -> Refused:
+    """Twilio refuses the account or its key (answered 401): the line names the settings, never their values."""
+    return Refused(PROVIDER, "TWILIO_ACCOUNT_SID or TWILIO_AUTH_TOKEN", "check them in the Twilio Console")
+
+
+def unreachable(exc: OSError) -> Unreachable | None:
+    """Twilio out of reach, if ``exc`` (from requests, under the twilio client) says no connection was made: nothing
+    was sent. None for a failure after the request went (it may have been taken: the lookup decides)."""
+    if isinstance(exc, requests.exceptions.ConnectTimeout):
+        return Unreachable(PROVIDER, "the connection timed out")
+    reason = getattr(exc.args[0], "reason", None) if exc.args else None
+    if isinstance(exc, requests.exceptions.ConnectionError) and reason is not None and (
+            "NewConnectionError" in type(reason).__name__ or "NameResolution" in type(reason).__name__):
+        return Unreachable(PROVIDER, str(reason).split("): ", 1)[-1])  # without the host's and the path's words
+    return None
 
 
 # --- configuration ----------------------------------------------------------------------------------------
@@ -308,7 +330,8 @@ def routes(settings: SmsSettings) -> list[BaseRoute]:
         except NotStored as exc:
             # Twilio never sends a webhook again: the person must, so they are told (in the answer itself,
             # since nothing can be put in the outbox now).
-            log.error("an SMS could not be stored (%s); its sender is asked to send it again", exc)
+            (log.debug if exc.said else log.error)("an SMS could not be stored (%s); its sender is asked to send "
+                                                   "it again", exc)
             number = normalise_number(params.get("From", ""), gateway(request).region)
             language = language_of(number) if number else None
             language = language or DEFAULT_LANGUAGE
@@ -419,7 +442,10 @@ class SmsChannel:
             try:
                 taken = self._accepted(address, body, min(handed))
             except (TwilioException, OSError) as exc:
-                return TemporaryFailure(f"twilio lookup: {type(exc).__name__}")
+                if getattr(exc, "status", None) == 401:
+                    return refused()
+                outage = unreachable(exc) if isinstance(exc, OSError) else None
+                return outage or TemporaryFailure(f"twilio lookup: {type(exc).__name__}")
             if taken is not None:
                 return taken
         try:
@@ -427,11 +453,13 @@ class SmsChannel:
         except TwilioException as exc:
             status = getattr(exc, "status", None)
             code = getattr(exc, "code", None)
+            if status == 401:  # the account or its key: no text goes until the settings change
+                return refused()
             if status == 429 or (isinstance(status, int) and status >= 500):
                 return TemporaryFailure(f"twilio {status} ({code})")
             return PermanentFailure(f"twilio {status} ({code})")
         except OSError as exc:  # requests' connection errors and timeouts are OSErrors
-            return TemporaryFailure(f"network: {exc}")
+            return unreachable(exc) or TemporaryFailure(f"network: {type(exc).__name__}")
         self.texts += 1
         sid = getattr(message, "sid", None)
         segments = getattr(message, "num_segments", None)
@@ -580,14 +608,35 @@ class SmsSpec:
         def join_page(code: str) -> str | None:
             return f"{public}/join/{code}" if public else None
 
-        channel = SmsChannel(sms.client(runtime.network(CHANNEL)), sms.sender, sms.messaging_service_sid,
+        client = sms.client(runtime.network(CHANNEL))
+        channel = SmsChannel(client, sms.sender, sms.messaging_service_sid,
                              on_join_code=show if settings.print_join_codes else None,
                              status_callback=sms.status_callback, screen_url=runtime.screen_url,
                              join_page=join_page)
         delivery = runtime.delivery(CHANNEL, channel)
         log.info("sms: webhook at %s", sms.webhook_url)
+
+        async def check() -> None:
+            # A client of its own: the sender's is used on the sender's thread meanwhile.
+            await asyncio.to_thread(check_account, sms.client(runtime.network(CHANNEL)), sms.account_sid or "")
+
         yield Running(SmsGateway(runtime.port, region=sms.region, kick=delivery.kick),
-                      lambda code: join_ways(number, code))
+                      lambda code: join_ways(number, code), check=check)
+
+
+def check_account(client: Client, account_sid: str) -> None:
+    """Ask Twilio for the account: ``Refused`` if it refuses the account or its key, ``Unreachable`` if it cannot
+    be reached or is unwell (texts still come in through the webhook meanwhile)."""
+    try:
+        client.api.v2010.accounts(account_sid).fetch()
+    except TwilioRestException as exc:
+        if exc.status in (401, 403):
+            raise refused() from None
+        if exc.status == 429 or exc.status >= 500:
+            raise Unreachable(PROVIDER, f"it answered {exc.status}") from None
+        log.info("sms: Twilio answered %d when asked for the account; texts are tried as they come", exc.status)
+    except OSError as exc:
+        raise (unreachable(exc) or Unreachable(PROVIDER, type(exc).__name__)) from None
 
 
 SPEC: Final = SmsSpec()

@@ -33,7 +33,7 @@ from starlette.routing import BaseRoute
 from telegram import Update
 from telegram.helpers import create_deep_linked_url
 
-from ...channels import JoinWay, Running, Runtime
+from ...channels import JoinWay, Problem, Running, Runtime
 from ...settings import Settings
 from .channel import TelegramChannel
 from .config import (
@@ -60,6 +60,7 @@ from .config import (
     bot_api_url,
     build_application,
     menu,
+    reaching,
 )
 from .handlers import TelegramBot
 from .messages import callback, chunks, compose, escape, keyboard, lobby_keyboard
@@ -102,30 +103,43 @@ class TelegramSpec:
     @contextlib.asynccontextmanager
     async def start(self, settings: Settings, runtime: Runtime) -> AsyncIterator[Running]:
         """The PTB application without its own updater: updates come from the webhook route under a web server,
-        else from ``Poller`` (the command's foreground)."""
+        else from ``Poller`` (the command's foreground). A token Telegram refuses raises ``Refused``, Telegram out
+        of reach ``Unreachable`` (the wiring starts it again later); either leaves nothing open behind."""
         telegram = TelegramSettings.of(settings)
         assert telegram.token
         request = runtime.network(CHANNEL)
-        ptb = build_application(telegram.token, api_url=telegram.api_url, request=request,
-                                rate_limiter=request is None, updater=False)
-        bot = TelegramBot(runtime.port, clock=runtime.clock, screen_url=runtime.screen_url)
+
+        def report(problem: Problem | None) -> None:
+            runtime.report(CHANNEL, problem)
+
+        with reaching():  # a token PTB itself finds malformed is refused as Telegram would
+            ptb = build_application(telegram.token, api_url=telegram.api_url, request=request,
+                                    rate_limiter=request is None, updater=False)
+        bot = TelegramBot(runtime.port, clock=runtime.clock, screen_url=runtime.screen_url, report=report)
         bot.install(ptb)
-        await ptb.initialize()
         try:
-            await bot.start(ptb, lambda channel, after: runtime.delivery(CHANNEL, channel, after_round=after))
+            with reaching():
+                await ptb.initialize()  # getMe: the token checked
+        except BaseException:
+            await ptb.bot.shutdown()  # the HTTP clients the try opened
+            raise
+        try:
+            with reaching():
+                await bot.start(ptb, lambda channel, after: runtime.delivery(CHANNEL, channel, after_round=after))
+                if settings.server:
+                    assert settings.public_url
+                    await ptb.bot.set_webhook(settings.public_url + telegram.path, secret_token=telegram.secret,
+                                              allowed_updates=Update.ALL_TYPES)
             username = ptb.bot.username
 
             def ways(code: str) -> list[JoinWay]:
                 return [JoinWay("Telegram", create_deep_linked_url(username, code), f"@{username}")]
 
             if settings.server:
-                assert settings.public_url
-                await ptb.bot.set_webhook(settings.public_url + telegram.path, secret_token=telegram.secret,
-                                          allowed_updates=Update.ALL_TYPES)
                 log.info("telegram: webhook at %s%s", settings.public_url, telegram.path)
                 yield Running(Webhook(ptb, bot), ways)
                 return
-            poller = Poller(ptb, bot)
+            poller = Poller(ptb, bot, report=report)
             log.info("telegram: @%s polls for updates", username)
             try:
                 yield Running(poller, ways, main=poller.run)

@@ -20,7 +20,7 @@ from typing import Any, Final
 
 from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup, InputMediaPhoto, Message
 from telegram.constants import ParseMode
-from telegram.error import BadRequest, ChatMigrated, Forbidden, NetworkError, RetryAfter, TelegramError
+from telegram.error import BadRequest, ChatMigrated, Forbidden, InvalidToken, NetworkError, RetryAfter, TelegramError
 from telegram.helpers import create_deep_linked_url
 
 from ...board import catalog_for, render_png
@@ -28,7 +28,17 @@ from ...catalog import DEFAULT_LANGUAGE
 from ...channels import Delivered, Kind, Outbound, PermanentFailure, Result, TemporaryFailure
 from ...pacing import Pacer
 from ...qr import qr_png
-from .config import API_TIMEOUT, CAPABILITIES, CAPTION_LIMIT, KNOWN_MESSAGES, PACING, TEXT_LIMIT, retry_seconds
+from .config import (
+    API_TIMEOUT,
+    CAPABILITIES,
+    CAPTION_LIMIT,
+    KNOWN_MESSAGES,
+    PACING,
+    TEXT_LIMIT,
+    provider_problem,
+    refused,
+    retry_seconds,
+)
 from .messages import (
     LOBBY,
     as_repeat,
@@ -154,6 +164,8 @@ class TelegramChannel:
             seconds = retry_seconds(exc)
             self.pacer.blocked(str(chat), seconds)
             return TemporaryFailure(f"telegram: retry_after={seconds:g}", seconds)
+        except InvalidToken:
+            return refused()  # the channel stops; this message waits in the outbox
         except (Forbidden, BadRequest) as exc:
             failed = getattr(exc, "moderator_chat", chat)  # the QR code goes to a group, not to ``chat``
             if failed == chat and (isinstance(exc, Forbidden)
@@ -162,7 +174,8 @@ class TelegramChannel:
             log.warning("telegram: %s refused: %s", failed, exc.message)
             return PermanentFailure(f"telegram: {failed} refused: {exc.message}")
         except (NetworkError, TimeoutError) as exc:
-            return TemporaryFailure(f"telegram: {exc}")
+            outage = provider_problem(exc, connecting_only=True)  # nothing was sent: every chat waits
+            return outage if outage is not None else TemporaryFailure(f"telegram: {exc}")
         except TelegramError as exc:
             log.warning("telegram: %s: %s", chat, exc)
             return TemporaryFailure(f"telegram: {exc}")

@@ -3,19 +3,22 @@ PTB application, and the command menu (from the grammar's words, in every langua
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import re
 import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Final
 
-from telegram.error import RetryAfter
+import httpx
+from telegram.error import BadRequest, InvalidToken, NetworkError, RetryAfter, TelegramError
 from telegram.ext import AIORateLimiter, Application
 from telegram.request import BaseRequest
 
 from ...catalog import DEFAULT_THEME, Catalog
-from ...channels import Capabilities, Pacing, WordStyle
+from ...channels import Capabilities, Pacing, Problem, Refused, Unreachable, WordStyle
 from ...grammar import Verb, fold, grammar
 from ...settings import Settings
 
@@ -152,3 +155,44 @@ def retry_seconds(exc: RetryAfter) -> float:
         warnings.simplefilter("ignore")  # PTB 22 warns that this becomes a timedelta
         value = exc.retry_after
     return value.total_seconds() if isinstance(value, timedelta) else float(value)
+
+
+# --- Telegram as a whole: a token it refuses, a server out of reach -----------------------------------------------
+
+PROVIDER: Final = "Telegram"
+
+
+def refused() -> Refused:
+    """Telegram refuses the token (revoked in BotFather, or mistyped): the line names the setting, never its value."""
+    return Refused(PROVIDER, "TELEGRAM_TOKEN", "check it with @BotFather")
+
+
+def provider_problem(exc: BaseException, *, connecting_only: bool = False) -> Problem | None:
+    """What a Bot API error says of Telegram as a whole: the token refused (401 or 404 to any call: PTB's
+    ``InvalidToken``), Telegram out of reach (a network error, a timeout, a request to wait), or nothing (None: an
+    answer about this one call). ``connecting_only``: the call may have reached Telegram before it failed (a message
+    sent, a press answered), so only a failure to connect says it is out of reach; a later timeout is the call's."""
+    if isinstance(exc, InvalidToken):
+        return refused()
+    if isinstance(exc, RetryAfter) and not connecting_only:
+        seconds = retry_seconds(exc)
+        return Unreachable(PROVIDER, f"it asks to wait {seconds:g} s", retry_after=seconds)
+    if not isinstance(exc, NetworkError) or isinstance(exc, BadRequest):
+        return None
+    if connecting_only and not isinstance(exc.__cause__, (httpx.ConnectError, httpx.ConnectTimeout)):
+        return None
+    return Unreachable(PROVIDER, str(exc) or type(exc).__name__)
+
+
+@contextlib.contextmanager
+def reaching() -> Iterator[None]:
+    """Calls to Telegram that the channel cannot go on without (its start, a poll): a token Telegram refuses raised
+    as ``Refused``, Telegram out of reach as ``Unreachable`` (neither with the library's words, which may quote
+    the token)."""
+    try:
+        yield
+    except TelegramError as exc:
+        problem = provider_problem(exc)
+        if problem is None:
+            raise
+        raise problem from None

@@ -15,7 +15,7 @@ from telegram.error import TelegramError
 from telegram.ext import Application, CallbackQueryHandler, ContextTypes, MessageHandler, filters
 
 from ...catalog import DEFAULT_LANGUAGE, DEFAULT_THEME, languages, themes
-from ...channels import Channel, Delivery, NotStored, Port, Receipt
+from ...channels import Channel, Delivery, NotStored, Port, Problem, Receipt
 from ...commands import (
     Ask,
     Choose,
@@ -33,7 +33,7 @@ from ...commands import (
 )
 from ...grammar import Verb, grammar
 from .channel import TelegramChannel
-from .config import CAPABILITIES, CHANNEL, menu
+from .config import CAPABILITIES, CHANNEL, menu, provider_problem
 from .messages import LOBBY, pressed_label
 
 log = logging.getLogger(__name__)
@@ -47,10 +47,13 @@ class TelegramBot:
     """Updates in (handlers on the loop thread); the channel's deliveries out, with their reports applied."""
 
     def __init__(self, port: Port, *, clock: Callable[[], float] = time.time,
-                 screen_url: Callable[[str], str | None] = lambda table: None) -> None:
+                 screen_url: Callable[[str], str | None] = lambda table: None,
+                 report: Callable[[Problem | None], None] = lambda problem: None) -> None:
         self.port = port
         self.clock = clock
         self.screen_url = screen_url
+        self.report = report
+        """What a call made while handling an update found of Telegram as a whole (``Runtime.report``)."""
         self.channel: TelegramChannel | None = None
         self.delivery: Delivery | None = None
         self.not_stored: set[int] = set()
@@ -70,13 +73,13 @@ class TelegramBot:
 
     async def start(self, app: Application[Any, Any, Any, Any, Any, Any],
                     delivery: Callable[[Channel, Callable[[], Awaitable[int]]], Delivery]) -> None:
-        """After ``initialize``: the channel, its delivery (``delivery(channel, after_round)``), the menu."""
-        self.channel = TelegramChannel(app.bot, asyncio.get_running_loop(), clock=self.clock,
-                                       screen_url=self.screen_url)
-        self.delivery = delivery(self.channel, self._apply_notices)
+        """After ``initialize``: the menu, then the channel and its delivery (``delivery(channel, after_round)``)."""
         for language in languages(DEFAULT_THEME):
             commands = [BotCommand(c, description) for c, description in menu(language)]
             await app.bot.set_my_commands(commands, language_code=None if language == DEFAULT_LANGUAGE else language)
+        self.channel = TelegramChannel(app.bot, asyncio.get_running_loop(), clock=self.clock,
+                                       screen_url=self.screen_url)
+        self.delivery = delivery(self.channel, self._apply_notices)
         log.info("telegram: @%s ready", app.bot.username)
 
     async def deliver(self) -> int:
@@ -189,19 +192,18 @@ class TelegramBot:
             await self._handle(self._inbound(update, command, raw=message.text, overheard=True), message)
 
     async def on_button(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-        """A pressed button: handed to the service first, then answered (a failed answer never drops a press)."""
+        """A pressed button: handed to the service first, then answered (a failed answer never drops a press: the
+        service is told, and shows what the press did another way)."""
         query = update.callback_query
         if query is None or query.data is None:
             return
         table_id, _, rest = query.data.partition(":")
         kind, _, arg = rest.partition(":")
-        notice: str | None = None
         if kind == LOBBY:
-            await self._handle(self._inbound(update, LobbyControl(arg), external_id=f"cb:{query.id}",
-                                             table=table_id))
+            inbound = self._inbound(update, LobbyControl(arg), external_id=f"cb:{query.id}", table=table_id)
         elif kind in ("lang", "theme"):
             command = SetLanguage(arg) if kind == "lang" else SetTheme(arg)
-            await self._handle(self._inbound(update, command, external_id=f"cb:{query.id}"))
+            inbound = self._inbound(update, command, external_id=f"cb:{query.id}")
         else:
             decision = int(kind) if number(kind.removeprefix("-")) is not None else None
             label = pressed_label(query.message, query.data) or arg
@@ -210,13 +212,19 @@ class TelegramBot:
             if isinstance(message, Message):
                 press = Press(str(message.message_id), message.text_html if message.text else "", label,
                               bool(message.has_protected_content))
-            receipt = await self._handle(self._inbound(update, Choose(arg, decision), raw=label,
-                                                       external_id=f"cb:{query.id}", press=press, table=table_id))
-            notice = receipt.notice
+            inbound = self._inbound(update, Choose(arg, decision), raw=label, external_id=f"cb:{query.id}",
+                                    press=press, table=table_id)
+        receipt = await self._handle(inbound)
         try:
-            await query.answer(notice)
-        except TelegramError as exc:  # too late to answer (a redelivered update): the press counted anyway
+            await query.answer(receipt.notice)  # a refused lobby control says why, as a refused choice does
+        except TelegramError as exc:
+            # Too late to answer ("query is too old": the bot was down past Telegram's answer window), or the
+            # network failed: the press counted all the same, and the presser must see that it did.
             log.info("telegram: could not answer a press: %s", exc)
+            if receipt.notice is not None:
+                self.port.unanswered(inbound)
+                if self.delivery is not None:
+                    self.delivery.kick()
 
     async def on_migrated(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         """A group became a supergroup: its tables move to the new chat id."""
@@ -235,9 +243,15 @@ class TelegramBot:
         """Log first; a player is never shown the error. An update that could not be stored is remembered
         (``not_stored``): the webhook asks Telegram to send it again, long polling stops confirming updates."""
         if isinstance(context.error, NotStored):
-            log.error("telegram: an update could not be stored (%s); it is asked for again", context.error)
+            error = context.error
+            (log.debug if error.said else log.error)("telegram: an update could not be stored (%s); it is asked "
+                                                     "for again", error)
             if isinstance(update, Update):
                 self.not_stored.add(update.update_id)
+            return
+        problem = provider_problem(context.error, connecting_only=True) if context.error is not None else None
+        if problem is not None:  # its input was stored: only an answer to it (a toast, a deletion) did not go
+            self.report(problem)
             return
         log.error("telegram: an update failed", exc_info=context.error)
 

@@ -10,10 +10,11 @@ from datetime import timedelta
 from typing import Any
 
 from telegram import Update
-from telegram.error import NetworkError, RetryAfter, TelegramError
+from telegram.error import RetryAfter, TelegramError
 from telegram.ext import Application
 
-from .config import retry_seconds
+from ...channels import RETRY_FIRST, RETRY_MOST, Problem, Refused, Unreachable
+from .config import provider_problem, retry_seconds
 from .handlers import TelegramBot
 
 log = logging.getLogger(__name__)
@@ -24,19 +25,28 @@ class Poller:
     PTB's own updater confirms every update it fetches before it is handled. Here updates are handled in order and
     the offset moves past one only after it was stored; at the first that could not be (``TelegramBot.not_stored``:
     the disk is full or read-only) polling pauses for ``pause`` seconds and then asks Telegram again from that
-    update on, which it keeps until confirmed. It goes on by itself once the database can be written again."""
+    update on, which it keeps until confirmed. It goes on by itself once the database can be written again.
+
+    Telegram out of reach is reported once (``report``) and waited out, longer each time; a token Telegram refuses
+    ends polling (``Refused``)."""
 
     def __init__(self, app: Application[Any, Any, Any, Any, Any, Any], bot: TelegramBot, *,
                  timeout: float = 50.0, pause: float = 5.0,
-                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
+                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+                 report: Callable[[Problem | None], None] = lambda problem: None) -> None:
         self.app = app
         self.bot = bot
         self.timeout = timeout
         self.pause = pause
         self.sleep = sleep
+        self.report = report
         self.offset: int | None = None
         """The first update not yet confirmed (Telegram's ``offset``)."""
         self.paused = False
+        self.away = False
+        """Telegram could not be reached at the last try (reported; the next answer is reported too)."""
+        self.wait = RETRY_FIRST
+        self.refusing = False
 
     async def poll(self) -> bool:
         """One ``getUpdates`` and its updates handled in order; False if one could not be stored (it and those
@@ -53,32 +63,60 @@ class Poller:
 
     async def step(self) -> None:
         """One poll, then the wait its outcome asks for: a pause while storage fails, Telegram's ``retry_after``,
-        a short wait on a network error."""
+        a wait growing from ``RETRY_FIRST`` to ``RETRY_MOST`` while Telegram cannot be reached. Raises
+        ``Refused`` if Telegram refuses the token."""
         try:
             stored = await self.poll()
-        except RetryAfter as exc:
-            await self.sleep(retry_seconds(exc))
+        except TelegramError as exc:
+            await self._failed(exc)
             return
-        except NetworkError as exc:  # a timeout too: Telegram or the network is away for a moment
-            log.info("telegram: polling failed (%s); trying again", exc)
-            await self.sleep(1.0)
-            return
-        except TelegramError as exc:  # another instance polls, or a webhook is set: say so and wait
-            log.warning("telegram: polling refused: %s", exc)
-            await self.sleep(self.pause)
-            return
+        self._reached()
         if not stored:
-            if not self.paused:
-                log.error("telegram: the database cannot be written; polling pauses (updates stay with Telegram)")
+            if not self.paused:  # the store said it, once for every connection: this is detail
+                log.debug("telegram: the database cannot be written; polling pauses (updates stay with Telegram)")
             self.paused = True
             await self.sleep(self.pause)
         elif self.paused:
-            log.warning("telegram: the database can be written again; polling goes on")
+            log.debug("telegram: the database can be written again; polling goes on")
             self.paused = False
 
+    async def _failed(self, exc: TelegramError) -> None:
+        """A call to Telegram failed: the wait it asks for. Out of reach is reported once; anything else Telegram
+        refuses (another instance polls) is said once until polling works again."""
+        if isinstance(exc, RetryAfter):
+            await self.sleep(retry_seconds(exc))
+            return
+        problem = provider_problem(exc)
+        if isinstance(problem, Refused):
+            raise problem from None
+        if isinstance(problem, Unreachable):
+            if not self.away:
+                self.away = True
+                self.report(problem)
+            await self.sleep(self.wait)
+            self.wait = min(self.wait * 2, RETRY_MOST)
+            return
+        if not self.refusing:
+            self.refusing = True
+            log.warning("telegram: polling refused: %s", exc)
+        await self.sleep(self.pause)
+
+    def _reached(self) -> None:
+        self.wait, self.refusing = RETRY_FIRST, False
+        if self.away:
+            self.away = False
+            self.report(None)
+
     async def run(self) -> None:
-        """Poll until cancelled (no webhook may be set while polling)."""
-        await self.app.bot.delete_webhook()
+        """Poll until cancelled (no webhook may be set while polling); ends with ``Refused`` if Telegram refuses
+        the token."""
+        while True:
+            try:
+                await self.app.bot.delete_webhook()
+                break
+            except TelegramError as exc:
+                await self._failed(exc)
+        self._reached()
         while True:
             await self.step()
 

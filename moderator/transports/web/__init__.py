@@ -47,7 +47,7 @@ from ...guard import OpenGate, TrustedProxies, join_guesses, pin_guesses, table_
 from ...settings import Settings
 from .auth import OPEN_COOKIE, PIN_COOKIE, PIN_MAC, SEAT_COOKIE
 from .channel import CAPABILITIES, CHANNEL, ReadByPage, address_of
-from .requests import NOT_SAVED_HEADER, NOT_SAVED_RETRY, not_saved, try_again
+from .requests import NOT_SAVED_HEADER, NOT_SAVED_RETRY, not_saved, stale_code, try_again
 from .routes import routes
 from .seats import join_page, open_table
 from .tables import WebTables
@@ -55,7 +55,7 @@ from .templating import WEB_MESSAGES
 
 __all__ = ["CAPABILITIES", "CHANNEL", "NOT_SAVED_HEADER", "NOT_SAVED_RETRY", "OPEN_COOKIE", "PIN_COOKIE", "PIN_MAC",
            "SEAT_COOKIE", "SPEC", "WEB_MESSAGES", "WebSpec", "WebTables", "address_of", "join_page", "not_saved",
-           "open_table", "routes", "try_again"]
+           "open_table", "routes", "stale_code", "try_again"]
 
 
 class WebSpec:

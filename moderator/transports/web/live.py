@@ -12,7 +12,9 @@ from starlette.types import Receive, Scope, Send
 
 STREAM_SECONDS: Final = 20.0
 """An event stream ends after this long and the browser opens a new one at once: a server shutting down never
-waits on an idle stream for long."""
+waits on an idle stream for long. It says so first (``RENEW``), so a page tells its renewal from a network gone."""
+RENEW: Final = "event:renew\ndata:1\n\n"
+"""The stream's last event when it ends for its renewal (live.js: no loss, the covers stay open)."""
 KEEP_ALIVE: Final = 10.0
 STREAM_RETRY: Final = 15.0
 """The ``Retry-After`` of a stream refused for want of a slot (503). An ``EventSource`` cannot read it: live.js
@@ -52,7 +54,8 @@ class Live:
                 queue.put_nowait(None)
 
     async def stream(self, table_id: str) -> AsyncIterator[str]:
-        """Server-sent events: one ``data:`` line per change of the table, for ``STREAM_SECONDS``."""
+        """Server-sent events: one ``data:`` line per change of the table, for ``STREAM_SECONDS``, then ``RENEW``
+        (not when the server is stopping: that ends the stream as a loss)."""
         queue: asyncio.Queue[None] = asyncio.Queue(maxsize=1)
         self._listeners.setdefault(table_id, set()).add(queue)
         loop = asyncio.get_running_loop()
@@ -67,6 +70,8 @@ class Live:
                     continue
                 if not self._closing:
                     yield "data: changed\n\n"
+            if not self._closing:
+                yield RENEW
         finally:
             listeners = self._listeners.get(table_id)
             if listeners is not None:

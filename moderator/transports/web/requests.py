@@ -1,6 +1,7 @@
 """What every route of the browser channel shares: the running channel a request reaches, the table its path
 names (or the code in it, under the guessing rule every way in shares), its form, and the answers any route may
-give: 404, 403 (not your seat), 429 (try again in …), 503 (not saved: tap again)."""
+give: 404 (a bare one, or a page for a stale code that says what to do), 403 (not your seat), 429 (try again in …),
+503 (not saved: tap again)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import logging
 import re
 from collections.abc import Awaitable, Callable
 from functools import wraps
-from typing import Final
+from typing import Final, Literal
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
@@ -55,6 +56,23 @@ def table_of(request: Request) -> TableView | None:
 def not_found() -> Response:
     """404: no such table, code or seat, and nothing more said."""
     return PlainTextResponse("Not Found", status_code=404, headers=NO_STORE)
+
+
+STALE: Final = {"join": ("web-stale-join", "web-stale-join-todo"),
+                "screen": ("web-stale-screen", "web-stale-screen-todo")}
+"""What the page for a stale code says, why and then what to do, by where the code was used: to join (the join
+page's QR code or link, "play in this browser") or as the table screen's short address (``/tv/<code>``)."""
+
+
+def stale_code(request: Request, used: Literal["join", "screen"]) -> Response:
+    """404 for a code that names no table to join or to watch now (a QR code of an earlier game, a typo): a page
+    in the browser's language (among the catalogs') that says what to do."""
+    lang = language(request)
+    catalog = words(DEFAULT_THEME, lang)
+    why, todo = STALE[used]
+    context = views.message(catalog, [catalog.text(why), catalog.text(todo)], title=catalog.text("web-stale-title"),
+                            lang=lang)
+    return page(request, "stale.html", context, status=404)
 
 
 def forbidden(table: TableView | None, request: Request) -> Response:
@@ -109,19 +127,23 @@ def saved(endpoint: Callable[[Request], Awaitable[Response]]) -> Callable[[Reque
         try:
             return await endpoint(request)
         except NotStored as exc:
-            log.error("a tap in a browser could not be stored (%s); it is asked to tap again", exc)
+            (log.debug if exc.said else log.error)("a tap could not be stored (%s); it is asked again", exc)
             return not_saved(request)
 
     return run
 
 
-def by_code(request: Request, find: Callable[[str], TableView | None]) -> tuple[TableView, str] | Response:
+def by_code(request: Request, find: Callable[[str], TableView | None], *,
+            stale: Literal["join", "screen"] | None = None) -> tuple[TableView, str] | Response:
     """The table a code in the path names (``find``), under the guessing rule every way in shares: a try with an
-    unknown code costs one of the client's tries, and an empty bucket answers the same, known code or not."""
+    unknown code costs one of the client's tries, and an empty bucket answers the same, known code or not. An
+    unknown code is answered 404: bare, or the page that says what to do with a ``stale`` code of that use."""
     web = web_of(request)
     code = str(request.path_params.get("code", "")).strip().upper()
     table = find(code) if _ID.fullmatch(code) else None
     wait = web.pages.join_attempt(web.client(request), table is not None)
     if wait > 0:
         return try_again(request, wait)
-    return not_found() if table is None else (table, code)
+    if table is None:
+        return not_found() if stale is None else stale_code(request, stale)
+    return table, code

@@ -31,7 +31,7 @@ async def screen(request: Request) -> Response:
 async def short_screen(request: Request) -> Response:
     """``GET /tv/<join code>``: the table screen's short address, easy to type on a TV's remote."""
     # A guess costs as a wrong join code does: the short address is no way to try codes faster.
-    found = by_code(request, web_of(request).pages.table_by_code)
+    found = by_code(request, web_of(request).pages.table_by_code, stale="screen")
     return found if isinstance(found, Response) else RedirectResponse(f"/table/{found[0].id}", status_code=303)
 
 

@@ -19,7 +19,7 @@ from ...channels import JoinWay, Limits, Pages, Status, TableView
 from ...commands import Choose, Inbound, Join, Leave, OpenTable, RecordVotes, Rename, SetLanguage, Speak, number
 from . import auth, views
 from .channel import CHANNEL, address_of
-from .requests import by_code, forbidden, form_of, not_found, table_of, try_again, web_of
+from .requests import by_code, forbidden, form_of, not_found, stale_code, table_of, try_again, web_of
 from .templating import NO_STORE, language, page, words
 
 # --- ways in: a table opened, a seat taken or moved ---------------------------------------------------------
@@ -84,12 +84,12 @@ def join_page(request: Request, code: str, theme: str, ways: Sequence[JoinWay], 
 async def join(request: Request) -> Response:
     """``POST /join/<code>``: take a seat in this browser; its token goes in a cookie, its page follows."""
     web = web_of(request)
-    found = by_code(request, web.pages.table_by_code)  # too many unknown codes: the same answer, known code or not
+    found = by_code(request, web.pages.table_by_code, stale="join")  # too many unknown codes: the same answer
     if isinstance(found, Response):
         return found
     table, code = found
     if table.status is not Status.LOBBY:
-        return not_found()
+        return stale_code(request, "join")  # started meanwhile: its code takes nobody now
     form = await form_of(request)
     token = request.cookies.get(auth.SEAT_COOKIE + table.id) or secrets.token_urlsafe(24)
     address = address_of(token)

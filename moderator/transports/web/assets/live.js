@@ -152,14 +152,21 @@ async function swap(live, markup) {
 // for good. Open it again after a while, longer each time (2.5-5 s, then up to a minute), at random within that,
 // so that the pages a full server turned away do not all come back at once. Any open but the first may have
 // missed a change (a locked phone, a restarted server, a refusal): the page fetches its part once more.
+// The server ends each stream after a while and says so first ("renew"): that end is no loss (seat.js keeps its
+// covers open); any other, or a renewal that does not open again, is ("lost").
 function followEvents(url, changed) {
   let delay = 5000, missed = false;
   const open = () => {
     const events = new EventSource(url);
+    let renewing = false;
     events.onmessage = changed;
+    events.addEventListener("renew", () => { renewing = true; });
     events.onopen = () => { delay = 5000; if (missed) changed(); };
     events.onerror = () => {
       missed = true;
+      const renewed = renewing && events.readyState === EventSource.CONNECTING;
+      renewing = false;  // the next error, if its reconnection fails, is a loss
+      if (renewed) return;
       document.dispatchEvent(new Event("lost"));  // the network or the server is gone for now
       if (events.readyState !== EventSource.CLOSED) return;
       setTimeout(open, delay * (0.5 + Math.random() / 2));

@@ -5,8 +5,8 @@
 //   "sending…", then "sent"; while the server cannot be reached it is sent again, with the same nonce, until it
 //   is: counted once, or refused with the service's reply if the question moved on meanwhile. A tap the server
 //   could not store (503 with X-Not-Saved, live.js's ``notSaved``) says so and waits for the player to tap again.
-// - Covers close by themselves: when the page is hidden or left, when the network goes, and a while after
-//   being opened (data-cover-seconds on #words).
+// - Covers close by themselves: when the page is hidden or left, when the network goes (live.js's "lost"; never
+//   the event stream's renewal), and a while after being opened (data-cover-seconds on #words).
 (() => {
   const live = document.getElementById("live");
   const words = document.getElementById("words");

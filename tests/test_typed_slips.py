@@ -1,0 +1,164 @@
+"""What a person types wrong, answered by the service in the catalogs' words on every channel: a name nobody
+has, yourself, a word alone that needs more, a name that is taken, a player's name at a vote, the same claim
+twice; and ``waiting`` says who the table waits for, not the whole board. Each is typed by text message through
+Twilio's signed webhook (``tests.test_sms.Phones``) and, for the rest of the service's answers, by a seat of the
+recording channel."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from moderator.catalog import Catalog
+from moderator.claims import Accusation
+from moderator.commands import AddComputers, Decide
+from moderator.engine import Phase
+from moderator.grammar import grammar
+from tests.fakes import Harness
+from tests.test_sms import Phones, number, open_table
+
+EN = Catalog.load("classic", "en")
+DE = Catalog.load("classic", "de")
+
+
+@pytest.fixture
+def texting() -> Iterator[tuple[Phones, list[str]]]:
+    """Five phones at a table started by text, its seats in the order the host texted."""
+    p = Phones()
+    seats = open_table(p, ("Ximena", "Quentin", "Zora", "Yusuf", "Wanda"))
+    p.text(number(0), "GO")
+    yield p, seats
+    p.close()
+
+
+def reply(p: Phones, phone: str, typed: str) -> str:
+    """What ``phone`` was texted back for ``typed``."""
+    before = len(p.inbox(phone))
+    p.text(phone, typed)
+    answers = p.inbox(phone)[before:]
+    assert answers, f"nothing came back for {typed!r}"
+    return "\n".join(answers)
+
+
+def test_accusing_a_name_nobody_has_says_nobody_is_called_that_by_text(texting: tuple[Phones, list[str]]) -> None:
+    p, _ = texting
+    said = reply(p, number(1), "ACCUSE Zorro")
+    assert said.startswith(EN.text("input-no-such-player", sms=True, text="Zorro"))
+    assert "does not fit" not in said
+    said = reply(p, number(1), "trust comp 4")
+    assert said.startswith(EN.text("input-no-such-player", sms=True, text="comp 4"))
+    assert p.table_of(number(0)).said == []
+
+
+def test_accusing_or_trusting_yourself_says_you_cannot_by_text(texting: tuple[Phones, list[str]]) -> None:
+    p, _ = texting
+    assert reply(p, number(1), "accuse quentin") == EN.text("claim-accuse-yourself", sms=True)
+    assert reply(p, number(1), "TRUST Quentin") == EN.text("claim-trust-yourself", sms=True)
+    assert p.table_of(number(0)).said == []
+
+
+@pytest.mark.parametrize("word", ["CLAIM", "accuse", "Trust", "rename"])
+def test_a_word_alone_that_needs_more_says_what_follows_it_by_text(
+        texting: tuple[Phones, list[str]], word: str) -> None:
+    p, _ = texting
+    said = reply(p, number(2), word)
+    verb = grammar().verb(word)
+    assert verb is not None
+    assert said == EN.text("input-word-alone", sms=True, word=word.upper(), args=EN.text(f"args-{verb.value}"))
+    assert "did not understand" not in said
+
+
+def test_a_name_another_player_has_is_refused_by_text(texting: tuple[Phones, list[str]]) -> None:
+    p, _ = texting
+    assert reply(p, number(2), "rename quentin") == EN.text("name-taken", name="quentin")
+    assert reply(p, number(2), "RENAME Wánda") == EN.text("name-taken", name="Wanda")  # a text drops the accent
+    assert "Zora" in p.table_of(number(0)).names
+
+
+def test_the_same_claim_texted_twice_is_told_to_the_table_once(texting: tuple[Phones, list[str]]) -> None:
+    p, _ = texting
+    assert reply(p, number(2), "accuse Yusuf").startswith(EN.text("claim-noted", sms=True, claim="")[:10])
+    again = reply(p, number(2), "ACCUSE yusuf")
+    assert again.startswith(EN.text("claim-repeated", claim="")) and "Yusuf" in again
+    table = p.table_of(number(0))
+    assert [s.claim for s in table.said] == [Accusation(table.names.index("Zora"), table.names.index("Yusuf"))]
+
+
+def test_waiting_by_text_says_who_the_table_waits_for_and_not_the_whole_board(
+        texting: tuple[Phones, list[str]]) -> None:
+    p, _ = texting
+    table = p.table_of(number(0))
+    assert table.state is not None and table.state.phase is Phase.NOMINATION and table.state.president is not None
+    president = table.names[table.state.president]
+    said = reply(p, number(3), "waiting")
+    assert said == EN.text("board-waiting", names=president, phase=EN.text("phase-nomination"))
+
+
+# --- the same answers on any channel: the recording channel's seats -------------------------------------------
+
+
+def ann_and_computers(language: str = "en") -> tuple[Harness, str]:
+    """Ann (at p0) and four computer players, a game started."""
+    h = Harness(seed=3)
+    table_id, _ = h.open("p0", "Ann", language=language)
+    h.send("p0", AddComputers(4))
+    h.start(table_id)
+    return h, table_id
+
+
+def typed(h: Harness, address: str, line: str) -> list[str]:
+    """The texts ``address`` got for a line typed as every channel hands one over (parsed by the grammar)."""
+    before = len(h.channel.inbox(address))
+    h.send(address, grammar().parse(line) or Decide("?", line), raw=line)
+    return [body["text"] for body in h.channel.inbox(address)[before:]]
+
+
+def test_an_ambiguous_name_in_an_accusation_lists_whom_it_could_mean() -> None:
+    h, _ = ann_and_computers()
+    said = typed(h, "p0", "accuse comp")
+    assert said[0].startswith('"comp" could mean Computer 1, Computer 2, Computer 3, Computer 4.')
+
+
+def test_a_claim_about_a_player_nobody_is_names_the_players() -> None:
+    h, _ = ann_and_computers()
+    said = typed(h, "p0", "claim Zorro fascist")
+    assert said[0].startswith(EN.text("input-no-such-player", text="Zorro",
+                                      options="Ann, Computer 1, Computer 2, Computer 3, Computer 4"))
+
+
+def test_help_shows_what_follows_each_word_that_needs_more() -> None:
+    h, _ = ann_and_computers()
+    text = typed(h, "p0", "help")[0]
+    assert "\nrename Sam: " in text and "\naccuse Bob: " in text and "\ntrust Bob: " in text
+    assert "\nclaim FFL FL: " in text
+    assert "\nboard: " in text  # a word that takes nothing is shown alone
+
+
+def test_a_word_alone_is_answered_in_german_with_its_german_word() -> None:
+    h, _ = ann_and_computers("de")
+    said = typed(h, "p0", "beschuldige")
+    assert said == [DE.text("input-word-alone", word="beschuldige") + "\n"
+                    + DE.text("help-line", word="beschuldige Bob", what=DE.text("word-accuse"))]
+
+
+def test_a_players_name_typed_at_a_vote_is_no_command_for_computers() -> None:
+    h, table_id = ann_and_computers()
+    rng_moves = 0
+    while h.table(table_id).state.phase is not Phase.ELECTION:  # type: ignore[union-attr]
+        prompt = h.channel.last_prompt("p0")
+        assert prompt is not None
+        h.send("p0", grammar().parse("1") or Decide("?", "1"), raw="1")
+        rng_moves += 1
+        assert rng_moves < 5
+    said = typed(h, "p0", "Computer 1")
+    assert said[0] == EN.text("input-unparseable", text="Computer 1") + "\n" + EN.text("nothing-changed")
+    assert not any(EN.text("lobby-closed") in text for text in said)
+    assert h.table(table_id).state.phase is Phase.ELECTION  # type: ignore[union-attr]
+
+
+def test_a_player_called_like_a_command_still_has_the_command() -> None:
+    h, table_id = ann_and_computers()
+    typed(h, "p0", "rename Board")
+    assert h.table(table_id).names[0] == "Board"
+    assert typed(h, "p0", "board")[0].startswith(EN.text("board-title"))
