@@ -14,7 +14,7 @@ with votes at the table (the host texts TABLEVOTES on; the table votes with card
 voted Ja) at most 60 segments per game. US$/game prices segments both ways at Twilio's US list price.
 ``--by-message`` prints which messages go to which phone how often (7 players, host phone only).
 Then per language (every catalog; issue 35): a 7-player game with every phone in that language, votes by text.
-A language GSM-7 writes goes in one GSM-7 segment per text; another script (Persian) in UCS-2, at most two
+A language GSM-7 writes goes in one GSM-7 segment per text; another script (Persian, Russian) in UCS-2, at most two
 segments per text, so its games cost more segments: the table says how many, with everyday Latin names and, for
 a language in another script, with names in its script too (a mixed table isolates each Latin name).
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 import random
 import re
+import unicodedata
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -15,7 +16,16 @@ import pytest
 
 from moderator import cli
 from moderator.app import create_app
-from moderator.catalog import SMS_LIMIT, UCS2_LIMIT, Catalog, gsm7_language, is_gsm7, languages, sms_segments
+from moderator.catalog import (
+    SMS_LIMIT,
+    UCS2_LIMIT,
+    Catalog,
+    gsm7_language,
+    is_gsm7,
+    languages,
+    sms_segments,
+    themes,
+)
 from moderator.channels import (
     Capabilities,
     Delivered,
@@ -49,12 +59,14 @@ from moderator.commands import (
 from moderator.delivery import Sender
 from moderator.engine import Phase, awaiting
 from moderator.game import match_label
+from moderator.grammar import Verb, grammar
 from moderator.qr import qr_png, qr_svg, qr_text
 from moderator.service import Service
 from moderator.settings import Settings
 from moderator.store import Store
 from moderator.tables import Table
 from moderator.transports.sms import (
+    CAPABILITIES,
     CHANNEL,
     PREVIEW_LINES,
     RESERVED_WORDS,
@@ -304,14 +316,18 @@ def check_texts(p: Phones, phones: list[str]) -> None:
     for phone, texts in p.fake.by_number().items():
         assert phone in phones, phone
         lang = language.get(phone, "en")
-        role = Catalog.load("classic", lang).template("deal-role", sms=True).split("{")[0]
+        catalog = Catalog.load("classic", lang)
+        # A dealt role and a President's three cards, as the phone shows them (transliterated where GSM-7 writes).
+        secrets = [CAPABILITIES.written(catalog.template(mid, sms=True).split("{")[0], lang)
+                   for mid in ("deal-role", "prompt-discard")]
+        assert all(secrets), secrets  # each begins with words of its own
         for text in texts:
             if gsm7_language(lang):
                 assert len(text) <= SMS_LIMIT and is_gsm7(text), text
             else:
                 assert len(text) <= UCS2_LIMIT and sms_segments(text) <= 2, text
-            if role in text or any(word in text for word in ("You drew", "Du ziehst")):
-                assert any(text.startswith(h + "\n") for h in HEADER.values()), text
+            if any(secret in text for secret in secrets):
+                assert text.startswith(CAPABILITIES.written(HEADER[lang], lang) + "\n"), text
 
 
 # --- the webhook ----------------------------------------------------------------------------------------
@@ -852,38 +868,6 @@ def test_a_mixed_table_of_sms_and_chat_players(phones: Phones) -> None:
     assert any(b["message_id"] == "vote-recorded" for b in chat["chat0"])
 
 
-def test_every_text_fits_its_languages_segments_with_twenty_character_names_in_every_theme_and_language() -> None:
-    """One GSM-7 segment in a language GSM-7 writes (transliterated), at most two UCS-2 segments in another."""
-    runs = [("classic", "en", 10, 1, LONG_NAMES), ("classic", "de", 10, 2, LONG_NAMES),
-            ("corporate", "en", 10, 3, LONG_NAMES), ("corporate", "de", 9, 4, LONG_NAMES),
-            ("classic", "de", 5, 5, LONG_NAMES), ("corporate", "en", 6, 6, LONG_NAMES)]
-    others = [lang for lang in languages() if lang not in ("en", "de")]  # every other catalog, both themes
-    runs += [(theme, lang, 10, 7 + n, LONG_NAMES if n % 2 else PERSIAN_LONG_NAMES)
-             for n, (theme, lang) in enumerate((t, lang) for lang in others for t in ("classic", "corporate"))]
-    for theme, lang, players, seed, long_names in runs:
-        p = Phones(seed=seed)
-        try:
-            names = long_names[:players]
-            assert all(len(n) == 20 for n in names)
-            seats = open_table(p, names, seating=False)
-            if lang != "en":
-                for phone in seats:
-                    p.text(phone, f"LANGUAGE {lang}")
-            p.text(number(0), f"THEME {theme}")
-            p.text(number(0), "go")
-            for phone in seats:
-                p.text(phone, "WHOAMI")
-                p.text(phone, "STATUS")
-                p.text(phone, "rules")
-                p.text(phone, "?")
-            play_by_text_numbers(p, random.Random(seed))
-            p.text(number(0), "STATUS")
-            check_texts(p, seats)
-            assert sum(len(t) for t in p.fake.to(number(0))) > 0
-        finally:
-            p.close()
-
-
 def play_by_text_numbers(p: Phones, rng: random.Random) -> None:
     for _ in range(3000):
         table = p.table_of(number(0))
@@ -1393,3 +1377,89 @@ def test_a_private_text_keeps_its_secret_below_the_lock_screen_preview(phones: P
                 preview, secret = text.split("\n")[:PREVIEW_LINES], text.split("\n")[PREVIEW_LINES:]
                 assert "\n".join(preview) == HEADER["en"] and any("Role:" in line for line in secret)
                 assert len(text) <= SMS_LIMIT
+
+
+# --- every language at the table by text ----------------------------------------------------------------
+
+CATALOGS = [(theme, lang) for lang in languages() for theme in themes()]
+ASKED = (Verb.BOARD, Verb.WHOAMI, Verb.RULES, Verb.HELP)
+"""What every player asks in their own words before playing."""
+
+
+def word(verb: Verb, lang: str, reserved: frozenset[str] = frozenset()) -> str:
+    """The word a speaker of ``lang`` types for ``verb`` (the one help shows in that language)."""
+    shown = grammar().shown(verb, lang, reserved)
+    assert shown, (verb, lang)
+    return shown
+
+
+def unisolated(text: str) -> str:
+    """A text without the invisible marks that isolate a name or code running the other way (Persian's "fa")."""
+    return re.sub("[\u2066-\u2069]", "", text)
+
+
+RUSSIAN_LONG_NAMES = (
+    "Александра Щербакова",  # 20 characters each, in Cyrillic letters
+    "Святослав Преображен",
+    "Евфросиния Вознесенс",
+    "Владимир Краснощёков",
+    "Анастасия Жемчужнико",
+    "Ярослав Черепановски",
+    "Мстислав Ржевский-Ко",
+    "Екатерина Шереметьев",
+    "Всеволод Тихомировск",
+    "Людмила Верещагина-Ю",
+)
+SCRIPTS = {"LATIN": LONG_NAMES, "ARABIC": PERSIAN_LONG_NAMES, "CYRILLIC": RUSSIAN_LONG_NAMES}
+"""Twenty-character names by script: Latin letters with accents, Persian, Russian."""
+
+
+def names(theme: str, lang: str) -> tuple[str, ...]:
+    """Names in the language's own script in the classic theme (its catalog's letters say which), and in another
+    script in the corporate one (the languages take turns): every language meets its own names and foreign ones."""
+    letter = next(c for c in Catalog.load("classic", lang).text("list-nobody") if c.isalpha())
+    own = unicodedata.name(letter).split()[0]
+    own = own if own in SCRIPTS else "LATIN"
+    if theme == "classic":
+        return SCRIPTS[own]
+    others = [script for script in SCRIPTS if script != own]
+    return SCRIPTS[others[languages().index(lang) % len(others)]]
+
+
+SMS_GAMES = [(theme, lang, 10, 7 + n, names(theme, lang)) for n, (theme, lang) in enumerate(CATALOGS)]
+SMS_GAMES += [("classic", "en", 5, 5, LONG_NAMES), ("corporate", "en", 6, 6, LONG_NAMES)]  # the fewest players
+
+
+@pytest.mark.parametrize(("theme", "lang", "players", "seed", "people"), SMS_GAMES,
+                         ids=[f"{t}-{lang}-{n}" for t, lang, n, _, _ in SMS_GAMES])
+def test_a_whole_game_by_sms_in_every_language_fits_its_texts(theme: str, lang: str, players: int, seed: int,
+                                                               people: tuple[str, ...],
+                                                               phones_dealt: Callable[[int], Phones]) -> None:
+    """Ten phones with twenty-character names play by text in the catalog's language, typing its words: every text
+    fits its language's rule (one GSM-7 segment, transliterated, or two UCS-2 ones) and a secret starts below the
+    lock screen's preview; every phone reads the game in its language and theme."""
+    p = phones_dealt(seed)
+    typed = {verb: word(verb, lang, RESERVED_WORDS) for verb in Verb}
+    seats = [number(i) for i in range(players)]
+    p.text(seats[0], f"{typed[Verb.OPEN]} {people[0]}")
+    code = p.code(seats[0])
+    for phone, name in zip(seats[1:], people[1:players], strict=True):
+        p.text(phone, f"{typed[Verb.JOIN]} {code} {name}")
+    for phone in seats:
+        p.text(phone, f"{typed[Verb.LANGUAGE]} {lang}")
+    p.text(seats[0], f"{typed[Verb.THEME]} {theme}")
+    p.text(seats[0], typed[Verb.START])
+    for phone in seats:
+        for verb in ASKED:
+            p.text(phone, "?" if verb is Verb.HELP else typed[verb])
+    play_by_text_numbers(p, random.Random(seed))
+    p.text(seats[0], typed[Verb.BOARD])
+    check_texts(p, seats)
+    catalog = Catalog.load(theme, lang)
+    said = [CAPABILITIES.written(catalog.text("language-set", language=lang), lang),
+            CAPABILITIES.written(catalog.template("deal-role", sms=True).split("{")[0], lang),  # the deal
+            CAPABILITIES.written(catalog.text("rules-summary", sms=True), lang),  # in the theme's words
+            CAPABILITIES.written(typed[Verb.RULES].upper(), lang)]  # help names the language's words
+    for phone in seats:
+        read = [unisolated(text) for text in p.inbox(phone)]
+        assert [line for line in said if not any(line in text for text in read)] == [], phone

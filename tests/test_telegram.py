@@ -832,19 +832,20 @@ def test_a_vote_pressed_while_the_bot_was_down_past_telegrams_answer_window_show
 
 
 async def test_a_telegram_apps_regional_language_is_matched_by_its_base_code(telegram: TelegramTable) -> None:
-    """``fa-IR`` is Persian and ``es-419`` Spanish; ``pt-BR`` without a Portuguese catalog is English."""
+    """``fa-IR`` is Persian, ``es-419`` Spanish and ``pt-BR`` Portuguese; a language without a catalog is English."""
+    absent = next(code for code in ("ja-JP", "ko-KR", "tr-TR", "zh-CN") if code[:2] not in languages())
     t = telegram
     await t.boot()
     t.person("Ann", "fa-IR")
     t.person("Bob", "es-419")
     t.person("Cy", "pt-BR")
-    await t.open_and_join(["Ann", "Bob", "Cy"], group=GROUP)
-    persian, spanish = Catalog.load("classic", "fa"), Catalog.load("classic", "es")
+    t.person("Di", absent)
+    await t.open_and_join(["Ann", "Bob", "Cy", "Di"], group=GROUP)
+    persian = Catalog.load("classic", "fa")
     # The group speaks its opener's language; the Latin name and seat list isolated in the Persian sentence.
-    seated = persian.text("seat-taken", name="\u2068Cy\u2069", players=3,
-                          seating="\u20681. Ann, 2. Bob, 3. Cy\u2069")
+    seated = persian.text("seat-taken", name="\u2068Di\u2069", players=4,
+                          seating="\u20681. Ann, 2. Bob, 3. Cy, 4. Di\u2069")
     assert t.api.texts(GROUP["id"])[-1] == seated
-    await t.say("Bob", "/whoami")
-    assert t.api.texts(t.chat_of("Bob"))[-1] == spanish.text("game-not-started")
-    await t.say("Cy", "/whoami")
-    assert t.api.texts(t.chat_of("Cy"))[-1] == Catalog.load().text("game-not-started")
+    for name, lang in (("Bob", "es"), ("Cy", "pt"), ("Di", "en")):
+        await t.say(name, "/whoami")
+        assert t.api.texts(t.chat_of(name))[-1] == Catalog.load("classic", lang).text("game-not-started")
