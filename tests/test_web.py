@@ -832,9 +832,11 @@ def test_a_stale_qr_code_answers_a_page_in_the_phones_language_that_says_what_to
 
 
 def test_a_browsers_regional_language_is_matched_by_its_base_code(table: WebTable) -> None:
-    """``fa-IR`` is Persian; ``pt-BR`` without a Portuguese catalog falls to the next it asks for, then English."""
+    """``fa-IR`` is Persian, ``pt-BR`` Portuguese; a language without a catalog (``ja-JP``) falls to the next it
+    asks for, then English."""
     _table_id, code = table.open("Host", play=False)
-    for asked, lang in (("fa-IR,fa;q=0.9", "fa"), ("pt-BR,pt;q=0.9", "en"), ("pt-BR,es;q=0.8", "es")):
+    for asked, lang in (("fa-IR,fa;q=0.9", "fa"), ("pt-BR,pt;q=0.9", "pt"), ("ja-JP,es;q=0.8", "es"),
+                        ("ja-JP,ja;q=0.9", "en")):
         page = table.device().get(f"/join/{code}", headers={"Accept-Language": asked}).text
         assert f'<html lang="{lang}">' in page, asked
         assert Catalog.load("classic", lang).text("web-take-seat") in page
