@@ -149,5 +149,10 @@ WEB_MESSAGES: Final = (
     "web-vote-elected",
     "web-vote-rejected",
     "web-narrate",
+    "web-story-election",
+    "web-story-policy",
+    "web-story-power",
+    "web-story-veto",
+    "web-vote-count",
 )
 """Message ids the browser pages use (a test checks the catalogs have them)."""
