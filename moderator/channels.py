@@ -618,6 +618,8 @@ class HostView:
     nudge, end; resume; rematch), in the order a page offers them: the service refuses the others."""
     seat_controls: bool = False
     """A computer player may stand in for a seat and a seat may move to a new device: a game is under way."""
+    status: tuple[str, ...] = ()
+    """A paused game, or one that is over: who won and why (or that the host ended it, and every role)."""
 
 
 @dataclass(frozen=True, slots=True)

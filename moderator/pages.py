@@ -163,7 +163,7 @@ class BrowserPages:
         message = render.prompt(view, info, catalog) if owed else None
         prompt = None
         if message is not None:
-            options = tuple(Option(c.label, token(c.action)) for c in message.choices)
+            options = tuple(Option(_does(c.label, c.action, catalog), token(c.action)) for c in message.choices)
             chosen = None if view.vote is None else catalog.term("ja" if view.vote else "nein")
             prompt = PromptView(_private(message.text, message.secret), message.secret, options,
                                 table.row.decision_step, cover=cover_of(message.message_id), chosen=chosen,
@@ -171,8 +171,9 @@ class BrowserPages:
                                 cards=tuple(_card(c.action) for c in message.choices))
         knowledge = tuple(_private(m.text, m.secret) for m in render.knowledge_messages(view, info, catalog))
         status = _status(self.ctx, table, language)
-        if not view.public.alive[position]:  # executed: told so, and the game goes on before their eyes
-            status = (catalog.text("web-executed"), *status)
+        if not view.public.alive[position]:  # executed: told so, and the game goes on before their eyes (the end,
+            executed = catalog.text("web-executed")  # once it comes, first)
+            status = (*status, executed) if table.status is TableStatus.OVER else (executed, *status)
         records = table.status is TableStatus.PLAYING and at_table and state.president == position
         # The hands at the table: computer players have voted by themselves (their votes show with the result).
         voters = tuple(table.names[s] for s in awaiting(state)) if records else ()
@@ -263,6 +264,7 @@ class BrowserPages:
             else None
         codes: dict[str, int] = table.row.options.get(MOVE_CODES, {})
         return HostView(seats=_view(table).seats, local=names, board=board, replies=replies,
+                        status=_status(self.ctx, table, language) if state is not None else (),
                         table_votes=bool(table.row.options.get("physical_voting")),
                         reminder_minutes=int(table.row.options.get("reminder_minutes") or 0),
                         moves=tuple(MoveCode(table.names[p], c) for c, p in codes.items() if p < len(table.names)),
@@ -378,6 +380,19 @@ def cover_of(message_id: str) -> str:
     return _COVERS.get(message_id, "secret")
 
 
+_DOES: Final = {MoveKind.NOMINATE: "web-do-nominate", MoveKind.DISCARD: "web-do-discard",
+                MoveKind.ENACT: "web-do-enact", MoveKind.INVESTIGATE: "web-do-investigate",
+                MoveKind.SPECIAL_ELECTION: "web-do-special-election", MoveKind.EXECUTE: "web-do-execute"}
+"""The words of a page's button that say what it does with its choice ("Discard: Fascist"), by the kind of move;
+a vote's and a veto's words say it already."""
+
+
+def _does(label: str, action: Action, catalog: Catalog) -> str:
+    """A button's words on a page: what the tap does, with the choice it does it with."""
+    message_id = _DOES.get(move(action).kind)
+    return label if message_id is None else catalog.text(message_id, choice=label)
+
+
 def _private(text: str, secret: bool) -> str:
     """A secret's text without its neutral header line: on a page the cover says that much already."""
     return text.split("\n", 1)[1] if secret and "\n" in text else text
@@ -432,10 +447,14 @@ def _reveal(table: Table, info: TableInfo, catalog: Catalog) -> RevealView | Non
 
 
 def _status(ctx: Context, table: Table, language: str) -> tuple[str, ...]:
-    """A paused game, or one the host ended before it was decided, says so (the board alone would not)."""
+    """A paused game, a decided one (who won and why) or one the host ended before it was decided says so (the
+    board alone would not)."""
     catalog = ctx.catalog(table.row.theme, language)
     if table.status is TableStatus.PAUSED:
         return (catalog.text("game-paused"),)
+    ending = next((e for e in reversed(table.log) if isinstance(e, GameEnded)), None)
+    if table.status is TableStatus.OVER and ending is not None:
+        return (render.ended_line(ending, table.info(), catalog),)
     if table.status is TableStatus.OVER and not any(isinstance(e, GameEnded) for e in table.log):
         assert table.state is not None
         roles = render.roles_message(table.state.roles, table.info(), catalog).text
