@@ -220,7 +220,7 @@ def test_the_table_screen_marks_claims_apart_from_the_results() -> None:
     assert part.count('<p class="claim">') == sum(len(r.claims) for group in story for r in group) > 0
     assert f'<p class="said">{HEADER}</p>' in part
     for claim in re.findall(r'<p class="claim">(.*?)</p>', part):
-        assert f'class="result" data-result="' not in claim and claim not in re.findall(
+        assert 'class="result" data-result="' not in claim and claim not in re.findall(
             r'<p class="result"[^>]*>(.*?)</p>', part)
 
 
