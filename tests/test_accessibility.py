@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 import random
-import re
 import time
 from typing import Any
 
@@ -23,7 +22,7 @@ from moderator.catalog import Catalog
 from moderator.engine import Phase, Role, awaiting
 from tests import test_browser
 from tests.accessibility import axe_source, report, violations
-from tests.test_browser import NAMES, Server, host_opens, in_browser, phone_size
+from tests.test_browser import NAMES, Server, buttons_of, host_opens, in_browser, phone_size
 
 pytest.importorskip("selenium.webdriver")  # (tests.test_browser has skipped this module if there is no browser)
 
@@ -31,7 +30,6 @@ browser = test_browser.browser  # the same fixtures: one Chromium for the module
 server = test_browser.server
 EN = Catalog.load("classic", "en")
 SEVEN = ("Ann", "Bob", "Cy", "Dee", "Eve", "Fay", "Gus")
-_BUTTON = re.compile(r'<form method="post" class="inline">(.*?)</form>', re.S)
 
 
 def axe() -> str:
@@ -74,13 +72,7 @@ class Checked:
 
 def buttons(client: httpx.Client, table_id: str) -> list[tuple[str, dict[str, str]]]:
     """The prompt's buttons on a phone's page now: (words, form fields)."""
-    page = client.get(f"/play/{table_id}/live").text
-    out = []
-    for form in _BUTTON.findall(page):
-        label = re.search(r'<button class="choice"[^>]*>([^<]*)', form)
-        if label:
-            out.append((label.group(1).strip(), dict(re.findall(r'name="(\w+)" value="([^"]*)"', form))))
-    return out
+    return buttons_of(client.get(f"/play/{table_id}/live").text)
 
 
 def test_every_page_of_a_game_passes_axe_core_at_every_kind_of_prompt(server: Server, browser: Any) -> None:
