@@ -20,7 +20,7 @@ from typing import Any
 import httpx
 import pytest
 
-from moderator.board import layout
+from moderator.board import SMALLEST, WIDTH, layout
 from moderator.catalog import Catalog
 from tests import test_browser
 from tests.test_browser import NAMES, Server, settled
@@ -165,6 +165,11 @@ def check_layout(driver: Any, what: str) -> None:
             Path(shots).mkdir(parents=True, exist_ok=True)
             driver.save_screenshot(f"{shots}/{what}-{width}x{height}.png")
         assert not found["small"], f"{what} at {width}x{height}: text too small: {found['small'][:5]}"
+        # The board's own words: its smallest as large as the page's smallest may be.
+        shown = driver.execute_script("const b = document.querySelector('.board img');"
+                                      "return b ? b.getBoundingClientRect().width : null")
+        if shown is not None:
+            assert shown / WIDTH * SMALLEST >= 24 * height / 1080, f"{what} at {width}x{height}: the board's words"
         assert not found["cut"], f"{what} at {width}x{height}: cut off: {found['cut'][:5]}"
         assert not found["scrolls"], f"{what} at {width}x{height}: the page scrolls"
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import html
 import logging
 import random
 import re
@@ -202,6 +203,13 @@ def test_the_host_orders_and_removes_seats_from_the_lobby(table: WebTable) -> No
         table.host_do(table_id, "add", name=name)
     table.host_do(table_id, "move", name="Cy", position="2")
     assert table.service.table(table_id).names == ("Ann", "Cy", "Bob")
+    # Removing asks first (live.js asks a form's data-confirm), and each control names its seat to a screen reader.
+    catalog = Catalog.load("classic", "en")
+    page = table.host.get(f"/host/{table_id}/live").text
+    asks = re.search(r'<form method="post" class="inline" data-confirm="([^"]+)">(?:(?!</form>).)*'
+                     r'name="do" value="remove"(?:(?!</form>).)*name="name" value="Bob"', page, re.S)
+    assert asks is not None and html.unescape(asks.group(1)) == catalog.text("web-remove-confirm", name="Bob")
+    assert f'<span class="hidden"> {catalog.text("web-move-up", name="Bob")}</span>' in page
     table.host_do(table_id, "remove", name="Bob")
     assert table.service.table(table_id).names == ("Ann", "Cy")
 
@@ -544,6 +552,13 @@ def test_a_tap_that_cannot_be_stored_says_not_saved_tap_again_and_the_tap_again_
     again = president.post(f"/play/{table_id}", data=first.fields, headers={"X-Send": "1"})  # tapped again
     assert again.json() == {"counted": True, "repeat": False, "reply": ""}
     assert table.service.table(table_id).state.step != step
+
+
+def test_the_join_pages_heading_is_words_that_need_no_emoji_font(table: WebTable) -> None:
+    _table_id, code = table.open("Ann")
+    page = table.device().get(f"/join/{code}").text
+    assert f"<h1>{Catalog.load('classic', 'en').text('web-join-title', code=code)}</h1>" in page
+    assert not re.search(r"[\U0001F300-\U0001FAFF\u2600-\u27BF]", text_of(page))  # no pictograph anywhere
 
 
 def test_the_join_page_and_a_refusal_are_in_the_browsers_language(table: WebTable) -> None:
