@@ -8,6 +8,7 @@ keeps a screenshot of every layout looked at.
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import random
@@ -51,6 +52,7 @@ class Table:
         self.code = found.group(1)
         self.host = host
         self.phones: dict[str, httpx.Client] = {}
+        self.said: list[str] = []
         for name in names:
             phone = server.client()
             phone.headers["Accept-Language"] = lang
@@ -77,6 +79,12 @@ class Table:
         _, fields = options[choose([label for label, _ in options])]
         self.phones[name].post(f"/play/{self.id}", data=fields)
         return True
+
+    def say(self, name: str, kind: str, text: str) -> None:
+        """What ``name`` tells the table from their page (a claim, an accusation, trust): shown with the next result."""
+        nonce = f"say-{len(self.said)}"
+        self.said.append(text)
+        self.phones[name].post(f"/play/{self.id}", data={"do": "speak", "nonce": nonce, "kind": kind, "text": text})
 
     def owing(self) -> list[str]:
         """Who owes a decision (a voter who voted may still change it, but owes nothing)."""
@@ -254,6 +262,41 @@ def test_ten_long_names_fit_the_screen_at_1080p_and_720p_from_lobby_to_the_end(s
     assert len(browser.find_elements(By.CSS_SELECTOR, "ul.roles li")) == len(TEN)
     check_layout(browser, "ten-end")
     whole(browser, "ul.roles .name")
+
+
+def test_where_the_story_would_not_fit_the_oldest_claims_give_way_never_a_result(server: Server,
+                                                                                  browser: Any) -> None:
+    table = Table(server, names=TEN)
+    table.start()
+    for n, name in enumerate(TEN):  # ten long names each say two things before the vote: they ride with its result
+        table.say(name, "accuse", TEN[(n + 1) % len(TEN)])
+        table.say(name, "trust", TEN[(n + 2) % len(TEN)])
+    table.vote(dict.fromkeys(TEN, True))
+    for n, name in enumerate(TEN):  # and two more each before the policy the government enacts
+        table.say(name, "trust", TEN[(n + 3) % len(TEN)])
+        table.say(name, "accuse", TEN[(n + 4) % len(TEN)])
+    while not any(r.kind.value == "policy" for r in told(server, table)):
+        owing = table.owing()
+        assert len(owing) == 1, "the government's session has one seat to decide at a time"
+        table.press(owing[0], lambda labels: 0)
+    part = table.host.get(f"/table/{table.id}/live").text
+    results = re.findall(r'data-result="([^"]+)"', part)
+    claims = [html.unescape(c) for c in re.findall(r'<p class="claim">(.*?)</p>', part)]  # oldest result's first
+    assert len(claims) >= 4 * len(TEN) - 2  # (a claim about oneself may be refused)
+    open_screen(browser, table)
+    for width, height in SIZES:
+        look(browser, width, height)
+        browser.refresh()  # the part as the server sends it, fitted to this size
+        WebDriverWait(browser, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, ".ballots li"))
+        check_layout(browser, f"claims-{height}")  # nothing cut off, nothing smaller than 24 px at 1080p
+        # Every result the story keeps is there, whole; of the claims, the latest: the oldest gave way first.
+        assert [e.get_attribute("data-result") for e in browser.find_elements(By.CSS_SELECTOR, "[data-result]")] \
+            == results
+        shown = [e.text for e in browser.find_elements(By.CSS_SELECTOR, ".claims .claim")]
+        assert 0 < len(shown) < len(claims), f"at {width}x{height}: {len(shown)} of {len(claims)} claims shown"
+        assert shown == claims[len(claims) - len(shown):]
+        assert len(browser.find_elements(By.CSS_SELECTOR, ".claims")) == len(browser.find_elements(
+            By.CSS_SELECTOR, ".claims:has(.claim)"))  # a block whose claims all gave way goes with its header
 
 
 def test_a_vote_neither_moves_nor_fetches_the_board_again(server: Server, browser: Any) -> None:

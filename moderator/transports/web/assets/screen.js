@@ -25,13 +25,28 @@
       window.speechSynthesis.speak(utterance);
     }
   }
-  // The story in large type; where it would not fit, smaller (never below --fit 0.8: 24 px at 1080p), never cut.
+  // The story in large type; where it would not fit, smaller (--fit down to 0.7; screen.css keeps every word at
+  // 24 px at 1080p or more), never cut.
+  // Where even that is too much (a table that claimed a lot), the oldest claims give way, never a result: those
+  // of the least recent result first (the panels say their first result's id), each block's oldest first.
   function fit() {
     const side = live.querySelector(".tv .side");
     if (!side) return;
-    for (let scale = 1; scale >= 0.8; scale -= 0.025) {
+    const fits = () => side.scrollHeight <= side.clientHeight + 1;
+    for (let scale = 1; scale >= 0.7; scale -= 0.025) {
       live.style.setProperty("--fit", scale.toFixed(3));
-      if (side.scrollHeight <= side.clientHeight + 1) return;
+      if (fits()) return;
+    }
+    const age = (panel) => Number((panel.querySelector("[data-result]") || {dataset: {}}).dataset.result
+      ?.split(".")[1] || 0);
+    const panels = [...side.querySelectorAll(".story")].sort((a, b) => age(a) - age(b));
+    for (const panel of panels) {
+      for (const claim of [...panel.querySelectorAll(".claims .claim")]) {
+        if (fits()) return;
+        const block = claim.parentElement;
+        claim.remove();
+        if (!block.querySelector(".claim")) block.remove();
+      }
     }
   }
   // What really happened is longer than a screen: it scrolls slowly, then starts again from the top.
