@@ -28,7 +28,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from moderator.board import Board, words_drawn
 from moderator.catalog import Catalog
-from tests.test_browser import CHROMEDRIVER, CHROMIUM, Server
+from tests.conftest import chromium
+from tests.test_browser import Server
 from tests.test_screen import EN, SPEECH_STUB, TEN, Table, look, open_screen
 
 SMALLEST_TEXT = """
@@ -46,23 +47,11 @@ return {least, what, board: board && board.naturalWidth ? board.getBoundingClien
 """
 
 
-def chromium() -> Any:
-    from selenium import webdriver
-    from selenium.webdriver.chrome.options import Options
-    from selenium.webdriver.chrome.service import Service
-
-    options = Options()
-    options.binary_location = CHROMIUM
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run"):
-        options.add_argument(flag)
-    return webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
-
-
 def play(driver: Any, seed: int) -> dict[str, Any]:
     """One 10-player game watched by the screen; its figures."""
     with Server(Path(tempfile.mkdtemp()) / "screen.db") as server:
         table = Table(server, names=TEN)
-        service = server.server.config.app.state.service
+        service = server.app.state.service
         table.start()
         open_screen(driver, table)
         look(driver, 1920, 1080)
@@ -116,7 +105,7 @@ def main() -> int:
     parser.add_argument("--games", type=int, default=2)
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
-    driver = chromium()
+    driver = chromium(Path(tempfile.mkdtemp()))
     driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": SPEECH_STUB})
     try:
         totals = {"results": 0, "shown": 0, "spoken": 0}

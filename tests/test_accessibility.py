@@ -24,10 +24,9 @@ from tests import test_browser
 from tests.accessibility import axe_source, report, violations
 from tests.test_browser import NAMES, Server, buttons_of, host_opens, in_browser, phone_size
 
-pytest.importorskip("selenium.webdriver")  # (tests.test_browser has skipped this module if there is no browser)
+pytest.importorskip("selenium.webdriver")  # (tests.test_browser has skipped this module if there is no Selenium)
 
-browser = test_browser.browser  # the same fixtures: one Chromium for the module, a server for each test
-server = test_browser.server
+server = test_browser.server  # the same server for each test (Chromium is conftest's, one for the run)
 EN = Catalog.load("classic", "en")
 SEVEN = ("Ann", "Bob", "Cy", "Dee", "Eve", "Fay", "Gus")
 
@@ -88,7 +87,7 @@ def test_every_page_of_a_game_passes_axe_core_at_every_kind_of_prompt(server: Se
     phone_size(browser)
     checked.page("seat page, lobby", phones["Ann"], f"/play/{table_id}")
     host.post(f"/host/{table_id}", data={"do": "start", "nonce": "go"})
-    service = server.server.config.app.state.service
+    service = server.app.state.service
     seen: set[str] = set()
     vetoed = False
     for _ in range(300):
@@ -238,7 +237,7 @@ def test_a_blind_player_plays_a_whole_game_by_the_accessibility_tree(server: Ser
     host.post(f"/host/{table_id}", data={"do": "start", "nonce": "go"})
     in_browser(browser, server, table_id, phones["Ann"])  # Ann's own phone; the others play without a browser
     reader = ScreenReader(browser)
-    service = server.server.config.app.state.service
+    service = server.app.state.service
     # The page as a screen reader finds it: one main landmark, one main heading (her name).
     assert len(reader.find("main")) == 1
     assert [reader.name(h) for h in reader.find("heading", "Ann")] == ["Ann"]
