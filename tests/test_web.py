@@ -809,3 +809,21 @@ def test_a_browsers_regional_language_is_matched_by_its_base_code(table: WebTabl
         page = table.device().get(f"/join/{code}", headers={"Accept-Language": asked}).text
         assert f'<html lang="{lang}">' in page, asked
         assert Catalog.load("classic", lang).text("web-take-seat") in page
+
+
+def test_the_end_leads_every_seats_page_and_the_hosts_an_executed_players_included(table: WebTable) -> None:
+    table_id, phones = five_started(table)
+    t = table.service.table(table_id)
+    out = next(s for s in range(len(NAMES)) if s != t.state.president)
+    t.state = t.state.replace(alive=tuple(s != out for s in range(len(NAMES))))
+    en = Catalog.load("classic", "en")
+    assert en.text("web-executed") in text_of(phones[t.seats[out].name].get(f"/play/{table_id}/live").text)
+    table.host_do(table_id, "end")
+    ended = en.text("game-ended-by-host")
+    for name, phone in phones.items():
+        words = [line.strip() for line in text_of(phone.get(f"/play/{table_id}/live").text).splitlines()
+                 if line.strip()]
+        assert words[:2] == [name, ended], f"{name}'s page begins {words[:4]}"  # right under the seat's name
+    words = [line.strip() for line in text_of(table.host.get(f"/host/{table_id}/live").text).splitlines()
+             if line.strip()]
+    assert words[0] == ended, f"the host's page begins {words[:4]}"
