@@ -2,6 +2,8 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
+AXE_VERSION := 4.14.1
+AXE := .axe/node_modules/axe-core/axe.min.js
 
 .PHONY: run test bench clean browser
 
@@ -22,7 +24,7 @@ $(BIN)/.installed: $(BIN)/.runtime
 run: $(BIN)/.runtime
 	$(BIN)/moderator play
 
-test: $(BIN)/.installed browser
+test: $(BIN)/.installed browser $(AXE)
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 	$(BIN)/python -m pytest
@@ -35,8 +37,17 @@ browser:
 		|| { $$SUDO apt-get update -q >/dev/null && $$SUDO apt-get install -y -q chromium chromium-driver >/dev/null; }; \
 	fi
 
+# The accessibility checker the browser tests run in each page: axe-core, pinned, from the npm registry into a
+# folder git ignores (nothing of it is committed). npm comes from Debian when it is missing.
+$(AXE):
+	@command -v npm >/dev/null || { SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+		$$SUDO apt-get install -y -q npm >/dev/null \
+		|| { $$SUDO apt-get update -q >/dev/null && $$SUDO apt-get install -y -q npm >/dev/null; }; }
+	npm install --prefix .axe --save-exact --no-audit --no-fund --ignore-scripts --loglevel=error axe-core@$(AXE_VERSION)
+	@test -f $@
+
 bench: $(BIN)/.installed
 	$(BIN)/python benchmarks/engine.py
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build *.egg-info .axe

@@ -18,6 +18,7 @@ from __future__ import annotations
 import io
 import math
 import tomllib
+from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from functools import lru_cache
 from pathlib import Path
@@ -28,15 +29,14 @@ from PIL import Image, ImageDraw, ImageFont
 from .catalog import BUNDLED, DEFAULT_THEME, Catalog, messages_dir
 
 WIDTH: Final = 1200
-"""Pixels across: sharp on a TV, still readable when a phone shrinks it to its width."""
+"""Pixels across: sharp on a TV, and the same picture on a phone (a Telegram group's photo, a seat's page)."""
+SMALLEST: Final = 38
+"""No word is drawn smaller (pixels of the picture). Shown on a 1080p TV at least 760 pixels wide, as the table
+screen shows it, that is 24 pixels there; on a phone 360 pixels wide, 11."""
 MARGIN: Final = 36
 GAP: Final = 14
-SEATS_PER_ROW: Final = 5
-NARROW_WIDTH: Final = 640
-"""The phone's board: the same type on about half the width (three seats a row, the status row in two), so a
-phone that shrinks it to its width shows its words at twice the size of the wide board's."""
-NARROW_SEATS_PER_ROW: Final = 3
-ELLIPSIS: Final = "\u2026"
+SEATS_PER_ROW: Final = 2
+"""Two seats a row: a name of 20 characters fits whole beside its number."""
 PNG_COLOURS: Final = 64
 
 BOARD_MESSAGE: Final = "board"
@@ -198,12 +198,16 @@ Box = tuple[int, int, int, int]
 """(left, top, right, bottom) in pixels."""
 
 _HEADER_H: Final = 64
-_TRACK_TITLE_H: Final = 42
-_SLOT_H: Final = 132
-_PAD: Final = 16
-_STATUS_H: Final = 132
-_SEAT_H: Final = 132
-_LEGEND_H: Final = 40
+_TRACK_TITLE_H: Final = 50
+_LIBERAL_SLOT_H: Final = 92
+_FASCIST_SLOT_H: Final = 100
+"""Two lines of a power's name."""
+_PAD: Final = 12
+_TRACKER_H: Final = 64
+_PILES_H: Final = 120
+_LINE_H: Final = 46
+"""One line of ``SMALLEST`` text, with its leading."""
+_LEGEND_H: Final = 2 * _LINE_H
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,62 +226,75 @@ class Layout:
     """The election tracker, veto, the draw pile, the discard pile."""
     seats: tuple[Box, ...]
     legend: Box
+    name_lines: int = 1
+    """Lines of a seat's name: two when a name is too wide for one at ``SMALLEST``."""
+
+
+def _row(top: int, count: int, per_row: int, width: int, height: int, *, inner: int, left: int) -> list[Box]:
+    """``count`` boxes of ``width`` x ``height``, ``per_row`` a row (a short last row centred), from ``top``."""
+    out = []
+    for i in range(count):
+        row, col = divmod(i, per_row)
+        in_row = min(per_row, count - row * per_row)
+        x = left + (inner - (in_row * width + (in_row - 1) * GAP)) // 2 + col * (width + GAP)
+        y = top + row * (height + GAP)
+        out.append((x, y, x + width, y + height))
+    return out
 
 
 @lru_cache(maxsize=32)
-def layout(players: int, narrow: bool = False) -> Layout:
-    """The boxes of a board with this many players (``narrow``: the phone's, ``NARROW_WIDTH`` across)."""
-    width, seats_per_row = (NARROW_WIDTH, NARROW_SEATS_PER_ROW) if narrow else (WIDTH, SEATS_PER_ROW)
-    inner = width - 2 * MARGIN
-    # The phone's tracks take two rows of three slots: a power's name then keeps the size it has on the TV.
-    per_track_row = 3 if narrow else FASCIST_SLOTS
-    track_rows = math.ceil(FASCIST_SLOTS / per_track_row)
-    slot_w = (inner - 2 * _PAD - (per_track_row - 1) * GAP) // per_track_row
+def layout(players: int, name_lines: int = 1) -> Layout:
+    """The boxes of a board with this many players, whose names take ``name_lines`` lines (``names_fit``)."""
+    width, inner = WIDTH, WIDTH - 2 * MARGIN
     y = MARGIN // 2
     header = (MARGIN, y, width - MARGIN, y + _HEADER_H)
     y = header[3] + GAP
-    track_h = _PAD + _TRACK_TITLE_H + track_rows * _SLOT_H + (track_rows - 1) * GAP + _PAD
-
-    def slots(top: int, count: int) -> tuple[Box, ...]:
-        out = []
-        for i in range(count):
-            row, col = divmod(i, per_track_row)
-            in_row = min(per_track_row, count - row * per_track_row)
-            row_w = in_row * slot_w + (in_row - 1) * GAP
-            left = MARGIN + (inner - row_w) // 2  # centred: the liberal track has one slot fewer
-            sy = top + _PAD + _TRACK_TITLE_H + row * (_SLOT_H + GAP)
-            out.append((left + col * (slot_w + GAP), sy, left + col * (slot_w + GAP) + slot_w, sy + _SLOT_H))
-        return tuple(out)
-
-    liberal = (MARGIN, y, width - MARGIN, y + track_h)
+    # The liberal track: five slots in a row. The fascist track: six in two rows of three, each wide enough for a
+    # power's name in words of ``SMALLEST`` pixels.
+    liberal = (MARGIN, y, width - MARGIN, y + 2 * _PAD + _TRACK_TITLE_H + _LIBERAL_SLOT_H)
+    slot_top = liberal[1] + _PAD + _TRACK_TITLE_H
+    liberal_w = (inner - 2 * _PAD - (LIBERAL_SLOTS - 1) * GAP) // LIBERAL_SLOTS
+    liberal_slots = _row(slot_top, LIBERAL_SLOTS, LIBERAL_SLOTS, liberal_w, _LIBERAL_SLOT_H, inner=inner, left=MARGIN)
     y = liberal[3] + GAP
-    fascist = (MARGIN, y, width - MARGIN, y + track_h)
+    per_row = FASCIST_SLOTS // 2
+    fascist = (MARGIN, y, width - MARGIN, y + 2 * _PAD + _TRACK_TITLE_H + 2 * _FASCIST_SLOT_H + GAP)
+    fascist_w = (inner - 2 * _PAD - (per_row - 1) * GAP) // per_row
+    fascist_slots = _row(fascist[1] + _PAD + _TRACK_TITLE_H, FASCIST_SLOTS, per_row, fascist_w, _FASCIST_SLOT_H,
+                         inner=inner, left=MARGIN)
     y = fascist[3] + GAP
-    per_status_row = 2 if narrow else 4
-    status_w = (inner - (per_status_row - 1) * GAP) // per_status_row
-    status = tuple((MARGIN + (i % per_status_row) * (status_w + GAP), y + (i // per_status_row) * (_STATUS_H + GAP),
-                    MARGIN + (i % per_status_row) * (status_w + GAP) + status_w,
-                    y + (i // per_status_row) * (_STATUS_H + GAP) + _STATUS_H)
-                   for i in range(4))
-    y += (4 // per_status_row) * (_STATUS_H + GAP)
-    per_row = min(players, seats_per_row)
-    seat_w = (inner - (seats_per_row - 1) * GAP) // seats_per_row
-    seats: list[Box] = []
-    rows = math.ceil(players / per_row)
-    for seat in range(players):
-        row, col = divmod(seat, per_row)
-        in_row = min(per_row, players - row * per_row)
-        left = MARGIN + (inner - (in_row * seat_w + (in_row - 1) * GAP)) // 2
-        top = y + row * (_SEAT_H + GAP)
-        seats.append((left + col * (seat_w + GAP), top, left + col * (seat_w + GAP) + seat_w, top + _SEAT_H))
-    y += rows * (_SEAT_H + GAP)
+    # The election tracker across the width; veto and the two piles under it.
+    tracker = (MARGIN, y, width - MARGIN, y + _TRACKER_H)
+    y = tracker[3] + GAP
+    pile_w = (inner - 2 * GAP) // 3
+    veto, draw, discard = _row(y, 3, 3, pile_w, _PILES_H, inner=inner, left=MARGIN)
+    y = veto[3] + GAP
+    # The seats, two a row: a name of 20 characters whole on one line (or two), and under it the seat's badge.
+    seat_h = 2 * _PAD + (name_lines + 1) * _LINE_H
+    seats = _row(y, players, SEATS_PER_ROW, (inner - GAP) // SEATS_PER_ROW, seat_h, inner=inner, left=MARGIN)
+    y = seats[-1][3] + GAP
     legend = (MARGIN, y, width - MARGIN, y + _LEGEND_H)
     height = legend[3] + MARGIN // 2
-    return Layout(players, height, width, header, liberal, fascist, slots(liberal[1], LIBERAL_SLOTS),
-                  slots(fascist[1], FASCIST_SLOTS), status, tuple(seats), legend)  # type: ignore[arg-type]
+    return Layout(players, height, width, header, liberal, fascist, tuple(liberal_slots), tuple(fascist_slots),
+                  (tracker, veto, draw, discard), tuple(seats), legend, name_lines)
 
 
-# --- drawing ---------------------------------------------------------------------------------------------
+def layout_of(names: Sequence[str]) -> Layout:
+    """The layout of a board with these players' names."""
+    return layout(len(names), 1 if all(names_fit(name) for name in names) else 2)
+
+
+def names_fit(name: str) -> bool:
+    """A seat's name fits one line at ``SMALLEST`` pixels beside its number."""
+    box = layout(5).seats[0]
+    return _width(name, SMALLEST) <= _name_width(box)
+
+
+def _name_width(box: Box) -> float:
+    return box[2] - box[0] - 2 * _PAD - _NUMBER_W
+
+
+_NUMBER_W: Final = 64
+"""Room for a seat's number (1 to 10) before its name."""
 
 
 FONT_FOLDER: Final = "fonts"
@@ -337,43 +354,54 @@ def _width(text: str, size: int, bold: bool = False) -> float:
     return _font(size, bold).getlength(text)
 
 
-def fit(text: str, width: float, size: int, smallest: int, bold: bool = False) -> tuple[str, int]:
-    """``text`` at the largest size from ``size`` down to ``smallest`` that fits ``width``, else cut with "…"."""
+def fit(text: str, width: float, size: int, smallest: int = SMALLEST, bold: bool = False) -> tuple[str, int]:
+    """``text`` at the largest size from ``size`` down to ``smallest`` that fits ``width`` on one line; else at
+    ``smallest``, whole (never cut: the caller's box has room, or ``wrap`` is for it)."""
     for s in range(size, smallest - 1, -2):
         if _width(text, s, bold) <= width:
             return text, s
-    cut = text
-    while cut and _width(cut + ELLIPSIS, smallest, bold) > width:
-        cut = cut[:-1]
-    return cut.rstrip() + ELLIPSIS, smallest
+    return text, smallest
 
 
-def fit_lines(text: str, width: float, size: int, smallest: int, lines: int) -> tuple[list[str], int]:
-    """``text`` wrapped at spaces into at most ``lines`` lines of ``width``, as large as fits (cut if it must)."""
-    words = text.split()
-    for s in range(size, smallest - 1, -2):
-        wrapped: list[str] = []
-        for word in words:
-            if wrapped and _width(wrapped[-1] + " " + word, s) <= width:
-                wrapped[-1] += " " + word
-            else:
-                wrapped.append(word)
-        if len(wrapped) <= lines and all(_width(line, s) <= width for line in wrapped):
-            return wrapped, s
-    head = " ".join(words)
-    return [fit(head, width, smallest, smallest)[0]], smallest
+def wrap(text: str, width: float, size: int, smallest: int = SMALLEST, *, bold: bool = False) -> tuple[list[str], int]:
+    """``text`` in as few lines of ``width`` as it takes, as large as fits (from ``size`` down to ``smallest``):
+    broken at spaces and after hyphens, and a word wider than a line at its letters. Never cut."""
+    for lines_wanted in range(1, 4):
+        for s in range(size, smallest - 1, -2):
+            lines = _wrapped(text, width, s, bold)
+            if len(lines) <= lines_wanted:
+                return lines, s
+    return _wrapped(text, width, smallest, bold), smallest
+
+
+def _wrapped(text: str, width: float, size: int, bold: bool) -> list[str]:
+    words = text.replace("-", "- ").split()
+    lines: list[str] = []
+    for word in words:
+        joined = (lines[-1] + ("" if lines[-1].endswith("-") else " ") + word) if lines else word
+        if lines and _width(joined, size, bold) <= width:
+            lines[-1] = joined
+            continue
+        while _width(word, size, bold) > width and len(word) > 1:  # a word wider than a line: at its letters
+            cut = max(n for n in range(1, len(word)) if _width(word[:n], size, bold) <= width or n == 1)
+            lines.append(word[:cut])
+            word = word[cut:]
+        lines.append(word)
+    return lines
 
 
 class _Painter:
-    """One image being drawn: the catalog's words and the theme's colours."""
+    """One image being drawn: the catalog's words and the theme's colours; ``words``: every text drawn, with its
+    size in pixels."""
 
-    def __init__(self, board: Board, catalog: Catalog, narrow: bool = False) -> None:
+    def __init__(self, board: Board, catalog: Catalog) -> None:
         self.board = board
         self.catalog = catalog
         self.colours = palette(board.theme)
-        self.layout = layout(board.players, narrow)
+        self.layout = layout_of(board.names)
         self.image = Image.new("RGB", (self.layout.width, self.layout.height), self.colours.background)
         self.draw = ImageDraw.Draw(self.image)
+        self.words: list[tuple[str, int]] = []
 
     def term(self, key: str) -> str:
         return self.catalog.term(key)
@@ -385,13 +413,27 @@ class _Painter:
     def text(self, xy: tuple[float, float], text: str, size: int, fill: Colour, anchor: str = "la", *,
              bold: bool = False) -> None:
         self.draw.text(xy, text, font=_font(size, bold), fill=fill, anchor=anchor)
+        self.words.append((text, size))
 
-    def label(self, box: Box, text: str, size: int, smallest: int, fill: Colour, *, y: float | None = None,
-              anchor: str = "mm", bold: bool = False) -> None:
-        """One line centred in ``box`` (or at height ``y``), shrunk or cut to fit its width."""
-        shown, s = fit(text, box[2] - box[0] - 16, size, smallest, bold)
+    def label(self, box: Box, text: str, size: int, fill: Colour, *, y: float | None = None, anchor: str = "mm",
+              bold: bool = False) -> float:
+        """One line centred in ``box`` (or at height ``y``), shrunk to fit its width down to ``SMALLEST``, then
+        bold no more; returns its width."""
+        room = box[2] - box[0] - 16
+        if bold and _width(text, SMALLEST, True) > room:
+            bold = False
+        shown, s = fit(text, room, size, bold=bold)
         middle = (box[1] + box[3]) / 2 if y is None else y
         self.text(((box[0] + box[2]) / 2, middle), shown, s, fill, anchor, bold=bold)
+        return _width(shown, s, bold)
+
+    def lines(self, box: Box, text: str, size: int, fill: Colour, *, bold: bool = False) -> None:
+        """``text`` wrapped into ``box``, centred."""
+        lines, s = wrap(text, box[2] - box[0] - 8, size, bold=bold)
+        step = s + 8
+        first = (box[1] + box[3]) / 2 - (len(lines) - 1) * step / 2
+        for i, line in enumerate(lines):
+            self.text(((box[0] + box[2]) / 2, first + i * step), line, s, fill, "mm", bold=bold)
 
     def star(self, centre: tuple[float, float], radius: float, fill: Colour) -> None:
         points = []
@@ -400,6 +442,13 @@ class _Painter:
             angle = -math.pi / 2 + i * math.pi / 5
             points.append((centre[0] + r * math.cos(angle), centre[1] + r * math.sin(angle)))
         self.draw.polygon(points, fill=fill)
+
+    def card(self, box: Box) -> None:
+        """A policy card face down in a filled slot: its shape says the slot is filled, not only its colour."""
+        cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+        w, h = 44, 62
+        self.draw.rounded_rectangle((cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2), 8, outline=(255, 255, 255),
+                                    width=5)
 
     # --- the parts ---------------------------------------------------------------------------------------
 
@@ -414,40 +463,33 @@ class _Painter:
 
     def header(self) -> None:
         b, c, box = self.board, self.colours, self.layout.header
-        middle = (box[1] + box[3]) / 2
-        title, size = fit(self.term("game"), (box[2] - box[0]) * 0.45, 44, 26, bold=True)
-        self.text((box[0], middle), title, size, c.text, "lm", bold=True)
-        if b.winner is not None:
-            words = self.catalog.text("board-game-over", winner=self.term(
-                "liberals" if b.winner == "liberal" else "fascists"))
-            shown, size = fit(words, (box[2] - box[0]) * 0.53, 30, 18, bold=True)
-            colour = c.liberal if b.winner == "liberal" else c.fascist
-            w = _width(shown, size, bold=True)
-            self.draw.rounded_rectangle((box[2] - w - 32, box[1] + 6, box[2], box[3] - 6), 12, fill=colour)
-            self.text((box[2] - 16, middle), shown, size, (255, 255, 255), "rm", bold=True)
+        if b.winner is None:
+            title, size = fit(self.term("game"), box[2] - box[0], 48, bold=True)
+            self.text((box[0], (box[1] + box[3]) / 2), title, size, c.text, "lm", bold=True)
+            return
+        # Who won, across the board's width in the winners' colour.
+        colour = c.liberal if b.winner == "liberal" else c.fascist
+        self.draw.rounded_rectangle(box, 14, fill=colour)
+        words = self.catalog.text("board-game-over", winner=self.term("liberals" if b.winner == "liberal"
+                                                                         else "fascists"))
+        self.label(box, words, 42, (255, 255, 255), bold=True)
 
     def _track(self, box: Box, title: str, fill: Colour) -> None:
         self.draw.rounded_rectangle(box, 18, fill=fill)
-        self.label((box[0] + _PAD, box[1] + _PAD, box[2] - _PAD, box[1] + _PAD + _TRACK_TITLE_H), title, 28, 18,
+        self.label((box[0] + _PAD, box[1] + _PAD, box[2] - _PAD, box[1] + _PAD + _TRACK_TITLE_H), title, 40,
                    self.colours.ink, bold=True)
 
-    def _slot(self, box: Box, filled: bool, colour: Colour, card: str, power: str | None, last: bool) -> None:
-        c = self.colours
+    def _slot(self, box: Box, filled: bool, colour: Colour, power: str | None, last: bool) -> None:
+        ink: Colour = (255, 255, 255) if filled else self.colours.ink
         if filled:
             self.draw.rounded_rectangle(box, 12, fill=colour)
-            top = box[1] + (30 if power else _SLOT_H / 2)
-            self.label(box, card, 24, 14, (255, 255, 255), y=top, bold=True)
-            ink: Colour = (255, 255, 255)
         else:
             self.draw.rounded_rectangle(box, 12, outline=colour, width=4)
-            ink = c.ink
         if power:
-            lines, size = fit_lines(power, box[2] - box[0] - 16, 20, 13, 3)
-            step = size + 4
-            first = (box[1] + box[3]) / 2 - (len(lines) - 1) * step / 2 + (16 if filled else 0)
-            for i, line in enumerate(lines):
-                self.text(((box[0] + box[2]) / 2, first + i * step), line, size, ink, "mm")
-        if last and not filled:
+            self.lines(box, power, SMALLEST, ink)
+        elif filled:
+            self.card(box)
+        elif last:
             self.star(((box[0] + box[2]) / 2, (box[1] + box[3]) / 2), 34, colour)
 
     def liberal_track(self) -> None:
@@ -455,7 +497,7 @@ class _Painter:
         self._track(self.layout.liberal_track, self.cap("liberal_policies"), c.liberal_track)
         slots = self.layout.liberal_slots
         for i, box in enumerate(slots):
-            self._slot(box, i < b.liberal_policies, c.liberal, self.term("liberal_card"), None, i == len(slots) - 1)
+            self._slot(box, i < b.liberal_policies, c.liberal, None, i == len(slots) - 1)
 
     def fascist_track(self) -> None:
         b, c = self.board, self.colours
@@ -463,46 +505,49 @@ class _Painter:
         slots = self.layout.fascist_slots
         for i, box in enumerate(slots):
             power = b.powers[i] if i < len(b.powers) else None
-            self._slot(box, i < b.fascist_policies, c.fascist, self.term("fascist_card"),
-                       None if power is None else self.term(power), i == len(slots) - 1)
+            self._slot(box, i < b.fascist_policies, c.fascist, None if power is None else self.term(power),
+                       i == len(slots) - 1)
 
     def status(self) -> None:
         b, c = self.board, self.colours
         tracker, veto, draw, discard = self.layout.status
         for box in self.layout.status:
             self.draw.rounded_rectangle(box, 14, fill=c.panel)
-        # The election tracker: three marks, the last one is chaos.
-        self.label(tracker, self.term("election_tracker"), 22, 14, c.muted, y=tracker[1] + 24)
-        spacing = (tracker[2] - tracker[0]) / (TRACKER_MARKS + 1)
+        # The election tracker: its name, three marks, and chaos after the third.
+        middle = (tracker[1] + tracker[3]) / 2
+        name = self.cap("election_tracker")
+        self.text((tracker[0] + 20, middle), name, SMALLEST, c.muted, "lm")
+        x, r = tracker[0] + 20 + _width(name, SMALLEST) + 48, 18
         for i in range(TRACKER_MARKS):
-            x, y, r = tracker[0] + spacing * (i + 1), tracker[1] + 72, 20
+            centre = x + i * (2 * r + 24)
             if i < b.election_tracker:
-                self.draw.ellipse((x - r, y - r, x + r, y + r), fill=c.tracker)
+                self.draw.ellipse((centre - r, middle - r, centre + r, middle + r), fill=c.tracker)
             else:
-                self.draw.ellipse((x - r, y - r, x + r, y + r), outline=c.tracker, width=4)
-        last = tracker[0] + spacing * TRACKER_MARKS
-        self.label((int(last - spacing), tracker[1], int(last + spacing), tracker[3]), self.cap("chaos"), 18, 12,
-                   c.muted, y=tracker[3] - 18)
+                self.draw.ellipse((centre - r, middle - r, centre + r, middle + r), outline=c.tracker, width=4)
+        self.text((x + (TRACKER_MARKS - 1) * (2 * r + 24) + r + 24, middle), "\u2192 " + self.cap("chaos"),
+                  SMALLEST, c.muted, "lm")
         # Veto: lit once unlocked.
         word = self.cap("veto")
-        shown, size = fit(word, veto[2] - veto[0] - 48, 30, 14, bold=True)
-        w = _width(shown, size, bold=True)
-        pill = ((veto[0] + veto[2] - w) / 2 - 18, veto[1] + 40, (veto[0] + veto[2] + w) / 2 + 18, veto[3] - 40)
+        bold = _width(word, SMALLEST, True) <= veto[2] - veto[0] - 52
+        w = _width(word, SMALLEST, bold)
+        pill = ((veto[0] + veto[2] - w) / 2 - 18, veto[1] + 24, (veto[0] + veto[2] + w) / 2 + 18, veto[3] - 24)
         if b.veto_unlocked:
             self.draw.rounded_rectangle(pill, 16, fill=c.fascist)
-            self.text(((veto[0] + veto[2]) / 2, (veto[1] + veto[3]) / 2), shown, size, (255, 255, 255), "mm",
-                      bold=True)
+            self.text(((veto[0] + veto[2]) / 2, (veto[1] + veto[3]) / 2), word, SMALLEST, (255, 255, 255), "mm",
+                      bold=bold)
         else:
             self.draw.rounded_rectangle(pill, 16, outline=c.muted, width=2)
-            self.text(((veto[0] + veto[2]) / 2, (veto[1] + veto[3]) / 2), shown, size, c.muted, "mm", bold=True)
+            self.text(((veto[0] + veto[2]) / 2, (veto[1] + veto[3]) / 2), word, SMALLEST, c.muted, "mm", bold=bold)
         # The piles: a word and a number.
         for box, key, count in ((draw, "draw_pile", b.draw_pile), (discard, "discard_pile", b.discard_pile)):
-            self.label(box, self.cap(key), 22, 14, c.muted, y=box[1] + 24)
-            self.text(((box[0] + box[2]) / 2, box[1] + 82), str(count), 52, c.text, "mm", bold=True)
+            self.label(box, self.cap(key), SMALLEST, c.muted, y=box[1] + _PAD + _LINE_H / 2)
+            self.text(((box[0] + box[2]) / 2, box[3] - _PAD - 24), str(count), 48, c.text, "mm", bold=True)
 
     def seats(self) -> None:
         b, c = self.board, self.colours
-        candidates = b.candidates
+        two = self.layout.name_lines == 2
+        # Every name bold, or none (a board of mixed weights reads as if some names mattered more).
+        bold = all(_width(name, SMALLEST, True) <= _name_width(self.layout.seats[0]) for name in b.names)
         for seat, box in enumerate(self.layout.seats):
             alive = b.alive[seat]
             president, chancellor = seat == b.president, seat == b.chancellor
@@ -512,35 +557,38 @@ class _Painter:
                 edge = c.president if president else c.chancellor
                 self.draw.rounded_rectangle(box, 14, outline=edge, width=6)
             if seat in b.term_limited and b.winner is None:
-                # A hatched band along the bottom edge; the legend names the term-limited.
-                band = (box[0] + 10, box[3] - 22, box[2] - 10, box[3] - 10)
+                # A hatched band along the left edge; the legend names the term-limited.
+                band = (box[0] + 8, box[1] + 12, box[0] + 20, box[3] - 12)
                 self.draw.rectangle(band, fill=c.limited)
-                for x in range(band[0], band[2], 12):
-                    self.draw.line((x, band[3], x + 8, band[1]), fill=fill, width=3)
-            # The seat's number and name.
-            self.text((box[0] + 14, box[1] + 12), str(seat + 1), 20, c.muted)
-            name_box = (box[0] + 8, box[1] + 30, box[2] - 8, box[1] + 72)
-            self.label(name_box, b.names[seat], 28, 14, c.text if alive else c.muted, bold=True)
-            if not alive:
-                shown, size = fit(b.names[seat], name_box[2] - name_box[0] - 16, 28, 14, bold=True)
-                w = _width(shown, size, bold=True)
-                mid_x, mid_y = (box[0] + box[2]) / 2, (name_box[1] + name_box[3]) / 2 + 2
-                self.draw.line((mid_x - w / 2, mid_y, mid_x + w / 2, mid_y), fill=c.muted, width=3)
+                for y in range(band[1], band[3], 12):
+                    self.draw.line((band[0], y + 8, band[2], y), fill=fill, width=3)
+            # The seat's number, and its name whole (bold where it fits; on two lines where it must).
+            top = box[1] + _PAD + _LINE_H / 2
+            left, room = box[0] + _PAD + _NUMBER_W, _name_width(box)
+            self.text((left - 14, top), str(seat + 1), SMALLEST, c.muted, "rm")
+            name = b.names[seat]
+            lines = [name] if _width(name, SMALLEST) <= room else wrap(name, room, SMALLEST)[0][:2]
+            ink = c.text if alive else c.muted
+            for i, line in enumerate(lines):
+                self.text((left, top + i * _LINE_H), line, SMALLEST, ink, "lm", bold=bold)
+                if not alive:
+                    w = _width(line, SMALLEST, bold)
+                    self.draw.line((left, top + i * _LINE_H + 2, left + w, top + i * _LINE_H + 2), fill=c.muted,
+                                   width=3)
             badge = None
             if not alive:
                 badge = (self.cap("executed"), c.muted, c.dead)
             elif president:
-                badge = (self.cap("presidential_candidate" if candidates else "president"), c.president, c.ink)
+                badge = (self.cap("presidential_candidate" if b.candidates else "president"), c.president, c.ink)
             elif chancellor:
-                badge = (self.cap("chancellor_candidate" if candidates else "chancellor"), c.chancellor, c.ink)
+                badge = (self.cap("chancellor_candidate" if b.candidates else "chancellor"), c.chancellor, c.ink)
             if badge is not None:
-                words, colour, ink = badge
-                area = (box[0] + 10, box[1] + 78, box[2] - 10, box[1] + 108)
-                shown, size = fit(words, area[2] - area[0] - 12, 20, 11)
-                w = _width(shown, size)
-                mid = (area[0] + area[2]) / 2
-                self.draw.rounded_rectangle((mid - w / 2 - 8, area[1], mid + w / 2 + 8, area[3]), 10, fill=colour)
-                self.text((mid, (area[1] + area[3]) / 2), shown, size, ink, "mm")
+                words, colour, badge_ink = badge
+                # Under the number and the name, beside the term-limited band: the longest office fits whole.
+                middle, start = top + (2 if two else 1) * _LINE_H, box[0] + _PAD + 24
+                w = _width(words, SMALLEST)
+                self.draw.rounded_rectangle((start - 10, middle - 22, start + w + 10, middle + 22), 12, fill=colour)
+                self.text((start, middle), words, SMALLEST, badge_ink, "lm")
 
     def legend(self) -> None:
         b, c, box = self.board, self.colours, self.layout.legend
@@ -548,22 +596,30 @@ class _Painter:
             return
         names = ", ".join(b.names[s] for s in b.term_limited)
         words = self.catalog.text("board-term-limited", names=names)
-        swatch = (box[0], box[1] + 12, box[0] + 36, box[3] - 12)
+        swatch = (box[0], box[1] + 10, box[0] + 36, box[1] + _LINE_H - 4)
         self.draw.rectangle(swatch, fill=c.limited)
-        shown, size = fit(words, box[2] - box[0] - 52, 24, 14)
-        self.text((box[0] + 50, (box[1] + box[3]) / 2), shown, size, c.text, "lm")
+        lines, size = wrap(words, box[2] - box[0] - 52, SMALLEST)
+        for i, line in enumerate(lines[:2]):
+            self.text((box[0] + 50, box[1] + _LINE_H / 2 + i * _LINE_H), line, size, c.text, "lm")
 
 
-def render_png(board: Board, catalog: Catalog, *, narrow: bool = False) -> bytes:
-    """The board as a PNG, ``WIDTH`` pixels wide (``narrow``: ``NARROW_WIDTH``, for a phone), in the catalog's
-    words and the board's theme's colours."""
-    image = _Painter(board, catalog, narrow).paint()
+def render_png(board: Board, catalog: Catalog) -> bytes:
+    """The board as a PNG, ``WIDTH`` pixels wide, in the catalog's words and the board's theme's colours."""
+    image = _Painter(board, catalog).paint()
     # A few flat colours and their anti-aliased edges: 64 palette entries look the same, and encode in half the
     # time to under half the bytes of RGB (about 25 KB for Telegram to fetch).
     paletted = image.quantize(PNG_COLOURS, method=Image.Quantize.FASTOCTREE)
     buffer = io.BytesIO()
     paletted.save(buffer, format="PNG", compress_level=6)
     return buffer.getvalue()
+
+
+def words_drawn(board: Board, catalog: Catalog) -> tuple[tuple[str, int], ...]:
+    """Every text the board's picture shows, with its size in pixels of the picture (what a test and the table
+    screen's benchmark measure)."""
+    painter = _Painter(board, catalog)
+    painter.paint()
+    return tuple(painter.words)
 
 
 def catalog_for(board: Board, lang: str) -> Catalog:

@@ -601,11 +601,37 @@ class Ballot:
 
 @dataclass(frozen=True, slots=True)
 class RevealView:
-    """The latest decided election, name by name: its outcome and every ballot."""
+    """The latest decided election, name by name: its outcome, its count and every ballot."""
 
     title: str
     elected: bool
     ballots: tuple[Ballot, ...]
+    count: str = ""
+    """The count in the table's words ("6 Ja, 4 Nein")."""
+    result: str = ""
+    """The id of the election's public result (``PublicResult.id``)."""
+
+
+class ResultKind(StrEnum):
+    """What a public result is about: the table screen keeps the latest of each kind until another replaces it."""
+
+    ELECTION = "election"
+    POLICY = "policy"
+    POWER = "power"
+    VETO = "veto"
+    END = "end"
+
+
+@dataclass(frozen=True, slots=True)
+class PublicResult:
+    """One public result of a game (an election, an enacted policy, a power used, chaos, a veto, the end), as the
+    table is told it: its id (the same on every fetch, unique at its table, in the order things happened), what
+    it is about, its words, and what players claimed with it (speech, never fact)."""
+
+    id: str
+    kind: ResultKind
+    text: str
+    claims: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -629,9 +655,16 @@ class ScreenView:
     status: tuple[str, ...] = ()
     board: BoardView | None = None
     truth: tuple[str, ...] = ()
-    latest: tuple[str, ...] = ()
-    claimed: tuple[bool, ...] = ()
-    """For each of ``latest``, whether it is what players claim (speech, to be shown as claims, never as facts)."""
+    results: tuple[PublicResult, ...] = ()
+    """Every public result of the game so far, oldest first: each is read aloud once, by its id."""
+    story: tuple[tuple[PublicResult, ...], ...] = ()
+    """The latest results of each kind (an election's, a policy's, a power's, a veto's), a kind's results oldest
+    first (a result and what followed from it: the tracker after a rejection, a power after a policy): they stay
+    until a result of the same kind replaces them."""
+    claims_header: str = ""
+    """The words that set claims apart from results (players may lie)."""
+    ending: tuple[PublicResult, ...] = ()
+    """Once the game is over: the results of its last moment, the end's included (what ended it)."""
     waiting: str = ""
     """Who the table waits for, by name, and for what (empty once the game is over or paused)."""
     reveal: RevealView | None = None
@@ -671,6 +704,8 @@ class HostView:
     nudge, end; resume; rematch), in the order a page offers them: the service refuses the others."""
     seat_controls: bool = False
     """A computer player may stand in for a seat and a seat may move to a new device: a game is under way."""
+    status: tuple[str, ...] = ()
+    """A paused game, or one that is over: who won and why (or that the host ended it, and every role)."""
 
 
 @dataclass(frozen=True, slots=True)

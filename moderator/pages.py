@@ -5,6 +5,7 @@ the service, never by the channel.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import hmac
 from collections.abc import Callable, Sequence
@@ -27,7 +28,9 @@ from .channels import (
     Outbound,
     PassName,
     PromptView,
+    PublicResult,
     Receipt,
+    ResultKind,
     RevealView,
     ScreenSeat,
     ScreenView,
@@ -39,8 +42,28 @@ from .channels import (
 from .claims import Claim
 from .commands import Inbound
 from .context import Context
-from .engine import Action, Phase, awaiting, public_view, view_for
-from .engine.events import ElectionDecided, GameEnded, GameStarted, VoteCast, VoteProgressed
+from .engine import Action, Phase, PublicView, awaiting, public_view, view_for
+from .engine.events import (
+    ChancellorNotHitler,
+    DeckReshuffled,
+    ElectionDecided,
+    ElectionTrackerAdvanced,
+    Event,
+    GameEnded,
+    GameStarted,
+    LoyaltyInvestigated,
+    PlayerExecuted,
+    PolicyEnacted,
+    PolicyPeekUsed,
+    PresidentialPowerGranted,
+    SpecialElectionCalled,
+    TermLimitsCleared,
+    VetoAnswered,
+    VetoProposed,
+    VetoUnlocked,
+    VoteCast,
+    VoteProgressed,
+)
 from .engine.types import MAX_PLAYERS, MIN_PLAYERS
 from .game import CLAIM_LENGTH
 from .host import game_controls
@@ -53,7 +76,20 @@ from .store import TableStatus
 from .tables import LIVE, Table
 
 LATEST = 6
-"""Public messages the table screen shows as the latest results."""
+"""Public messages a seat whose results go to a group chat shows as the latest."""
+RESULTS: Final[dict[type[Event], ResultKind]] = {
+    ElectionDecided: ResultKind.ELECTION, PolicyEnacted: ResultKind.POLICY, VetoProposed: ResultKind.VETO,
+    VetoAnswered: ResultKind.VETO, LoyaltyInvestigated: ResultKind.POWER, SpecialElectionCalled: ResultKind.POWER,
+    PolicyPeekUsed: ResultKind.POWER, PlayerExecuted: ResultKind.POWER, GameEnded: ResultKind.END,
+}
+"""The public results a table is told, by what they are about."""
+FOLLOWING: Final[frozenset[type[Event]]] = frozenset(
+    (ElectionTrackerAdvanced, ChancellorNotHitler, TermLimitsCleared, VetoUnlocked, PresidentialPowerGranted,
+     DeckReshuffled))
+"""Public results that follow from the one before them and are about the same (the tracker after a rejected
+election or a veto, chaos's cleared term limits, the power an enacted policy grants)."""
+STORY: Final = (ResultKind.ELECTION, ResultKind.POLICY, ResultKind.POWER, ResultKind.VETO)
+"""The kinds of result the table screen keeps, in the order it shows them."""
 LIMITS: Final = Limits(MIN_PLAYERS, MAX_PLAYERS, name_length=NAME_LIMIT, claim_length=CLAIM_LENGTH)
 """The numbers the service holds every table's inputs to, as pages are told them (``channels.Pages.limits``)."""
 
@@ -127,7 +163,7 @@ class BrowserPages:
         message = render.prompt(view, info, catalog) if owed else None
         prompt = None
         if message is not None:
-            options = tuple(Option(c.label, token(c.action)) for c in message.choices)
+            options = tuple(Option(_does(c.label, c.action, catalog), token(c.action)) for c in message.choices)
             chosen = None if view.vote is None else catalog.term("ja" if view.vote else "nein")
             prompt = PromptView(_private(message.text, message.secret), message.secret, options,
                                 table.row.decision_step, cover=cover_of(message.message_id), chosen=chosen,
@@ -135,8 +171,9 @@ class BrowserPages:
                                 cards=tuple(_card(c.action) for c in message.choices))
         knowledge = tuple(_private(m.text, m.secret) for m in render.knowledge_messages(view, info, catalog))
         status = _status(self.ctx, table, language)
-        if not view.public.alive[position]:  # executed: told so, and the game goes on before their eyes
-            status = (catalog.text("web-executed"), *status)
+        if not view.public.alive[position]:  # executed: told so, and the game goes on before their eyes (the end,
+            executed = catalog.text("web-executed")  # once it comes, first)
+            status = (*status, executed) if table.status is TableStatus.OVER else (executed, *status)
         records = table.status is TableStatus.PLAYING and at_table and state.president == position
         # The hands at the table: computer players have voted by themselves (their votes show with the result).
         voters = tuple(table.names[s] for s in awaiting(state)) if records else ()
@@ -195,11 +232,20 @@ class BrowserPages:
         if table.status is TableStatus.PLAYING and (owing := awaiting(state)):
             # Who still owes a vote is no secret (at a real table, whose card is not yet down); how they vote is.
             waiting = render.waiting_line(owing, state.phase, info, catalog)
-        latest = self._latest(table, language)
+        told, calls = self._told(table, catalog)
+        results = tuple(r for group in told for r in group)
+        last: tuple[PublicResult, ...] = ()
+        if table.status is TableStatus.OVER:
+            # What ended it: the results since the last one a decision made (a chaos policy follows a rejection).
+            made = [f"{table.row.game}.{i}" for i, e in enumerate(table.log)
+                    if type(e) in RESULTS and not isinstance(e, GameEnded)
+                    and not (isinstance(e, PolicyEnacted) and e.by_chaos)]
+            first = next((n for n in reversed(range(len(results))) if made and results[n].id == made[-1]), None)
+            last = results[len(results) - 1 if first is None else first:]
         return ScreenView(False, status=_status(self.ctx, table, language),
-                          board=self._board_view(table, language), truth=truth,
-                          latest=tuple(text for text, _ in latest), claimed=tuple(said for _, said in latest),
-                          waiting=waiting,
+                          board=self._board_view(table, language), truth=truth, ending=last,
+                          results=results, story=_story(told, calls),
+                          claims_header=catalog.text("claims-header"), waiting=waiting,
                           reveal=_reveal(table, info, catalog), ended=ended, roles=roles)
 
     # --- the host's device ------------------------------------------------------------------------------------
@@ -218,6 +264,7 @@ class BrowserPages:
             else None
         codes: dict[str, int] = table.row.options.get(MOVE_CODES, {})
         return HostView(seats=_view(table).seats, local=names, board=board, replies=replies,
+                        status=_status(self.ctx, table, language) if state is not None else (),
                         table_votes=bool(table.row.options.get("physical_voting")),
                         reminder_minutes=int(table.row.options.get("reminder_minutes") or 0),
                         moves=tuple(MoveCode(table.names[p], c) for c, p in codes.items() if p < len(table.names)),
@@ -232,6 +279,47 @@ class BrowserPages:
         catalog = self.ctx.catalog(table.row.theme, language)
         lines = tuple(m.text for m in render.board_messages(public_view(table.state), table.info(), catalog))
         return BoardView(lines)
+
+    def _told(self, table: Table, catalog: Catalog) -> tuple[list[tuple[PublicResult, ...]], frozenset[str]]:
+        """Every public result of the table's game so far, oldest first, in groups: a result and those that followed
+        from it (of its kind), each with the claims shown with it; a game the host ended says so last. And the ids
+        of those that call for a power (a President must now investigate...)."""
+        assert table.state is not None
+        info, view = table.info(), public_view(table.state)
+        found: list[tuple[int, ResultKind, str, bool]] = []  # (index in the log, kind, words, begins a group)
+        kind: ResultKind | None = None
+        for index, event in enumerate(table.log):
+            first = type(event) in RESULTS
+            if first:
+                kind = RESULTS[type(event)]
+            elif type(event) not in FOLLOWING or kind is None:
+                continue
+            then = _then(view, table.log, index)
+            texts = [m.text for m in render.event_messages(event, None, info, catalog, board=then)]
+            if texts:
+                found.append((index, kind, "\n".join(texts), first))
+        said: dict[int, list[str]] = {}
+        for index, claims in sorted(_claims_after(table).items()):
+            # With the result they rode along with: the one at that place in the log, else the next (a claim told
+            # with a call, a nomination say, waits for the next result).
+            at = next((n for n, found_at in enumerate(found) if found_at[0] >= index), None)
+            if at is None:
+                continue
+            said.setdefault(at, []).extend(
+                line for m in render.claim_messages(claims, view, info, catalog) for line in m.text.split("\n")[1:])
+        game = table.row.game
+        groups: list[list[PublicResult]] = []
+        for n, (index, kind, text, first) in enumerate(found):
+            result = PublicResult(f"{game}.{index}", kind, text, tuple(said.get(n, ())))
+            if first or not groups:
+                groups.append([result])
+            else:
+                groups[-1].append(result)
+        if table.status is TableStatus.OVER and not any(k is ResultKind.END for _, k, _, _ in found):
+            ended = "\n".join(_status(self.ctx, table, catalog.lang))
+            groups.append([PublicResult(f"{game}.end", ResultKind.END, ended)])
+        calls = frozenset(f"{game}.{i}" for i, e in enumerate(table.log) if isinstance(e, PresidentialPowerGranted))
+        return [tuple(group) for group in groups], calls
 
     def _latest(self, table: Table, language: str) -> tuple[tuple[str, bool], ...]:
         """The latest public results, newest first, each with whether it is what players claim: the claims shown
@@ -292,6 +380,19 @@ def cover_of(message_id: str) -> str:
     return _COVERS.get(message_id, "secret")
 
 
+_DOES: Final = {MoveKind.NOMINATE: "web-do-nominate", MoveKind.DISCARD: "web-do-discard",
+                MoveKind.ENACT: "web-do-enact", MoveKind.INVESTIGATE: "web-do-investigate",
+                MoveKind.SPECIAL_ELECTION: "web-do-special-election", MoveKind.EXECUTE: "web-do-execute"}
+"""The words of a page's button that say what it does with its choice ("Discard: Fascist"), by the kind of move;
+a vote's and a veto's words say it already."""
+
+
+def _does(label: str, action: Action, catalog: Catalog) -> str:
+    """A button's words on a page: what the tap does, with the choice it does it with."""
+    message_id = _DOES.get(move(action).kind)
+    return label if message_id is None else catalog.text(message_id, choice=label)
+
+
 def _private(text: str, secret: bool) -> str:
     """A secret's text without its neutral header line: on a page the cover says that much already."""
     return text.split("\n", 1)[1] if secret and "\n" in text else text
@@ -305,24 +406,55 @@ def _card(action: Action) -> str:
     return ("vote-ja" if m.yes else "vote-nein") if m.kind is MoveKind.VOTE else ""
 
 
+def _then(view: PublicView, log: Sequence[Event], index: int) -> PublicView:
+    """The board as it was when ``log[index]`` was told, as far as its words depend on it (who was alive, and
+    whether the game was over): a result reads the same on every fetch."""
+    executed = {e.target for e in log[:index + 1] if isinstance(e, PlayerExecuted)}
+    over = index + 1 < len(log) and isinstance(log[index + 1], GameEnded)
+    return dataclasses.replace(view, alive=tuple(s not in executed for s in range(view.players)),
+                               phase=Phase.GAME_OVER if over else Phase.NOMINATION)
+
+
+def _story(told: Sequence[tuple[PublicResult, ...]], calls: frozenset[str]) -> tuple[tuple[PublicResult, ...], ...]:
+    """The latest results of each kind the table screen keeps (``STORY``), in its order; a call for a power once
+    the power was used is left out (the power's own result says what became of it)."""
+    latest = {group[0].kind: n for n, group in enumerate(told)}
+    used = latest.get(ResultKind.POWER, -1)
+    story = []
+    for kind in STORY:
+        if kind not in latest:
+            continue
+        n = latest[kind]
+        story.append(tuple(r for r in told[n] if not (r.id in calls and used > n)))
+    return tuple(story)
+
+
 def _reveal(table: Table, info: TableInfo, catalog: Catalog) -> RevealView | None:
     """This game's latest decided election, from its public event (the ballots are public once all are in)."""
-    for event in reversed(table.log):
+    for index in reversed(range(len(table.log))):
+        event = table.log[index]
         if isinstance(event, GameStarted):
             return None
         if isinstance(event, ElectionDecided):
             assert event.audience.everyone
             ballots = tuple(Ballot(info.name(seat), ja, catalog.term("ja" if ja else "nein"))
                             for seat, ja in event.votes)
-            return RevealView(render.vote_title(event, info, catalog), event.elected, ballots)
+            ja = sum(1 for _, vote in event.votes if vote)
+            count = catalog.text("web-vote-count", ja=ja, nein=len(event.votes) - ja)
+            return RevealView(render.vote_title(event, info, catalog), event.elected, ballots, count=count,
+                              result=f"{table.row.game}.{index}")
     return None
 
 
 def _status(ctx: Context, table: Table, language: str) -> tuple[str, ...]:
-    """A paused game, or one the host ended before it was decided, says so (the board alone would not)."""
+    """A paused game, a decided one (who won and why) or one the host ended before it was decided says so (the
+    board alone would not)."""
     catalog = ctx.catalog(table.row.theme, language)
     if table.status is TableStatus.PAUSED:
         return (catalog.text("game-paused"),)
+    ending = next((e for e in reversed(table.log) if isinstance(e, GameEnded)), None)
+    if table.status is TableStatus.OVER and ending is not None:
+        return (render.ended_line(ending, table.info(), catalog),)
     if table.status is TableStatus.OVER and not any(isinstance(e, GameEnded) for e in table.log):
         assert table.state is not None
         roles = render.roles_message(table.state.roles, table.info(), catalog).text

@@ -98,6 +98,25 @@ def catalogs_in() -> Callable[[Path], AbstractContextManager[None]]:
     return reading
 
 
+def chromium(profile: Path) -> Any:
+    """Debian's Chromium, headless, with its profile in ``profile``, driven through Debian's chromedriver (the
+    browser fixture's, and benchmarks/screen.py's)."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.options import Options
+    from selenium.webdriver.chrome.service import Service as DriverService
+
+    options = Options()
+    options.binary_location = CHROMIUM
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--disable-quic", f"--user-data-dir={profile}"):
+        options.add_argument(flag)
+    os.environ.setdefault("SE_OFFLINE", "true")  # Selenium Manager must not look for a browser of its own
+    driver = webdriver.Chrome(service=DriverService(executable_path=CHROMEDRIVER), options=options)
+    driver.set_page_load_timeout(20)
+    return driver
+
+
 @pytest.fixture(scope="session")
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """Debian's Chromium, headless, driven through Debian's chromedriver: one for the whole run (each test that
@@ -106,19 +125,8 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
         if os.environ.get("CI"):
             raise RuntimeError("CI needs Debian's chromium and chromium-driver (make test installs them)")
         pytest.skip("Debian's chromium and chromium-driver are not installed")
-    webdriver = pytest.importorskip("selenium.webdriver")
-    from selenium.webdriver.chrome.options import Options
-    from selenium.webdriver.chrome.service import Service as DriverService
-
-    options = Options()
-    options.binary_location = CHROMIUM
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--disable-quic", f"--user-data-dir={tmp_path_factory.mktemp('chromium')}"):
-        options.add_argument(flag)
-    os.environ.setdefault("SE_OFFLINE", "true")  # Selenium Manager must not look for a browser of its own
-    driver = webdriver.Chrome(service=DriverService(executable_path=CHROMEDRIVER), options=options)
-    driver.set_page_load_timeout(20)
+    pytest.importorskip("selenium.webdriver")
+    driver = chromium(tmp_path_factory.mktemp("chromium"))
     try:
         yield driver
     finally:

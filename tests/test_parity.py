@@ -282,7 +282,7 @@ def test_with_votes_at_the_table_the_president_records_the_ja_voters_on_every_ch
         match channel:
             case "web":  # Ann plays on the host's device: her seat's page has the nomination's buttons
                 page = table.host_device.get(f"/play/{table.table_id}/live").text
-                [pick] = [c for c in choices(page) if c.label == "Bob"]
+                [pick] = [c for c in choices(page) if c.label == Catalog.load().text("web-do-nominate", choice="Bob")]
                 assert table.host_device.post(f"/play/{table.table_id}", data=pick.fields).status_code == 200
             case _:
                 table.send("nominate Bob", None)

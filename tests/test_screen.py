@@ -8,6 +8,7 @@ keeps a screenshot of every layout looked at.
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import random
@@ -20,6 +21,7 @@ from typing import Any
 import httpx
 import pytest
 
+from moderator.board import SMALLEST, WIDTH, layout
 from moderator.catalog import Catalog
 from tests import test_browser
 from tests.test_browser import NAMES, Server, settled
@@ -59,6 +61,7 @@ class Table:
         self.code = found.group(1)
         self.host = host
         self.phones: dict[str, httpx.Client] = {}
+        self.said: list[str] = []
         for name in names:
             phone = server.client()
             phone.headers["Accept-Language"] = lang
@@ -85,6 +88,12 @@ class Table:
         _, fields = options[choose([label for label, _ in options])]
         self.phones[name].post(f"/play/{self.id}", data=fields)
         return True
+
+    def say(self, name: str, kind: str, text: str) -> None:
+        """What ``name`` tells the table from their page (a claim, an accusation, trust): shown with the next result."""
+        nonce = f"say-{len(self.said)}"
+        self.said.append(text)
+        self.phones[name].post(f"/play/{self.id}", data={"do": "speak", "nonce": nonce, "kind": kind, "text": text})
 
     def owing(self) -> list[str]:
         """Who owes a decision (a voter who voted may still change it, but owes nothing)."""
@@ -162,16 +171,22 @@ return {small, cut, scrolls: document.documentElement.scrollHeight > H || docume
 
 
 def check_layout(driver: Any, what: str) -> None:
-    """At both sizes: text at least 32 px at 1080p, nothing cut off, no scrolling."""
+    """At both sizes: text at least 24 px at 1080p (the board's own words are measured apart), nothing cut off, no
+    scrolling."""
     shots = os.environ.get("SCREEN_SHOTS")
     for width, height in SIZES:
         look(driver, width, height)
         driver.execute_script("document.getElementById('live').dispatchEvent(new Event('live:swapped'))")  # refit
-        found = driver.execute_script(PROBLEMS, 32 * height / 1080)
+        found = driver.execute_script(PROBLEMS, 24 * height / 1080 - 0.01)
         if shots:
             Path(shots).mkdir(parents=True, exist_ok=True)
             driver.save_screenshot(f"{shots}/{what}-{width}x{height}.png")
         assert not found["small"], f"{what} at {width}x{height}: text too small: {found['small'][:5]}"
+        # The board's own words: its smallest as large as the page's smallest may be.
+        shown = driver.execute_script("const b = document.querySelector('.board img');"
+                                      "return b ? b.getBoundingClientRect().width : null")
+        if shown is not None:
+            assert shown / WIDTH * SMALLEST >= 24 * height / 1080, f"{what} at {width}x{height}: the board's words"
         assert not found["cut"], f"{what} at {width}x{height}: cut off: {found['cut'][:5]}"
         assert not found["scrolls"], f"{what} at {width}x{height}: the page scrolls"
 
@@ -198,27 +213,31 @@ def test_the_table_screen_fits_a_tv_from_lobby_to_the_end_at_1080p_and_720p(serv
     assert any(name in waiting for name in NAMES)
     check_layout(browser, "nomination")
     table.vote({"Ann": True, "Bob": False, "Cy": True, "Dee": False, "Eve": True})
-    WebDriverWait(browser, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, ".reveal"))
+    WebDriverWait(browser, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, ".ballots"))
     check_layout(browser, "reveal")
     table.play_out(random.Random(3))
     open_screen(browser, table)
     check_layout(browser, "end")
 
 
-TEN = ("Alexandra", "Bartholomew", "Cornelius", "Dominique", "Evangeline", "Friederike", "Gwendolyn",
-       "Hildegard", "Ignatius", "Josephine")
-"""Ten players, the most a table seats, with long names."""
+TEN = ("Alexandra Whitfield1", "Bartholomew-Augustin", "Cornelius Vanderbilt", "Dominique Fontainebl",
+       "Evangeline Rosewater", "Friederike Müllerson", "Gwendolyn Ashbourne", "Hildegard Brunhilder",
+       "Ignatius Montgomery", "Josephine Castellano")
+"""Ten players, the most a table seats, with names of 20 characters, the most a name has."""
 
 
 def whole(driver: Any, names: str) -> None:
-    """At both sizes, every name ``names`` selects in full on one line: none cut short with an ellipsis or broken."""
+    """At both sizes, every name ``names`` selects whole: none cut short with an ellipsis or hidden, none smaller
+    than 24 px at 1080p (a long one may wrap)."""
     for width, height in SIZES:
         look(driver, width, height)
+        driver.execute_script("document.getElementById('live').dispatchEvent(new Event('live:swapped'))")  # refit
         cut = driver.execute_script(
-            "return [...document.querySelectorAll(arguments[0])].filter((e) => e.scrollWidth > e.clientWidth"
-            " || e.getClientRects().length > 1 || e.getBoundingClientRect().height > 1.5 * parseFloat("
-            "getComputedStyle(e).fontSize) * 1.2).map((e) => e.textContent)", names)
-        assert cut == [], f"names cut short or broken at {width}x{height}: {cut}"
+            "return [...document.querySelectorAll(arguments[0])].filter((e) => e.scrollWidth > e.clientWidth + 1"
+            " || getComputedStyle(e).textOverflow === 'ellipsis' || e.textContent.includes('\u2026')"
+            " || parseFloat(getComputedStyle(e).fontSize) < arguments[1]).map((e) => e.textContent)",
+            names, 24 * height / 1080 - 0.01)
+        assert cut == [], f"names cut short or too small at {width}x{height}: {cut}"
 
 
 def test_ten_long_names_fit_the_screen_at_1080p_and_720p_from_lobby_to_the_end(server: Server, browser: Any) -> None:
@@ -236,22 +255,57 @@ def test_ten_long_names_fit_the_screen_at_1080p_and_720p_from_lobby_to_the_end(s
     ja, nein = EN.term("ja"), EN.term("nein")
     for n, name in enumerate(TEN):
         table.press(name, choosing(ja if n % 3 else nein))
-    WebDriverWait(browser, 10).until(lambda d: len(d.find_elements(By.CSS_SELECTOR, ".reveal li")) == len(TEN))
+    WebDriverWait(browser, 10).until(lambda d: len(d.find_elements(By.CSS_SELECTOR, ".ballots li")) == len(TEN))
     check_layout(browser, "ten-reveal")  # every one of the ten ballots on screen, none cut off
-    whole(browser, ".reveal .name")
+    whole(browser, ".ballots .name")
     for _ in range(20):  # on to the next vote: the ten names waited for, under the last one's ten ballots
         owing = table.owing()
         if len(owing) == len(TEN):
             break
         table.press(owing[0], lambda labels: 0)
     settled(browser).until(lambda d: all(n in d.find_element(By.CSS_SELECTOR, ".waiting").text for n in TEN))
-    assert len(browser.find_elements(By.CSS_SELECTOR, ".reveal li")) == len(TEN)
+    assert len(browser.find_elements(By.CSS_SELECTOR, ".ballots li")) == len(TEN)
     check_layout(browser, "ten-second-vote")
     table.play_out(random.Random(10))
     open_screen(browser, table)
     assert len(browser.find_elements(By.CSS_SELECTOR, "ul.roles li")) == len(TEN)
     check_layout(browser, "ten-end")
     whole(browser, "ul.roles .name")
+
+
+def test_where_the_story_would_not_fit_the_oldest_claims_give_way_never_a_result(server: Server,
+                                                                                  browser: Any) -> None:
+    table = Table(server, names=TEN)
+    table.start()
+    for n, name in enumerate(TEN):  # ten long names each say two things before the vote: they ride with its result
+        table.say(name, "accuse", TEN[(n + 1) % len(TEN)])
+        table.say(name, "trust", TEN[(n + 2) % len(TEN)])
+    table.vote(dict.fromkeys(TEN, True))
+    for n, name in enumerate(TEN):  # and two more each before the policy the government enacts
+        table.say(name, "trust", TEN[(n + 3) % len(TEN)])
+        table.say(name, "accuse", TEN[(n + 4) % len(TEN)])
+    while not any(r.kind.value == "policy" for r in told(server, table)):
+        owing = table.owing()
+        assert len(owing) == 1, "the government's session has one seat to decide at a time"
+        table.press(owing[0], lambda labels: 0)
+    part = table.host.get(f"/table/{table.id}/live").text
+    results = re.findall(r'data-result="([^"]+)"', part)
+    claims = [html.unescape(c) for c in re.findall(r'<p class="claim">(.*?)</p>', part)]  # oldest result's first
+    assert len(claims) >= 4 * len(TEN) - 2  # (a claim about oneself may be refused)
+    open_screen(browser, table)
+    for width, height in SIZES:
+        look(browser, width, height)
+        browser.refresh()  # the part as the server sends it, fitted to this size
+        WebDriverWait(browser, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, ".ballots li"))
+        check_layout(browser, f"claims-{height}")  # nothing cut off, nothing smaller than 24 px at 1080p
+        # Every result the story keeps is there, whole; of the claims, the latest: the oldest gave way first.
+        assert [e.get_attribute("data-result") for e in browser.find_elements(By.CSS_SELECTOR, "[data-result]")] \
+            == results
+        shown = [e.text for e in browser.find_elements(By.CSS_SELECTOR, ".claims .claim")]
+        assert 0 < len(shown) < len(claims), f"at {width}x{height}: {len(shown)} of {len(claims)} claims shown"
+        assert shown == claims[len(claims) - len(shown):]
+        assert len(browser.find_elements(By.CSS_SELECTOR, ".claims")) == len(browser.find_elements(
+            By.CSS_SELECTOR, ".claims:has(.claim)"))  # a block whose claims all gave way goes with its header
 
 
 def test_a_vote_neither_moves_nor_fetches_the_board_again(server: Server, browser: Any) -> None:
@@ -263,7 +317,9 @@ def test_a_vote_neither_moves_nor_fetches_the_board_again(server: Server, browse
     look(browser, 1920, 1080)
     board = browser.find_element(By.CSS_SELECTOR, ".board img")
     before = board.rect
-    assert (board.get_dom_attribute("width"), board.get_dom_attribute("height")) == ("1200", "886")  # reserved
+    size = layout(len(NAMES))
+    assert (board.get_dom_attribute("width"), board.get_dom_attribute("height")) == (str(size.width),
+                                                                                      str(size.height))  # reserved
     browser.execute_script("arguments[0].dataset.mark = 'first'", board)
     # Fetched over the network (a picture the browser takes again from its cache costs nothing and shows at once).
     fetched = ("return performance.getEntriesByType('resource')"
@@ -290,14 +346,16 @@ def test_the_reveal_names_every_voter_with_their_ballot(server: Server, browser:
     open_screen(browser, table)
     ballots = {"Ann": True, "Bob": False, "Cy": True, "Dee": False, "Eve": False}
     table.vote(ballots)
-    WebDriverWait(browser, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, ".reveal li"))
+    WebDriverWait(browser, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, ".ballots li"))
     shown = {li.find_element(By.CSS_SELECTOR, ".name").text: li.get_attribute("class")
-             for li in browser.find_elements(By.CSS_SELECTOR, ".reveal li")}
+             for li in browser.find_elements(By.CSS_SELECTOR, ".ballots li")}
     assert shown == {name: "ja" if vote else "nein" for name, vote in ballots.items()}
-    cards = [img.get_attribute("src") for img in browser.find_elements(By.CSS_SELECTOR, ".reveal img")]
+    cards = [img.get_attribute("src") for img in browser.find_elements(By.CSS_SELECTOR, ".ballots img")]
     assert all(re.search(r"/static/art/classic/vote-(ja|nein)\.svg$", src) for src in cards)
     assert browser.execute_script("return [...document.images].every((i) => i.naturalWidth > 0)")
-    assert "rejected" in browser.find_element(By.CSS_SELECTOR, ".reveal").get_attribute("class")
+    vote = browser.find_element(By.CSS_SELECTOR, ".story.election .result.vote")
+    assert "rejected" in vote.get_attribute("class")
+    assert EN.text("web-vote-count", ja=2, nein=3) in vote.text  # the count, in words
 
 
 def test_the_end_screen_shows_every_role_on_its_seat_and_the_winner(server: Server, browser: Any) -> None:
@@ -328,43 +386,64 @@ def test_the_screen_speaks_the_tables_language_not_the_tvs(server: Server, brows
     table.start()
     table.vote(dict.fromkeys(NAMES, True), lang="de")
     open_screen(browser, table)
-    assert browser.find_element(By.CSS_SELECTOR, ".latest h2").text == de.text("web-latest")
+    assert browser.find_element(By.CSS_SELECTOR, ".story h2").text == de.text("web-story-election")
     assert "lang=de" in browser.find_element(By.CSS_SELECTOR, ".board img").get_attribute("src")
 
 
 SPEECH_STUB = """
 window.spoken = [];
 window.shown = new Set();
-const note = () => document.querySelectorAll('[data-say]').forEach((e) => window.shown.add(e.dataset.say));
+const note = () => document.querySelectorAll('[data-result]').forEach((e) => window.shown.add(e.dataset.result));
 document.addEventListener('live:swapped', note, true);
 document.addEventListener('DOMContentLoaded', note);
 const speech = {speak: (u) => window.spoken.push({text: u.text, lang: u.lang}), cancel: () => {}};
 Object.defineProperty(window, 'speechSynthesis', {value: speech, configurable: true});
 """
+"""``speechSynthesis.speak`` stubbed: what the screen speaks is recorded (``window.spoken``), and the id of every
+result it shows (``window.shown``)."""
 
 
-def test_narration_is_off_until_turned_on_then_reads_each_public_result_and_no_secret(server: Server,
-                                                                                      browser: Any) -> None:
+def told(server: Server, table: Table) -> list[Any]:
+    """Every public result of the table's game so far, as the service tells the screen (``PublicResult``)."""
+    return list(server.app.state.service.pages.screen_view(table.id, "en").results)
+
+
+def caught_up(driver: Any, server: Server, table: Table) -> None:
+    """Waits until the screen shows what the service has told (the part's list of results is the service's)."""
+    ids = [r.id for r in told(server, table)]
+    settled(driver).until(lambda d: d.execute_script(
+        "const t = document.getElementById('told'); return t ? JSON.parse(t.textContent).map((r) => r.id) : []")
+        == ids)
+
+
+def test_read_aloud_speaks_every_public_result_once_in_order_and_no_secret(server: Server, browser: Any) -> None:
     table = Table(server)
     script = browser.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": SPEECH_STUB})
     try:
         table.start()
         open_screen(browser, table)
         table.vote(dict.fromkeys(NAMES, True))
-        WebDriverWait(browser, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, ".reveal"))
+        caught_up(browser, server, table)
         assert browser.execute_script("return window.spoken") == []  # off by default
+        first = told(server, table)  # told before narration was on: never read out
+        assert first
         browser.find_element(By.ID, "narrate").click()
-        table.play_out(random.Random(4))
-        WebDriverWait(browser, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, "h1.ended"))
-        shown = set(browser.execute_script("return [...window.shown]"))
+        table.play_out(random.Random(4), before=lambda: caught_up(browser, server, table))
+        caught_up(browser, server, table)
+        results = told(server, table)
         spoken = browser.execute_script("return window.spoken")
+        # Every result since, once each, in the order things happened, in the table's language.
+        assert [s["text"] for s in spoken] == [r.text for r in results[len(first):]]
+        assert {s["lang"] for s in spoken} == {"en"}
+        kinds = {r.kind.value for r in results[len(first):]}
+        assert {"election", "policy", "end"} <= kinds
+        assert browser.find_element(By.CSS_SELECTOR, "h1.ended").text in spoken[-1]["text"]  # the winner
+        # Every result was on the screen (the screen keeps each until one of its kind replaces it).
+        shown = set(browser.execute_script("return [...window.shown]"))
+        assert {r.id for r in results} <= shown, [r.text for r in results if r.id not in shown]
         texts = [s["text"] for s in spoken]
-        assert texts and {s["lang"] for s in spoken} == {"en"}
-        assert set(texts) <= shown  # only what the screen shows
-        assert len(texts) == len(set(texts))  # each once
-        assert browser.find_element(By.CSS_SELECTOR, "h1.ended").text in texts  # the winner is read out
         for secret in table.secrets():
-            assert secret not in texts and not any(secret in t for t in texts)
+            assert not any(secret in text for text in texts)
         # A reload keeps narration on (the choice is this screen's), and does not read the old results again.
         browser.refresh()
         assert browser.find_element(By.ID, "narrate").is_selected()

@@ -4,6 +4,7 @@ are stored, heard by the computer players, and shown to the table with the resul
 from __future__ import annotations
 
 import random
+import re
 from pathlib import Path
 
 from moderator import render
@@ -195,17 +196,18 @@ def result_texts(h: Harness, table: Table) -> set[str]:
             for m in render.event_messages(e, None, table.info(), catalog, board=view)}
 
 
-def test_the_table_screen_shows_claims_as_claims_right_after_the_result_they_follow() -> None:
+def test_the_table_screen_shows_claims_as_claims_with_the_result_they_follow() -> None:
     h, table_id = until_claims_shown()
     table = h.table(table_id)
     view = h.service.pages.screen_view(table_id, "en")
-    assert len(view.claimed) == len(view.latest) and any(view.claimed)
-    for text, said in zip(view.latest, view.claimed, strict=True):
-        assert text.startswith(HEADER) if said else HEADER not in text
-    first = view.claimed.index(True)
-    # Newest first: the result the claims ride along with is the entry just below them.
-    assert view.latest[first + 1] in result_texts(h, table)
-    assert "I drew" in view.latest[first] or "I got" in view.latest[first]
+    assert view.claims_header == HEADER
+    claimed = [r for r in view.results if r.claims]
+    assert claimed
+    for result in claimed:
+        assert all(HEADER not in claim and claim not in result.text for claim in result.claims)
+    # With the result they ride along with: a session's end (or an investigation, a peek) they speak of.
+    assert any(r.text in result_texts(h, table) for r in claimed)
+    assert any("I drew" in c or "I got" in c for r in claimed for c in r.claims)
 
 
 def test_the_table_screen_marks_claims_apart_from_the_results() -> None:
@@ -214,8 +216,12 @@ def test_the_table_screen_marks_claims_apart_from_the_results() -> None:
     table = h.service.pages.table_info(table_id)
     assert table is not None
     part = web.screen_part(table, "http://table.test/", "en")
-    assert part.count('class="msg claim"') == sum(h.service.pages.screen_view(table_id, "en").claimed) > 0
-    assert f'<p class="msg" data-say="{HEADER}' not in part
+    story = h.service.pages.screen_view(table_id, "en").story
+    assert part.count('<p class="claim">') == sum(len(r.claims) for group in story for r in group) > 0
+    assert f'<p class="said">{HEADER}</p>' in part
+    for claim in re.findall(r'<p class="claim">(.*?)</p>', part):
+        assert 'class="result" data-result="' not in claim and claim not in re.findall(
+            r'<p class="result"[^>]*>(.*?)</p>', part)
 
 
 def test_a_persons_claim_reaches_the_table_screen_only_with_the_next_result() -> None:
@@ -224,13 +230,13 @@ def test_a_persons_claim_reaches_the_table_screen_only_with_the_next_result() ->
     h.send("p0", Speak("accuse", "Computer 2"), raw="accuse Computer 2")
     assert h.channel.ids("p0")[-1] == "claim-noted"
     held = h.service.pages.screen_view(table_id, "en")
-    assert not any("Ann: Computer 2" in text for text in held.latest) and held.latest == before.latest
+    assert not any("Ann: Computer 2" in c for r in held.results for c in r.claims) and held.results == before.results
     rng = random.Random(4)
-    while h.table(table_id).said[-1].shown is None:
+    while len(h.service.pages.screen_view(table_id, "en").results) == len(before.results):
         h.press("p0", rng)
     shown = h.service.pages.screen_view(table_id, "en")
-    said = [(text, claim) for text, claim in zip(shown.latest, shown.claimed, strict=True) if "Ann: Computer 2" in text]
-    assert said and all(claim and text.startswith(HEADER) for text, claim in said)
+    said = [r for r in shown.results if any("Ann: Computer 2" in c for c in r.claims)]
+    assert len(said) == 1 and said[0] == shown.results[len(before.results)]  # with the next result
 
 
 # --- what the computer players at a table say ------------------------------------------------------------------

@@ -11,7 +11,7 @@ from functools import partial
 
 from starlette.concurrency import run_in_threadpool
 
-from ...board import Board, catalog_for, layout, render_png
+from ...board import Board, catalog_for, layout_of, render_png
 from ...channels import Limits, Pages, TableView
 
 
@@ -25,14 +25,12 @@ class Size:
 
 @dataclass(frozen=True, slots=True)
 class ShownBoard:
-    """The board as a page shows it (``partials/board.html``): the image's address, its sizes (reserved, so
+    """The board as a page shows it (``partials/board.html``): the image's address, its size (reserved, so
     nothing moves while a new picture loads; None: unknown) and its words, which are also the image's text."""
 
     address: str
     lines: tuple[str, ...]
-    wide: Size | None
-    narrow: Size | None
-    """The phone's board, whose words are twice as large on its screen."""
+    size: Size | None
 
     @property
     def text(self) -> str:
@@ -41,23 +39,24 @@ class ShownBoard:
 
 
 class BoardImages:
-    """The board pictures of every table, kept per table and width until the picture changes."""
+    """The board pictures of every table, kept per table until the picture changes."""
 
     def __init__(self, pages: Pages) -> None:
         self.pages = pages
-        self._kept: dict[tuple[str, bool], tuple[str, bytes]] = {}
+        self._kept: dict[str, tuple[str, bytes]] = {}
 
-    async def image(self, table: TableView, lang: str, *, narrow: bool = False) -> bytes:
-        """The board as a PNG (``narrow``: the phone's), drawn once per picture, off the event loop's thread (a
-        drawing takes tens of milliseconds; inputs go on meanwhile)."""
+    async def image(self, table: TableView, lang: str) -> bytes:
+        """The board as a PNG, drawn once per picture, off the event loop's thread (a drawing takes tens of
+        milliseconds; inputs go on meanwhile). A phone shows the same picture as the TV: its words are large
+        enough for both."""
         board = self.pages.board(table.id)  # here, on the loop: the table may change meanwhile
         assert board is not None
         version = picture(board, lang)
-        kept = self._kept.get((table.id, narrow))
+        kept = self._kept.get(table.id)
         if kept is None or kept[0] != version:
-            image = await run_in_threadpool(partial(render_png, board, catalog_for(board, lang), narrow=narrow))
+            image = await run_in_threadpool(partial(render_png, board, catalog_for(board, lang)))
             kept = version, image
-            self._kept[(table.id, narrow)] = kept
+            self._kept[table.id] = kept
         return kept[1]
 
     def version(self, table: TableView, lang: str) -> str:
@@ -72,12 +71,11 @@ class BoardImages:
 
     def shown(self, table: TableView, lang: str, lines: Sequence[str], limits: Limits) -> ShownBoard:
         """The board of ``table`` as a page shows it, with ``lines``, its words."""
-        players = len(table.seats)
-        if not limits.min_players <= players <= limits.max_players:  # no game's board: its size is not known
-            return ShownBoard(self.address(table, lang), tuple(lines), None, None)
-        wide, narrow = layout(players), layout(players, True)
-        return ShownBoard(self.address(table, lang), tuple(lines), Size(wide.width, wide.height),
-                          Size(narrow.width, narrow.height))
+        names = [seat.name for seat in table.seats]
+        if not limits.min_players <= len(names) <= limits.max_players:  # no game's board: its size is not known
+            return ShownBoard(self.address(table, lang), tuple(lines), None)
+        drawn = layout_of(names)
+        return ShownBoard(self.address(table, lang), tuple(lines), Size(drawn.width, drawn.height))
 
 
 def picture(board: Board, lang: str) -> str:

@@ -43,7 +43,7 @@ async def board_png(request: Request) -> Response:
     web = web_of(request)
     lang = request.query_params.get("lang", DEFAULT_LANGUAGE)
     lang = lang if lang in languages(table.theme) else DEFAULT_LANGUAGE
-    image = await web.boards.image(table, lang, narrow=request.query_params.get("narrow") == "1")
+    image = await web.boards.image(table, lang)
     # The address names the picture, so a changed board is a new address and the same one may be kept; an old
     # address answers with today's picture, not to be kept.
     current = request.query_params.get("v") == web.boards.version(table, lang)

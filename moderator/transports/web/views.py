@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 from ...catalog import DEFAULT_THEME, Catalog, languages, themes
-from ...channels import JoinWay, Limits, Pages, Status, TableView
+from ...channels import JoinWay, Limits, Pages, ResultKind, Status, TableView
 from ...grammar import Verb, grammar
 from .boards import BoardImages
 from .templating import words
@@ -21,12 +21,13 @@ Context = dict[str, Any]
 COVER_SECONDS: Final = 60
 """A cover opened on a seat's page closes by itself after this long (time for a President to read three cards
 and choose), and at once when the page is hidden or the network goes."""
-ROLES_IN_A_ROW: Final = 6
-"""The end screen shows up to this many seats in one row, the name under each card; more in two rows of five,
-each name beside its card, so that ten long names fit a TV."""
+BALLOTS_IN_ONE_COLUMN: Final = 6
+"""The table screen lists up to this many ballots of an election one under the other; more in two columns."""
 LONG_WAITING: Final = 80
 """A "waiting for …" line longer than this (characters) is set smaller on the table screen, so that it fits
 beside the last vote's ten ballots."""
+LATEST_SEEN: Final = 4
+"""The host's device shows this many of the latest public results beside the names of the seats played on it."""
 REMINDER_MINUTES: Final = (0, 1, 2, 3, 5, 10)
 """The reminder delays the host page offers (0: off); typed, any number of minutes works."""
 SPEAK: Final = (Verb.CLAIM, Verb.ACCUSE, Verb.TRUST)
@@ -84,13 +85,14 @@ def screen_part(pages: Pages, boards: BoardImages, table: TableView, lang: str, 
             return context
         own = f"{join_base}/tv/{table.code}"  # the screen's own short address, to open it on another screen
         return {**context, **_join_codes(table, join_base, ways), "own": own, "own_shown": own.split("://", 1)[-1]}
-    claimed = view.claimed or (False,) * len(view.latest)
     ballots = sorted(view.reveal.ballots, key=lambda b: not b.ja) if view.reveal is not None else []
     return {
         **context, "board": boards.shown(table, catalog.lang, view.board.lines if view.board else (), pages.limits()),
-        "latest": list(zip(view.latest, claimed, strict=True)), "ballots": ballots,
-        "many_roles": len(view.roles) > ROLES_IN_A_ROW, "many_ballots": len(ballots) > ROLES_IN_A_ROW,
+        "ballots": ballots, "many_ballots": len(ballots) > BALLOTS_IN_ONE_COLUMN,
         "long_waiting": len(view.waiting) > LONG_WAITING,
+        "end": next((r for r in reversed(view.results) if r.kind is ResultKind.END), None),
+        # What screen.js reads aloud: every public result once, by its id, in order.
+        "told": [{"id": r.id, "text": r.text} for r in view.results],
     }
 
 
@@ -106,7 +108,8 @@ def host_part(pages: Pages, boards: BoardImages, table: TableView, lang: str, *,
         "nonce": nonce(), "move_base": join_base,
         **(_join_codes(table, join_base, ways) if lobby and table.code else {}),
         # What the table saw, beside the names of a device played on.
-        "seen": pages.screen_view(table.id, lang).latest if view.local and not lobby else (),
+        "seen": [r.text for r in pages.screen_view(table.id, lang).results[-LATEST_SEEN:]][::-1]
+        if view.local and not lobby else (),
         "board": boards.shown(table, catalog.lang, view.board.lines, pages.limits()) if view.board else None,
         "reminder_choices": [(str(m), catalog.text("web-reminders-after", minutes=m) if m else
                               catalog.text("web-reminders-off")) for m in minutes],

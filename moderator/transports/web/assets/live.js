@@ -104,7 +104,9 @@ function sendInPlace(live, refresh) {
     else show("movedOn", "refused", answer.reply);
     sending = false;
     form.classList.remove("sending");
-    if (document.activeElement && live.contains(document.activeElement)) document.activeElement.blur();
+    // A field left typed in would hold the refresh back (``refresh``); a button keeps the focus (``focusPlace``).
+    const typed = document.activeElement;
+    if (typed && typed.tagName === "INPUT" && live.contains(typed)) typed.blur();
     refresh();
   });
 }
@@ -142,8 +144,25 @@ async function swap(live, markup) {
     }
   }
   if (loading.length) await Promise.race([Promise.all(loading), new Promise((done) => setTimeout(done, 3000))]);
+  const place = focusPlace(live);
   live.replaceChildren(...[...next.childNodes].map((node) => document.adoptNode(node)));
+  if (place) place();
   live.dispatchEvent(new Event("live:swapped"));
+}
+
+// A keyboard's or screen reader's place is kept across a swap: the control that had the focus gets it back in the
+// new part (the same id, else the same kind of element with the same words, the same one of them), so a change at
+// the table never throws the reader back to the top of the page.
+function focusPlace(live) {
+  const had = document.activeElement;
+  if (!had || had === live || !live.contains(had)) return null;
+  const words = had.textContent.trim();
+  const alike = (root) => [...root.querySelectorAll(had.tagName)].filter((el) => el.textContent.trim() === words);
+  const index = alike(live).indexOf(had);
+  return () => {
+    const again = (had.id && document.getElementById(had.id)) || alike(live)[Math.max(index, 0)];
+    if (again && live.contains(again)) again.focus({ preventScroll: true });
+  };
 }
 
 // --- The event stream, opened again after the server refused it -------------------------------------------------

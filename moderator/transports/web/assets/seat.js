@@ -7,6 +7,9 @@
 //   could not store (503 with X-Not-Saved, live.js's ``notSaved``) says so and waits for the player to tap again.
 // - Covers close by themselves: when the page is hidden or left, when the network goes (live.js's "lost"; never
 //   the event stream's renewal), and a while after being opened (data-cover-seconds on #words).
+// - For a screen reader, a decision owed is announced once, through a polite live region (#announce): the
+//   question, or for one behind a cover what the cover says it hides; the focus moves to it only if the page was
+//   idle (no key, tap or focus change for a while), never away from what the reader is doing.
 (() => {
   const live = document.getElementById("live");
   const words = document.getElementById("words");
@@ -15,7 +18,20 @@
   const say = words.dataset;
   const coverSeconds = Number(say.coverSeconds || 60);
   const title = document.title;
+  const announce = document.getElementById("announce");
+  const IDLE = 10000;  // ms without a key, a tap or a focus change: the page is idle
   let seen = null;
+  let lastInput = 0;
+  for (const kind of ["keydown", "pointerdown", "focusin", "input"]) {
+    document.addEventListener(kind, () => { lastInput = Date.now(); }, true);
+  }
+  function tell(owed) {
+    if (!announce) return;
+    if (!owed) { announce.textContent = ""; return; }
+    const cover = owed.querySelector("details.secret > summary > span");
+    const question = owed.querySelector(".msg");
+    announce.textContent = `${say.turn}: ${(cover || question || owed).textContent.trim()}`;
+  }
 
   // --- the decision owed ---------------------------------------------------------------------------------
   function noticePrompt(first) {
@@ -26,8 +42,14 @@
       if (!first) {
         owed.scrollIntoView({ block: "start", behavior: "smooth" });
         try { if (navigator.vibrate) navigator.vibrate([120, 60, 120]); } catch (e) { /* not allowed here */ }
+        if (Date.now() - lastInput > IDLE) owed.focus({ preventScroll: true });
       }
+      // (On opening the page, a moment later: a live region's first words are read only once it is in place.)
+      if (first) setTimeout(() => tell(owed), 300);
+      else tell(owed);
       live.dataset.noticed = fresh;
+    } else if (!fresh) {
+      tell(null);
     }
     seen = fresh;
   }
