@@ -503,10 +503,10 @@ def claim_line(names: Sequence[str], spoken: Spoken) -> str:
             words = f"{names[target]} is a member of the {party.value} party."
         case PeekClaim(policies=policies):
             words = f"The top three policies are {_cards_text(policies)} (top first)."
-        case Accusation(target=target):
-            words = f"{names[target]} is a fascist."
-        case Clearance(target=target):
-            words = f"{names[target]} is a liberal."
+        case Accusation(target=target, sure=sure):
+            words = f"{names[target]} is a fascist." if sure else f"I do not trust {names[target]}."
+        case Clearance(target=target, sure=sure):
+            words = f"{names[target]} is a liberal." if sure else f"I trust {names[target]}."
         case _:
             assert_never(claim)
     return f'{names[claim.speaker]} claims: "{words}"'

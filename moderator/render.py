@@ -1080,10 +1080,10 @@ def _claim_line(claim: Claim, board: PublicView, w: _Words) -> str:
             return w.t("claim-investigation", speaker=speaker, target=w.name(target), party=w.party(party))
         case PeekClaim(policies=policies):
             return w.t("claim-peek", speaker=speaker, cards=w.cards(policies))
-        case Accusation(target=target):
-            return w.t("claim-accusation", speaker=speaker, target=w.name(target))
-        case Clearance(target=target):
-            return w.t("claim-clearance", speaker=speaker, target=w.name(target))
+        case Accusation(target=target, sure=sure):
+            return w.t("claim-accusation" if sure else "claim-distrust", speaker=speaker, target=w.name(target))
+        case Clearance(target=target, sure=sure):
+            return w.t("claim-clearance" if sure else "claim-trust", speaker=speaker, target=w.name(target))
         case _:
             assert_never(claim)
 

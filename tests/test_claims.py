@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 import pytest
 
+from moderator import record as records
 from moderator.bots import Chooser, ComputerPlayer, Memory, judge, play, random_player, speaking_order
 from moderator.claims import (
     Accusation,
@@ -126,6 +127,8 @@ CLAIMS: list[Claim] = [
     PeekClaim(3, 3, (L, F, F)),
     Accusation(4, 2),
     Clearance(5, 6),
+    Accusation(4, 3, sure=False),
+    Clearance(5, 2, sure=False),
 ]
 
 
@@ -135,6 +138,18 @@ def test_claims_round_trip_through_json_with_seats_and_with_names(claim: Claim) 
     named = to_json(claim, NAMES)
     assert named["player"] == NAMES[claim.speaker]
     assert from_json(json.loads(json.dumps(named)), NAMES) == claim
+
+
+def test_an_opinion_says_so_in_json_and_a_plain_accusation_reads_as_it_always_did() -> None:
+    assert to_json(Accusation(4, 2)) == {"claim": "accusation", "player": 4, "target": 2}
+    assert to_json(Accusation(4, 2, sure=False))["sure"] is False
+    assert from_json({"claim": "clearance", "player": 1, "target": 0}) == Clearance(1, 0, sure=True)
+
+
+def test_the_replay_timeline_quotes_an_opinion_as_one() -> None:
+    assert records.claim_line(NAMES, Spoken(3, Accusation(0, 1, sure=False))) == 'Ann claims: "I do not trust Bob."'
+    assert records.claim_line(NAMES, Spoken(3, Clearance(1, 2, sure=False))) == 'Bob claims: "I trust Cy."'
+    assert records.claim_line(NAMES, Spoken(3, Accusation(0, 1))) == 'Ann claims: "Bob is a fascist."'
 
 
 def test_a_session_claim_keeps_counts_not_order() -> None:
@@ -176,6 +191,9 @@ TRUTH = new_game(7, seed=0).replace(
         (Accusation(2, 4), False),
         (Clearance(0, 6), True),
         (Clearance(0, 1), False),
+        # "I do not trust Bob" and "I trust Bob" are opinions: no fact of the game makes them false.
+        (Accusation(2, 4, sure=False), True),
+        (Clearance(0, 1, sure=False), True),
     ],
     ids=lambda value: value.kind.value if not isinstance(value, bool) else str(value).lower(),
 )
@@ -195,6 +213,7 @@ def test_a_claim_is_true_only_if_it_says_what_happened(claim: Claim, true: bool)
         {"claim": "accusation", "player": "0", "target": 1},
         {"claim": "gossip", "player": 0, "target": 1},
         {"claim": "clearance", "player": 0},
+        {"claim": "accusation", "player": 0, "target": 1, "sure": "no"},
     ],
 )
 def test_a_malformed_claim_is_refused(data: dict[str, object]) -> None:

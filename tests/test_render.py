@@ -426,6 +426,7 @@ def corpus_claims() -> list[Claim]:
     out += [SessionClaim(9, Office.CHANCELLOR, 0, (L, L), (L,)), SessionClaim(9, Office.CHANCELLOR, 0, (F, F), ())]
     out += [InvestigationClaim(8, 9, party) for party in Party]
     out += [PeekClaim(8, 1, (F, L, F)), Accusation(9, 8), Clearance(8, 7)]
+    out += [Accusation(9, 8, sure=False), Clearance(8, 7, sure=False)]
     return out
 
 
