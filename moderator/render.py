@@ -125,6 +125,10 @@ class TableInfo:
     theme: str = DEFAULT_THEME
     table_votes: bool = False
     """Votes at the table (with cards): where every text costs, a nomination rides with its election's result."""
+    computers_wait: bool = False
+    """The computer players vote once the people have (or after a pause): the board says so."""
+    computers: frozenset[Seat] = frozenset()
+    """Seats computer players play: when only they are still to vote, they vote at once."""
 
     @cached_property
     def short_names(self) -> tuple[str, ...]:
@@ -342,8 +346,11 @@ def _vote_cast(e: Event, w: _Words, board: PublicView | None) -> list[Message]:
     if w.caps.paid_per_message:
         return []  # every message costs: a reply that is not understood gets an answer, silence means it worked
     mid = "vote-changed" if e.changed else "vote-recorded"
-    if board is not None and board.phase is not Phase.ELECTION:
-        mid = "vote-recorded-last"  # the last vote was in: nothing can be changed any more
+    if board is not None and (board.phase is not Phase.ELECTION
+                              or (bool(board.not_voted) and set(board.not_voted) <= w.table.computers)):
+        # The last vote was in, or the last vote of a person (the computer players' follow at once): nothing can be
+        # changed any more.
+        mid = "vote-recorded-last"
     # A vote is secret until the last one is in: keep it off the lock screen.
     return [w.message(mid, [w.t(mid, vote=w.vote(e.ja))], secret=True, kind=Kind.ECHO)]
 
@@ -893,6 +900,8 @@ def board_messages(
         assert president is not None
         lines.append(w.t("board-waiting-table-votes", president=w.name(president)))
     elif public.phase is Phase.ELECTION:
+        if table.computers_wait:
+            lines.append(w.t("board-computers-wait"))
         lines.append(w.t("board-waiting-votes", cast=public.votes_cast, voters=public.alive.count(True)))
         if public.not_voted:
             lines.append(w.t("board-not-voted", names=w.names(public.not_voted)))

@@ -402,6 +402,8 @@ def corpus(table: TableInfo, catalog: Catalog, *, sms: bool) -> list[Message]:
         out += knowledge_messages(view, table, catalog, caps=caps_of(sms))
     for public in corpus_boards():
         out += board_messages(public, table, catalog, caps=caps_of(sms))
+        if public.phase is Phase.ELECTION:  # the computer players' votes wait for the people's
+            out += board_messages(public, dataclasses.replace(table, computers_wait=True), catalog, caps=caps_of(sms))
     out += truth_timeline(corpus_log(), table, catalog, caps=caps_of(sms))
     out += [violation_message(e, table, catalog, caps=caps_of(sms)) for e in corpus_violations()]
     options = [table.name(s, short=sms) for s in range(3)]
