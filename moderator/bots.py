@@ -1056,6 +1056,7 @@ def play(
     max_steps: int = 5_000,
     claims: bool = False,
     transcript: list[Spoken] | None = None,
+    actions: list[Action] | None = None,
 ) -> GameState:
     """Play ``state`` to its end: each seat decides through its chooser from ``view_for`` and its memory only.
 
@@ -1063,7 +1064,8 @@ def play(
     is a new game); each seat has its own random source derived from ``seed``, so the game is a function
     of ``state``, the players and ``seed``. With ``claims``, after each action every living seat whose
     player is a ``Speaker`` says what it has to say, in ``speaking_order``, and every seat hears it; the
-    claims are appended to ``transcript`` if given. Without, the game is exactly as it always was.
+    claims are appended to ``transcript`` if given. Without, the game is exactly as it always was. Every action
+    is appended to ``actions`` if given (with the transcript, the game's record).
     """
     n = state.players
     if len(players) != n:
@@ -1106,6 +1108,8 @@ def play(
         for seat in awaiting(state):
             action = players[seat](view_for(state, seat), memories[seat], rngs[seat])
             state, events = apply(state, action)
+            if actions is not None:
+                actions.append(action)
             show(events)
             if talk and state.phase is not Phase.GAME_OVER and any(type(e) in SPEECH_EVENTS for e in events):
                 converse(state)
