@@ -18,6 +18,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from moderator.board import Board, render_png
+from moderator.board_view import board_of
 from moderator.catalog import Catalog
 from moderator.engine import Phase, new_game, public_view
 from moderator.render import TableInfo
@@ -27,9 +28,9 @@ NAMES = ("Ann", "Maximilian-Alexander", "Cy", "Dee", "Eve", "Fay", "Gus", "Hal",
 
 def board(players: int, theme: str) -> Board:
     """A busy mid-game board."""
-    base = Board.of(public_view(new_game(players, seed=1)), TableInfo(NAMES[:players], theme))
-    return dataclasses.replace(base, phase=Phase.LEGISLATIVE_PRESIDENT, liberal_policies=3, fascist_policies=4,
-                               election_tracker=2, president=2, chancellor=3, term_limited=(1, 4),
+    base = board_of(public_view(new_game(players, seed=1)), TableInfo(NAMES[:players], theme))
+    return dataclasses.replace(base, phase=Phase.LEGISLATIVE_PRESIDENT, candidates=False, liberal_policies=3,
+                               fascist_policies=4, election_tracker=2, president=2, chancellor=3, term_limited=(1, 4),
                                alive=(False,) + (True,) * (players - 1), veto_unlocked=False)
 
 

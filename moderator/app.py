@@ -1,10 +1,14 @@
 """The one wiring point: the channels, the service, delivery and the web server, for every command.
 
 ``CHANNELS`` lists every channel module's spec; a new channel (Discord, Signal, Matrix) is one module under
-``moderator/transports/`` that exports ``SPEC`` and one line here (docs/channels.md). ``create_app`` builds the web
-server for ``moderator serve`` (and ``sms``, and ``play --web``) from the channels that are on: their routes, the
-join page, ``/healthz``; in its lifespan one ``Service`` on the event loop's thread takes every input, and each
-channel's outbox is delivered on a thread of its own with its own store connection.
+``moderator/transports/`` that exports ``SPEC`` and one line here (docs/channels.md). Every command that runs
+channels is the same machinery (``run``) with its own ``Entry``: which channels of the list it may start (each
+starts only if the settings turn it on), whether a web server runs, what it changes in the settings.
+``running`` is that machinery: one ``Service`` on the event loop's thread takes every input, each channel that is
+on starts, the tables resume, reminders tick, and each channel's outbox is delivered on a thread of its own with
+its own store connection. Under a web server (``serve``, ``sms``, ``play --web``) it is ``create_app``'s lifespan,
+with the channels' routes, the join page and ``/healthz``; without one (``telegram``, ``play``) the command lasts as
+long as its channels' foreground (``Running.main``: long polling, the game at the terminal).
 
 Routes of the wiring itself:
 
@@ -22,18 +26,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import html
 import json
 import logging
 import re
 import signal
-import sys
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, TextIO
+from typing import TYPE_CHECKING, Any, Final
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
@@ -46,7 +48,7 @@ from .board import font_problems
 from .catalog import problems as catalog_problems
 from .channels import Channel, ChannelSpec, Delivery, JoinWay, Pages, Receipt, Running, Status
 from .commands import Inbound
-from .delivery import Sender, Worker
+from .delivery import Inline, Sender, Worker
 from .guard import (
     OriginCheck,
     SecurityHeaders,
@@ -59,7 +61,7 @@ from .guard import (
     quiet_third_party_loggers,
     trusted_proxies_setting,
 )
-from .qr import qr_element, qr_text
+from .qr import qr_text
 from .service import Service
 from .settings import Settings
 from .store import SerialStore, Store
@@ -71,8 +73,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("moderator.serve")
 actions_log = logging.getLogger("moderator.actions")
 
-CHANNELS: Final[tuple[ChannelSpec, ...]] = (telegram.SPEC, sms.SPEC, web.SPEC)
-"""Every channel a server can run (the console is the terminal's own, for ``moderator play``)."""
+CHANNELS: Final[tuple[ChannelSpec, ...]] = (telegram.SPEC, sms.SPEC, web.SPEC, console.SPEC)
+"""Every channel, for every command (each ``Entry`` selects from it; the settings turn each on or off)."""
 KEEP_ALIVE: Final = 75
 """Seconds an idle HTTP connection stays open (``httpserver.Limits.keep_alive`` under ``serve``)."""
 HEALTH_PATH: Final = "/healthz"
@@ -123,8 +125,12 @@ class Wiring:
     deliver_every: float = 0.5
     """Seconds between two delivery rounds when nothing new was queued (retries, paced messages)."""
     networks: Mapping[str, Any] = field(default_factory=dict)
+    inline: bool = False
+    """Every delivery runs inline (``Runtime.delivery``): the store is in memory, no second connection sees it."""
     running: dict[str, Running] = field(default_factory=dict)
     workers: list[Worker] = field(default_factory=list)
+    mains: list[asyncio.Task[object]] = field(default_factory=list)
+    """The channels' foregrounds (``Running.main``), begun once the tables resumed."""
 
     @property
     def port(self) -> Service:
@@ -138,7 +144,10 @@ class Wiring:
         return self.service.pages
 
     def delivery(self, name: str, channel: Channel, *,
-                 after_round: Callable[[], Awaitable[int]] | None = None) -> Delivery:
+                 after_round: Callable[[], Awaitable[int]] | None = None, inline: bool = False) -> Delivery:
+        if inline or self.inline:
+            return Inline(Sender(self.service.store, {name: channel}, clock=self.time),
+                          not_sent=self.service.not_sent)
         worker = Worker(self.store_factory, {name: channel}, clock=self.time, after_round=after_round,
                         interval=self.deliver_every, name=f"{name}-sender", not_sent=self.service.not_sent)
         self.workers.append(worker)
@@ -203,6 +212,86 @@ class Durable:
         await self.app(scope, receive, durable_send)
 
 
+@contextlib.asynccontextmanager
+async def running(
+    settings: Settings,
+    channels: Sequence[ChannelSpec],
+    *,
+    store_factory: Callable[[], Store],
+    clock: Callable[[], float] = time.time,
+    deliver: bool = True,
+    deliver_every: float = 0.5,
+    tick_every: float = 5.0,
+    network: Mapping[str, Any] | None = None,
+    inline: bool = False,
+    **service_options: Any,
+) -> AsyncIterator[Wiring]:
+    """The machinery of every command, while the context is open: the service on this loop, each of ``channels``
+    that the settings turn on started, the tables resumed, reminders ticking, then each channel's foreground
+    (``Running.main``) begun; at the end all of it stopped, foregrounds first. ``inline``: the store is in memory,
+    so every delivery runs inline."""
+    on = [spec for spec in channels if spec.off(settings) is None]
+    store = store_factory()
+    service = Service(store, clock=clock, capabilities={s.name: s.capabilities for s in on}, **service_options)
+    service.handled.append(log_action)
+    if isinstance(store, SerialStore):
+        store.group_commits(service.forget)
+    wiring = Wiring(service, settings, store_factory, time=clock, deliver=deliver, deliver_every=deliver_every,
+                    networks=network or {}, inline=inline)
+    loop = asyncio.get_running_loop()
+    stack = contextlib.AsyncExitStack()
+    try:
+        for spec in on:
+            wiring.running[spec.name] = await stack.enter_async_context(spec.start(settings, wiring))
+        resumed = service.resume_all()
+        service.returned()
+        stack.push_async_callback(_cancel, loop.create_task(_ticks(service, tick_every)))
+        for started in wiring.running.values():
+            if started.main is not None:
+                wiring.mains.append(loop.create_task(_foreground(started.main)))
+                stack.push_async_callback(_cancel, wiring.mains[-1])
+        if settings.server:
+            where = settings.public_url or f"http://{settings.host}:{settings.port} (MODERATOR_PUBLIC_URL not set)"
+            log.info("moderator %s serving on %s; channels on: %s", version(), where,
+                     ", ".join(s.name for s in on) or "none")
+        else:
+            log.info("moderator %s running without a web server; channels on: %s; %d tables under way; Ctrl-C "
+                     "stops", version(), ", ".join(s.name for s in on) or "none", len(resumed))
+        for spec in channels:
+            reason = spec.off(settings)
+            if reason is not None:
+                log.info("%s is off: %s", spec.name, reason)
+        yield wiring
+    finally:
+        await stack.aclose()
+        await wiring.stop()
+        with contextlib.suppress(Exception):  # a disk that cannot be written: the next start re-prompts
+            service.stopping()
+        if settings.record is not None:
+            keep_record(service, store, settings.record)
+        backlog = -1
+        with contextlib.suppress(Exception):
+            backlog = store.backlog()
+        store.close()
+        log.info("stopped; %d messages wait in the outbox for the next start", backlog)
+
+
+async def _foreground(main: Callable[[], Awaitable[object]]) -> object:
+    return await main()
+
+
+def keep_record(service: Service, store: Store, path: Path) -> None:
+    """Write the record of the latest game there is to ``path`` (``moderator replay`` reads it), if that game is
+    over: a game under way holds every secret."""
+    games = store.games(1)
+    if not games:
+        return
+    table_id, game = games[0][0], games[0][1]
+    exported = service.export(table_id, game) if service.game_over(table_id) else None
+    if exported is not None:
+        path.write_text(records.dumps(exported), encoding="utf-8")
+
+
 def create_app(
     settings: Settings,
     *,
@@ -215,9 +304,9 @@ def create_app(
     tick_every: float = 5.0,
     **service_options: Any,
 ) -> Starlette:
-    """The web server of every channel that is on. ``network`` replaces a channel's network in tests (by channel
-    name: a PTB ``BaseRequest`` for Telegram, a twilio ``HttpClient`` for SMS); ``deliver=False`` starts no
-    delivery (the outbox waits)."""
+    """The web server of every channel that is on, ``running`` in its lifespan. ``network`` replaces a channel's
+    network in tests (by channel name: a PTB ``BaseRequest`` for Telegram, a twilio ``HttpClient`` for SMS);
+    ``deliver=False`` starts no delivery (the outbox waits)."""
     factory = store_factory or (lambda: SerialStore(settings.db_path))
     on = [spec for spec in channels if spec.off(settings) is None]
     routes: list[BaseRoute] = [
@@ -229,38 +318,13 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        store = factory()
-        service = Service(store, clock=clock, capabilities={s.name: s.capabilities for s in on}, **service_options)
-        service.handled.append(log_action)
-        if isinstance(store, SerialStore):
-            store.group_commits(service.forget)
-        wiring = Wiring(service, settings, factory, time=clock, deliver=deliver, deliver_every=deliver_every,
-                        networks=network or {})
-        state = app.state
-        state.store, state.service, state.settings, state.channels = store, service, settings, wiring.running
-        state.wiring = wiring
-        stack = contextlib.AsyncExitStack()
-        try:
-            for spec in on:
-                wiring.running[spec.name] = await stack.enter_async_context(spec.start(settings, wiring))
-            service.resume_all()
-            service.returned()
-            stack.push_async_callback(_cancel, asyncio.get_running_loop().create_task(_ticks(service, tick_every)))
-            where = settings.public_url or f"http://{settings.host}:{settings.port} (MODERATOR_PUBLIC_URL not set)"
-            log.info("moderator %s serving on %s; channels on: %s", version(), where,
-                     ", ".join(s.name for s in on) or "none")
-            for spec in channels:
-                reason = spec.off(settings)
-                if reason is not None:
-                    log.info("%s is off: %s", spec.name, reason)
+        async with running(settings, channels, store_factory=factory, clock=clock, deliver=deliver,
+                           deliver_every=deliver_every, tick_every=tick_every, network=network,
+                           **service_options) as wiring:
+            state = app.state
+            state.store, state.service, state.settings = wiring.service.store, wiring.service, settings
+            state.channels, state.wiring = wiring.running, wiring
             yield
-        finally:
-            await stack.aclose()
-            await wiring.stop()
-            with contextlib.suppress(Exception):  # a disk that cannot be written: the next start re-prompts
-                service.stopping()
-            store.close()
-            log.info("stopped; %d messages wait in the outbox for the next start", _backlog(factory))
 
     from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware  # here: a console game needs no uvicorn
 
@@ -284,18 +348,7 @@ def webhook_limits(settings: Settings, channels: Sequence[ChannelSpec]) -> dict[
             for path, limit in spec.webhooks(settings).items()}
 
 
-def _backlog(factory: Callable[[], Store]) -> int:
-    try:
-        store = factory()
-    except Exception:
-        return -1
-    try:
-        return store.backlog()
-    finally:
-        store.close()
-
-
-async def _cancel(task: asyncio.Task[None]) -> None:
+async def _cancel(task: asyncio.Task[Any]) -> None:
     task.cancel()
     await asyncio.gather(task, return_exceptions=True)
 
@@ -377,15 +430,7 @@ async def join_page(request: Request) -> Response:
     browser = web.CHANNEL in wiring.running and table.status is Status.LOBBY
     if not ways and not browser:
         return PlainTextResponse("Not Found", status_code=404)
-    parts = [
-        f'<section><h2>{html.escape(way.title)}</h2><p><a href="{html.escape(way.link)}">{html.escape(way.label)}'
-        f"</a></p>{qr_element(way.link)}</section>"
-        for way in ways
-    ]
-    if browser:
-        parts.insert(0, web.join_section(request, code, table.theme))
-    # The page in the browser's language among the table's, styled as every other page (the button included).
-    return web.page(request, code, f"<h1>\U0001fa91 {html.escape(code)}</h1>" + "\n".join(parts), table.theme)
+    return web.join_page(request, code, table.theme, ways, wiring.pages.limits(), browser=browser)
 
 
 def _logging() -> None:
@@ -417,22 +462,6 @@ def guarded(app: Starlette, settings: Settings, channels: Sequence[ChannelSpec] 
     return server
 
 
-def serve(settings: Settings, *, channels: Sequence[ChannelSpec] = CHANNELS) -> int:
-    """``moderator serve``: the guarded uvicorn until SIGTERM or Ctrl-C (the request in hand finishes first)."""
-    _logging()
-    app = create_app(settings, channels=channels)
-    server = guarded(app, settings, channels, log_level="info", timeout_graceful_shutdown=30)
-    stop_streams_on_exit(server, app)
-    log.info("listening on %s port %d", settings.host, settings.port)  # uvicorn's own line is below WARNING
-    server.run()
-    return 0
-
-
-def serve_sms(settings: Settings) -> int:
-    """``moderator sms``: the SMS channel alone, printing each table's join QR code as it opens."""
-    return serve(settings.but(print_join_codes=True), channels=(sms.SPEC,))
-
-
 def stop_streams_on_exit(server: Any, app: Starlette) -> None:
     """Make a uvicorn server end the browser channel's event streams as it begins to stop (else it waits for
     them to end by themselves)."""
@@ -452,86 +481,40 @@ def stop_streams_on_exit(server: Any, app: Starlette) -> None:
     server.handle_exit = handle
 
 
-# --- ``moderator telegram``: long polling ----------------------------------------------------------------------
+# --- the commands ----------------------------------------------------------------------------------------------
 
 
-def run_telegram(settings: Settings) -> int:
-    """Long polling until SIGTERM or Ctrl-C; returns the exit status. An update is confirmed to Telegram only once
-    its input is stored (``telegram.Poller``): while the database cannot be written, polling pauses."""
-    token = telegram.TelegramSettings.of(settings).token
-    assert token is not None
-    _logging()
-    store = Store(settings.db_path)
-    service = Service(store, capabilities={telegram.CHANNEL: telegram.CAPABILITIES})
-    service.handled.append(log_action)
-    wiring = Wiring(service, settings, lambda: Store(settings.db_path))
-    bot = telegram.TelegramBot(service, screen_url=wiring.screen_url)
-    app = telegram.build_application(token, api_url=telegram.TelegramSettings.of(settings).api_url, updater=False)
-    bot.install(app)
-
-    async def run() -> None:
-        loop = asyncio.get_running_loop()
-        stop = asyncio.Event()
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            with contextlib.suppress(NotImplementedError, RuntimeError):  # no signals off the main thread
-                loop.add_signal_handler(signum, stop.set)
-        await app.initialize()
-        ticker: asyncio.Task[None] | None = None
-        poller = telegram.Poller(app, bot)
-        polling: asyncio.Task[None] | None = None
-        try:
-            await bot.start(app, lambda channel, after: wiring.delivery(telegram.CHANNEL, channel,
-                                                                        after_round=after))
-            resumed = service.resume_all()
-            service.returned()
-            log.info("telegram: ready as @%s (long polling); %d tables under way; Ctrl-C stops",
-                     app.bot.username, len(resumed))
-            ticker = loop.create_task(_ticks(service, 5.0))
-            polling = loop.create_task(poller.run())
-            stopped = loop.create_task(stop.wait())
-            await asyncio.wait({polling, stopped}, return_when=asyncio.FIRST_COMPLETED)
-            stopped.cancel()
-            if polling.done():
-                polling.result()  # polling ended by itself: a token Telegram refuses, say
-        finally:
-            for task in (polling, ticker):
-                if task is not None:
-                    await _cancel(task)
-            await poller.confirm()
-            await wiring.stop()
-            with contextlib.suppress(Exception):  # a disk that cannot be written: the next start re-prompts
-                service.stopping()
-            await app.shutdown()
-            store.close()
-
-    asyncio.run(run())
-    return 0
+def _as_they_are(settings: Settings) -> Settings:
+    return settings
 
 
-# --- ``moderator play``: the console, and the local network ----------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One ``moderator`` command that runs channels: the same machinery for each (``run``), with its own selection
+    of ``CHANNELS`` and its own changes to the settings."""
 
+    name: str
+    channels: frozenset[str] | None = None
+    """The channels it may start (None: every one in the list); each starts only if the settings turn it on."""
+    server: bool = True
+    """A web server runs the channels' routes (``Settings.server``); False: they reach their providers themselves
+    (long polling) or need no network (the terminal), and the command lasts as long as their foreground."""
+    memory: bool = False
+    """Its games live in memory only: nothing is written to disk (a game at the terminal)."""
+    logs: bool = True
+    """Log lines go to the terminal (a server's); False: the terminal is the table's, or shows its addresses."""
+    prepare: Callable[[Settings], Settings] = _as_they_are
+    """What the command changes in the settings (``sms`` prints join codes, ``play --web`` serves the LAN)."""
+    opening: Callable[[Settings], None] | None = None
+    """Done once before the channels start (``play --web`` opens the table and prints where to find it)."""
 
-def play_console(*, players: int, name: str | None, theme: str, language: str, seed: int | None, watch: bool,
-                 read: Callable[[str], str] = input, output: TextIO = sys.stdout, store: Store | None = None,
-                 record: Path | None = None) -> int:
-    """A game at the console (you and computer players, no network); returns the exit status. With ``record``,
-    the game's record (``moderator replay`` reads it) is written there when it ends."""
-    store = store or Store(memory=True)
-    options: dict[str, Any] = {} if seed is None else {"seed": lambda: seed}
-    service = Service(store, capabilities={console.CHANNEL: console.CAPABILITIES}, **options)
-    channel = console.ConsoleChannel(output)
-    sender = Sender(store, {console.CHANNEL: channel})
+    def select(self, channels: Sequence[ChannelSpec]) -> list[ChannelSpec]:
+        """The channels of ``channels`` this command may start."""
+        return [spec for spec in channels if self.channels is None or spec.name in self.channels]
 
-    def deliver() -> None:
-        while sender.deliver_due():
-            pass
-
-    status = console.play(service, channel, deliver, players=players, name=name, theme=theme, language=language,
-                          watch=watch, read=read)
-    exported = service.export(channel.table_id) if record is not None and channel.table_id else None
-    if record is not None and exported is not None:
-        record.write_text(records.dumps(exported), encoding="utf-8")
-    return status
+    def settings(self, settings: Settings) -> Settings:
+        """The settings as this command runs with them."""
+        return self.prepare(settings).but(server=self.server)
 
 
 def lan_address() -> str:
@@ -547,38 +530,136 @@ def lan_address() -> str:
             return "127.0.0.1"
 
 
-def play_on_lan(settings: Settings, *, name: str | None, theme: str, lang: str, host: str, port: int) -> int:
-    """``moderator play --web``: open a table hosted by this machine and serve every page on the local network.
-
-    Prints the table screen's address, the host's (with its key: keep it to this device) and the join QR code
-    for phones. No credentials, no internet: channels that have credentials join in, as with ``serve``."""
+def on_the_lan(settings: Settings) -> Settings:
+    """``play --web``'s settings: the browser channel on, reached at this machine's LAN address unless
+    ``MODERATOR_PUBLIC_URL`` says otherwise (then providers on the internet reach it too)."""
+    host = settings.host
     lan = lan_address() if host in ("0.0.0.0", "::") else host
-    base = f"http://{lan}:{port}"
-    # Phones reach this laptop at its LAN address, whatever address the host's own browser uses. Telegram's
-    # webhook needs a public HTTPS address: without one configured it stays off.
-    public = settings.public_url or base
-    env = settings.env if settings.public_url else {k: v for k, v in settings.env.items() if k != "TELEGRAM_TOKEN"}
-    settings = settings.but(web=True, public_url=public, host=host, port=port, env=env)
+    # Phones reach this laptop at its LAN address, whatever address the host's own browser uses. A provider's
+    # webhook needs a public HTTPS address: without one configured, the channels that need one stay off.
+    return settings.but(web=True, public_url=settings.public_url or f"http://{lan}:{settings.port}",
+                        lan=settings.public_url is None)
+
+
+def host_on_this_device(settings: Settings) -> None:
+    """``play --web``: open the table hosted by this machine's browser and print where to find it: the join QR
+    code for phones, the table screen, the host's page (with its key: keep it to this device)."""
+    table = settings.table
+    assert table is not None and settings.public_url is not None
     store = Store(settings.db_path)
     try:
         service = Service(store, capabilities={web.CHANNEL: web.CAPABILITIES})
-        opened = web.open_table(service.pages, name=name or "", play=name is not None, theme=theme, lang=lang)
+        opened = web.open_table(service.pages, name=table.name or "", play=table.name is not None,
+                                theme=table.theme, lang=table.language)
         if opened is None:
-            raise ValueError(f"could not open a table with theme {theme!r}")
+            raise ValueError(f"could not open a table with theme {table.theme!r}")
         table_id, key = opened
-        table = service.pages.table_info(table_id)
-        assert table is not None
-        code = table.code
+        info = service.pages.table_info(table_id)
+        assert info is not None
+        code = info.code
     finally:
         store.close()
+    public = settings.public_url
     join_url = f"{public}/join/{code}"
     print(qr_text(join_url))
     print(f"Phones join: {join_url}   (code {code})")
     print(f"Table screen: {public}/table/{table_id}")
-    print(f"Host, on this device only: http://127.0.0.1:{port}/host/{table_id}?key={key}")
+    print(f"Host, on this device only: http://127.0.0.1:{settings.port}/host/{table_id}?key={key}")
     print("Computer players can fill empty seats from the host page. Ctrl-C stops.", flush=True)
-    app = create_app(settings)
-    server = guarded(app, settings, log_level="warning")
+
+
+SERVE: Final = Entry("serve")
+"""Every channel that is on, in one web server: webhooks, pages, ``/healthz``, ``/join/CODE``."""
+SMS: Final = Entry("sms", frozenset({sms.CHANNEL}), prepare=lambda settings: settings.but(print_join_codes=True))
+"""The SMS channel alone, printing each table's join QR code as it opens."""
+TELEGRAM: Final = Entry("telegram", frozenset({telegram.CHANNEL}), server=False)
+"""The Telegram bot alone, without a web server: it polls Telegram for updates."""
+PLAY: Final = Entry("play", frozenset({console.CHANNEL}), server=False, memory=True, logs=False)
+"""A table in this terminal, with computer players."""
+PLAY_WEB: Final = Entry("play --web", logs=False, prepare=on_the_lan, opening=host_on_this_device)
+"""A table hosted by this machine, served to browsers on the local network (and every other channel that is on)."""
+
+
+def channels_off(settings: Settings, entry: Entry, channels: Sequence[ChannelSpec] = CHANNELS) -> list[str]:
+    """Why each channel the command may start stays off with these settings ("telegram is off: it needs ...")."""
+    settings = entry.settings(settings)
+    reasons = ((spec.name, spec.off(settings)) for spec in entry.select(channels))
+    return [f"{name} is off: {reason}" for name, reason in reasons if reason is not None]
+
+
+def run(settings: Settings, entry: Entry, *, channels: Sequence[ChannelSpec] = CHANNELS, **options: Any) -> int:
+    """Run one command until it is stopped (SIGTERM, Ctrl-C) or, without a web server, until its channels'
+    foreground ends; returns the exit status. ``options`` go to ``running`` (and on to the ``Service``)."""
+    settings = entry.settings(settings)
+    chosen = entry.select(channels)
+    if entry.opening is not None:
+        entry.opening(settings)
+    if entry.logs:
+        _logging()
+    if not entry.server:
+        if entry.logs:
+            safe_logs(settings)
+        return _on_a_loop(_without_server(settings, chosen, memory=entry.memory, **options))
+    app = create_app(settings, channels=chosen, **options)
+    server = guarded(app, settings, chosen, log_level="info" if entry.logs else "warning",
+                     timeout_graceful_shutdown=30)
     stop_streams_on_exit(server, app)
+    if entry.logs:
+        log.info("listening on %s port %d", settings.host, settings.port)  # uvicorn's own line is below WARNING
     server.run()
     return 0
+
+
+def serve(settings: Settings) -> int:
+    """``moderator serve``: the guarded uvicorn until SIGTERM or Ctrl-C (the request in hand finishes first)."""
+    return run(settings, SERVE)
+
+
+async def _without_server(settings: Settings, channels: Sequence[ChannelSpec], *, memory: bool,
+                          **options: Any) -> int:
+    """The channels run until the first foreground ends (the game at the terminal; polling that fails) or
+    SIGTERM; a foreground's failure is the command's."""
+    if memory:
+        games = Store(memory=True)
+        factory: Callable[[], Store] = lambda: games  # noqa: E731  # one connection: deliveries run inline
+    else:
+        factory = lambda: Store(settings.db_path)  # noqa: E731  # each delivery thread opens its own
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    with contextlib.suppress(NotImplementedError, RuntimeError):  # no signals off the main thread
+        loop.add_signal_handler(signal.SIGTERM, stop.set)
+    try:
+        async with running(settings, channels, store_factory=factory, inline=memory, **options) as wiring:
+            if not wiring.mains:
+                return 0
+            stopped: asyncio.Task[object] = loop.create_task(stop.wait())
+            try:
+                done, _ = await asyncio.wait({*wiring.mains, stopped}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                stopped.cancel()
+            for task in done - {stopped}:
+                task.result()  # a foreground that failed (a token Telegram refuses) fails the command
+    finally:
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.remove_signal_handler(signal.SIGTERM)
+    return 0
+
+
+def _on_a_loop(main: Coroutine[Any, Any, int]) -> int:
+    """``main`` on a new event loop. Ctrl-C is an interrupt, as in any program (a terminal's read included):
+    ``main`` is cancelled, so that every channel stops cleanly, and the interrupt goes on to the caller."""
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    task = loop.create_task(main)
+    try:
+        return loop.run_until_complete(task)
+    except KeyboardInterrupt:
+        task.cancel()
+        with contextlib.suppress(BaseException):
+            loop.run_until_complete(task)
+        raise
+    finally:
+        with contextlib.suppress(Exception):
+            loop.run_until_complete(loop.shutdown_asyncgens())
+        asyncio.set_event_loop(None)
+        loop.close()

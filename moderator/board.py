@@ -1,11 +1,12 @@
 """The board as a picture: the public facts of a game (``Board``) and a PNG of them in the table's theme.
 
-``Board`` is built from ``engine.public_view`` and the table's names and theme, and from nothing else. It has
-no field for a role, a card in hand or the deck's order, so no secret can be drawn; the winner is known only
-once the game is over. It travels as plain JSON (``to_json``/``from_json``), e.g. in an outbox row, and is
-drawn at send time by ``render_png``: the liberal track (5 slots), the fascist track (6 slots, each with the
-power it grants at this player count), the election tracker, the draw and discard piles, veto, and the seats
-in order marking the President, the Chancellor, the term-limited and the dead.
+``Board`` is a plain view that the port carries: the service builds it from the engine's public view and the
+table's names and theme (``board_view.board_of``), and a channel draws it without knowing the rules (this module
+imports nothing of the engine). It has no field for a role, a card in hand or the deck's order, so no secret can
+be drawn; the winner is known only once the game is over. It travels as plain JSON (``to_json``/``from_json``),
+e.g. in an outbox row, and is drawn at send time by ``render_png``: the liberal track (5 slots), the fascist
+track (6 slots, each with the power it grants at this player count), the election tracker, the draw and discard
+piles, veto, and the seats in order marking the President, the Chancellor, the term-limited and the dead.
 
 Every word comes from the catalog (terms and the ``board-*`` messages); the colours from
 ``messages/colours.toml``, one table per theme; the font is the DejaVu Sans subset in ``messages/fonts``, so the
@@ -20,30 +21,11 @@ import tomllib
 from dataclasses import dataclass, fields
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Final, Protocol
+from typing import Any, Final
 
 from PIL import Image, ImageDraw, ImageFont
 
 from .catalog import BUNDLED, DEFAULT_THEME, Catalog, messages_dir
-from .engine import Party, Phase, PublicView, Seat
-from .engine.types import (
-    CHAOS_AT,
-    FASCIST_POLICIES_TO_WIN,
-    FASCIST_TRACK,
-    LIBERAL_POLICIES_TO_WIN,
-)
-
-
-class NamedTable(Protocol):
-    """What the board needs of a table besides its public view: the names in seat order and the theme
-    (``render.TableInfo`` is one)."""
-
-    @property
-    def names(self) -> tuple[str, ...]: ...
-
-    @property
-    def theme(self) -> str: ...
-
 
 WIDTH: Final = 1200
 """Pixels across: sharp on a TV, still readable when a phone shrinks it to its width."""
@@ -60,8 +42,14 @@ PNG_COLOURS: Final = 64
 BOARD_MESSAGE: Final = "board"
 """The outbox's message id for a board image; its body is ``{"board": Board.to_json(), "table": id, "game": n}``."""
 
-_CANDIDATES: Final = frozenset({Phase.NOMINATION, Phase.ELECTION})
-"""Phases in which President and Chancellor are candidates, not yet elected."""
+LIBERAL_SLOTS: Final = 5
+"""The printed liberal track's slots (the fifth liberal policy wins)."""
+FASCIST_SLOTS: Final = 6
+"""The printed fascist track's slots (the sixth fascist policy wins)."""
+TRACKER_MARKS: Final = 3
+"""The election tracker's marks (the third is chaos)."""
+PLAYERS: Final = range(5, 11)
+"""The tables a board is printed for."""
 
 Colour = tuple[int, int, int]
 
@@ -78,44 +66,25 @@ class Board:
     theme: str
     step: int
     """The engine's step: two boards of one game with the same step show the same thing."""
-    phase: Phase
+    phase: str
+    """The game's phase, as game records name it (``nomination``, ``election``, ... ``game_over``)."""
     liberal_policies: int
     fascist_policies: int
     election_tracker: int
     draw_pile: int
     discard_pile: int
-    president: Seat | None
-    chancellor: Seat | None
+    president: int | None
+    chancellor: int | None
     alive: tuple[bool, ...]
-    term_limited: tuple[Seat, ...]
+    term_limited: tuple[int, ...]
     veto_unlocked: bool
-    winner: Party | None
-    """Set only once the game is over."""
-
-    @classmethod
-    def of(cls, view: PublicView, table: NamedTable) -> Board:
-
-        """The board of a public view, with the table's names and theme."""
-        if len(table.names) != view.players:
-            raise ValueError(f"{len(table.names)} names for {view.players} players")
-        return cls(
-            players=view.players,
-            names=tuple(table.names),
-            theme=table.theme,
-            step=view.step,
-            phase=view.phase,
-            liberal_policies=view.liberal_policies,
-            fascist_policies=view.fascist_policies,
-            election_tracker=view.election_tracker,
-            draw_pile=view.draw_pile,
-            discard_pile=view.discard_pile,
-            president=view.president,
-            chancellor=view.chancellor,
-            alive=tuple(view.alive),
-            term_limited=tuple(view.term_limited),
-            veto_unlocked=view.veto_unlocked,
-            winner=view.winner if view.phase is Phase.GAME_OVER else None,
-        )
+    winner: str | None
+    """The winning party (``liberal`` or ``fascist``), set only once the game is over."""
+    powers: tuple[str | None, ...] = ()
+    """The presidential power printed on each fascist slot but the last (its key among the catalog's terms), for
+    this many players."""
+    candidates: bool = False
+    """President and Chancellor are candidates, not yet elected (a nomination or an election)."""
 
     def to_json(self) -> dict[str, Any]:
         """A plain dict (str, int, bool, None and lists only) that ``from_json`` reads back."""
@@ -123,20 +92,19 @@ class Board:
         for f in fields(self):
             value = getattr(self, f.name)
             out[f.name] = list(value) if isinstance(value, tuple) else value
-        out["phase"] = self.phase.value
-        out["winner"] = None if self.winner is None else self.winner.value
         return out
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Board:
-        """The board ``to_json`` wrote; raises ``ValueError``/``KeyError`` for anything else."""
+        """The board ``to_json`` wrote; raises ``ValueError``/``KeyError`` for anything else. A board written
+        before it carried ``powers`` and ``candidates`` draws without them."""
         players = int(data["players"])
         board = cls(
             players=players,
             names=tuple(str(n) for n in data["names"]),
             theme=str(data["theme"]),
             step=int(data["step"]),
-            phase=Phase(data["phase"]),
+            phase=str(data["phase"]),
             liberal_policies=int(data["liberal_policies"]),
             fascist_policies=int(data["fascist_policies"]),
             election_tracker=int(data["election_tracker"]),
@@ -147,9 +115,11 @@ class Board:
             alive=tuple(bool(a) for a in data["alive"]),
             term_limited=tuple(int(s) for s in data["term_limited"]),
             veto_unlocked=bool(data["veto_unlocked"]),
-            winner=None if data["winner"] is None else Party(data["winner"]),
+            winner=None if data["winner"] is None else str(data["winner"]),
+            powers=tuple(None if p is None else str(p) for p in data.get("powers", ())),
+            candidates=bool(data.get("candidates", False)),
         )
-        if players not in FASCIST_TRACK or len(board.names) != players or len(board.alive) != players:
+        if players not in PLAYERS or len(board.names) != players or len(board.alive) != players:
             raise ValueError("a board needs 5 to 10 players, with a name and a life for each")
         seats = [s for s in (board.president, board.chancellor, *board.term_limited) if s is not None]
         if not all(0 <= s < players for s in seats):
@@ -157,9 +127,12 @@ class Board:
         return board
 
     def drawn(self) -> dict[str, Any]:
-        """``to_json`` without the step: two boards with the same ``drawn`` look the same."""
+        """``to_json`` without the step: two boards with the same ``drawn`` look the same. Nor ``powers`` and
+        ``candidates``: they follow from the players and the phase, which it holds (so a board's fingerprint is
+        the one it had before the view carried them)."""
         out = self.to_json()
-        del out["step"]
+        for derived in ("step", "powers", "candidates"):
+            del out[derived]
         return out
 
 
@@ -257,8 +230,8 @@ def layout(players: int, narrow: bool = False) -> Layout:
     width, seats_per_row = (NARROW_WIDTH, NARROW_SEATS_PER_ROW) if narrow else (WIDTH, SEATS_PER_ROW)
     inner = width - 2 * MARGIN
     # The phone's tracks take two rows of three slots: a power's name then keeps the size it has on the TV.
-    per_track_row = 3 if narrow else FASCIST_POLICIES_TO_WIN
-    track_rows = math.ceil(FASCIST_POLICIES_TO_WIN / per_track_row)
+    per_track_row = 3 if narrow else FASCIST_SLOTS
+    track_rows = math.ceil(FASCIST_SLOTS / per_track_row)
     slot_w = (inner - 2 * _PAD - (per_track_row - 1) * GAP) // per_track_row
     y = MARGIN // 2
     header = (MARGIN, y, width - MARGIN, y + _HEADER_H)
@@ -300,8 +273,8 @@ def layout(players: int, narrow: bool = False) -> Layout:
     y += rows * (_SEAT_H + GAP)
     legend = (MARGIN, y, width - MARGIN, y + _LEGEND_H)
     height = legend[3] + MARGIN // 2
-    return Layout(players, height, width, header, liberal, fascist, slots(liberal[1], LIBERAL_POLICIES_TO_WIN),
-                  slots(fascist[1], FASCIST_POLICIES_TO_WIN), status, tuple(seats), legend)  # type: ignore[arg-type]
+    return Layout(players, height, width, header, liberal, fascist, slots(liberal[1], LIBERAL_SLOTS),
+                  slots(fascist[1], FASCIST_SLOTS), status, tuple(seats), legend)  # type: ignore[arg-type]
 
 
 # --- drawing ---------------------------------------------------------------------------------------------
@@ -446,9 +419,9 @@ class _Painter:
         self.text((box[0], middle), title, size, c.text, "lm", bold=True)
         if b.winner is not None:
             words = self.catalog.text("board-game-over", winner=self.term(
-                "liberals" if b.winner is Party.LIBERAL else "fascists"))
+                "liberals" if b.winner == "liberal" else "fascists"))
             shown, size = fit(words, (box[2] - box[0]) * 0.53, 30, 18, bold=True)
-            colour = c.liberal if b.winner is Party.LIBERAL else c.fascist
+            colour = c.liberal if b.winner == "liberal" else c.fascist
             w = _width(shown, size, bold=True)
             self.draw.rounded_rectangle((box[2] - w - 32, box[1] + 6, box[2], box[3] - 6), 12, fill=colour)
             self.text((box[2] - 16, middle), shown, size, (255, 255, 255), "rm", bold=True)
@@ -487,12 +460,11 @@ class _Painter:
     def fascist_track(self) -> None:
         b, c = self.board, self.colours
         self._track(self.layout.fascist_track, self.cap("fascist_policies"), c.fascist_track)
-        powers = FASCIST_TRACK[b.players]
         slots = self.layout.fascist_slots
         for i, box in enumerate(slots):
-            power = powers[i] if i < len(powers) else None
+            power = b.powers[i] if i < len(b.powers) else None
             self._slot(box, i < b.fascist_policies, c.fascist, self.term("fascist_card"),
-                       None if power is None else self.term(power.value), i == len(slots) - 1)
+                       None if power is None else self.term(power), i == len(slots) - 1)
 
     def status(self) -> None:
         b, c = self.board, self.colours
@@ -501,14 +473,14 @@ class _Painter:
             self.draw.rounded_rectangle(box, 14, fill=c.panel)
         # The election tracker: three marks, the last one is chaos.
         self.label(tracker, self.term("election_tracker"), 22, 14, c.muted, y=tracker[1] + 24)
-        spacing = (tracker[2] - tracker[0]) / (CHAOS_AT + 1)
-        for i in range(CHAOS_AT):
+        spacing = (tracker[2] - tracker[0]) / (TRACKER_MARKS + 1)
+        for i in range(TRACKER_MARKS):
             x, y, r = tracker[0] + spacing * (i + 1), tracker[1] + 72, 20
             if i < b.election_tracker:
                 self.draw.ellipse((x - r, y - r, x + r, y + r), fill=c.tracker)
             else:
                 self.draw.ellipse((x - r, y - r, x + r, y + r), outline=c.tracker, width=4)
-        last = tracker[0] + spacing * CHAOS_AT
+        last = tracker[0] + spacing * TRACKER_MARKS
         self.label((int(last - spacing), tracker[1], int(last + spacing), tracker[3]), self.cap("chaos"), 18, 12,
                    c.muted, y=tracker[3] - 18)
         # Veto: lit once unlocked.
@@ -530,7 +502,7 @@ class _Painter:
 
     def seats(self) -> None:
         b, c = self.board, self.colours
-        candidates = b.phase in _CANDIDATES
+        candidates = b.candidates
         for seat, box in enumerate(self.layout.seats):
             alive = b.alive[seat]
             president, chancellor = seat == b.president, seat == b.chancellor

@@ -3,9 +3,10 @@
 A catalog file has ``[terms]`` (the game's vocabulary: President, policy, Hitler, ...), ``[messages]`` (one
 template per message id) and ``[sms]`` (short variants of messages that must fit one SMS). Templates use
 ``{name}``-style parameters and ``{term.president}``-style terms; the format spec ``:cap`` capitalises the
-first letter (``{term.hitler:cap}`` gives "The Rat" in the corporate theme). A count takes the plural form
-of its language: ``{players:plural:one=# player|other=# players}`` (``#`` is the number; the categories are
-those of ``PLURAL_CATEGORIES``, ``other`` always among them).
+first letter (``{term.hitler:cap}`` gives "The Rat" in the corporate theme), ``:lower`` writes it all in lower
+case (English running text: ``{term.election_tracker:lower}``; German keeps its nouns' capitals). A count takes
+the plural form of its language: ``{players:plural:one=# player|other=# players}`` (``#`` is the number; the
+categories are those of ``PLURAL_CATEGORIES``, ``other`` always among them).
 
 Lookups fall back key by key: ``<theme>/<lang>``, then ``classic/<lang>``, then ``classic/en``. A theme file
 therefore holds its terms and only the sentences its grammar needs to override.
@@ -213,13 +214,16 @@ class _Count:
 
 
 class _Text(str):
-    """A string that understands the ``cap`` format spec (first letter upper case), and ``plural:`` if numeric."""
+    """A string that understands the ``cap`` format spec (first letter upper case), ``lower`` (all lower case),
+    and ``plural:`` if numeric."""
 
     __slots__ = ()
 
     def __format__(self, spec: str) -> str:
         if spec == "cap":
             return self[:1].upper() + self[1:]
+        if spec == "lower":
+            return self.lower()
         if spec.startswith(PLURAL):
             # A count passed as text (a figure already formatted): English's rule, which German shares.
             digits = self.strip()
@@ -318,7 +322,7 @@ class Catalog:
         return template.format_map(values)
 
     def _value(self, value: object) -> object:
-        # Strings understand ":cap", numbers ":plural:..." in this catalog's language.
+        # Strings understand ":cap" and ":lower", numbers ":plural:..." in this catalog's language.
         if isinstance(value, str):
             return _Text(value)
         if isinstance(value, int) and not isinstance(value, bool):

@@ -83,6 +83,26 @@ class WordStyle(StrEnum):
 
 
 @dataclass(frozen=True, slots=True)
+class Pacing:
+    """How fast a provider lets a channel write to one chat, which ``moderator.pacing.Pacer`` keeps to: a public
+    chat (a group) gets a call every ``public_interval`` seconds and at most ``public_per_minute`` in any minute, a
+    person's chat one every ``private_interval``."""
+
+    public_interval: float
+    public_per_minute: int
+    private_interval: float
+    cosmetic_reserve: int = 0
+    """Calls of a public chat's minute that cosmetic messages (``Kind.cosmetic``) never take: free for results."""
+    board_patience: float = 30.0
+    """Seconds a changed board waits at most for a quiet moment in a busy public chat; then it goes before the
+    next call (a fast table keeps the chat busy the whole game), never before a result or a note."""
+    counter_interval: float = 0.0
+    """Seconds between two showings of a public chat's vote counter (it is folded, not shown on every vote)."""
+    private_counter_interval: float = 0.0
+    """The same in a person's chat."""
+
+
+@dataclass(frozen=True, slots=True)
 class Capabilities:
     """What a channel can do; the service and the renderer shape messages by these, never by a channel's name."""
 
@@ -119,6 +139,12 @@ class Capabilities:
     verbs: frozenset[str] | None = None
     """The grammar's verbs (their ``[words]`` keys) a person at this channel is offered, and help names; None:
     every one (``grammar.offered``: the words about what texts cost only where each message is paid for)."""
+    pacing: Pacing | None = None
+    """The provider limits calls per chat (Telegram): the channel delivers through ``moderator.pacing.Pacer``,
+    which keeps to these limits and puts a public chat's results before its cosmetic edits."""
+    own_pace: bool = False
+    """A person here plays alone with computer players, at their own pace (a terminal): the computers' votes wait
+    for theirs however long, never only a pause (``Context.vote_pause``)."""
 
 
 
@@ -330,6 +356,9 @@ class Receipt:
     """A short answer the channel may show at once instead of a message (``Capabilities.toasts``)."""
     tables: tuple[str, ...] = field(default=())
     """The tables the input touched."""
+    withdraw: bool = False
+    """The input showed a secret where others see it (a vote or an option's number typed in a group): it was not
+    counted and its sender is answered privately; the channel takes it off the public chat where it can."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -554,6 +583,24 @@ class HostView:
     """One-time codes the host asked for, to move a seat to a new device."""
     free_seats: int = 0
     """Seats still free in the lobby (for computer players)."""
+    controls: tuple[str, ...] = ()
+    """The host's controls of the game that the table takes in its status (``commands.HostCommand`` values: pause,
+    nudge, end; resume; rematch), in the order a page offers them: the service refuses the others."""
+    seat_controls: bool = False
+    """A computer player may stand in for a seat and a seat may move to a new device: a game is under way."""
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """What the service holds every table's inputs to, whatever the channel: a page's forms say the same."""
+
+    min_players: int
+    max_players: int
+    """A game has this many players (the rulebook's 5 to 10)."""
+    name_length: int
+    """A name is cut to this many characters."""
+    claim_length: int
+    """What a player claims is read up to this many characters."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -619,6 +666,10 @@ class Pages(Protocol):
         """The public board of the table's game, to draw (``board.render_png``); None before a game."""
         ...
 
+    def limits(self) -> Limits:
+        """The numbers every table's inputs are held to (players, a name's and a claim's length)."""
+        ...
+
 
 # --- what a channel module exports ------------------------------------------------------------------------------
 
@@ -648,9 +699,11 @@ class Runtime(Protocol):
         ...
 
     def delivery(self, name: str, channel: Channel, *,
-                 after_round: Callable[[], Awaitable[int]] | None = None) -> Delivery:
+                 after_round: Callable[[], Awaitable[int]] | None = None, inline: bool = False) -> Delivery:
         """Start delivering this channel's outbox on a thread of its own (stopped with the runtime);
-        ``after_round`` runs on the event loop after each round (a channel's reports)."""
+        ``after_round`` runs on the event loop after each round (a channel's reports). ``inline``: nothing runs in
+        the background; ``kick`` delivers everything due, on the caller's thread, before it returns (a terminal
+        that shows what an input caused before it reads the next line)."""
         ...
 
     def join_ways(self, code: str) -> list[JoinWay]:
@@ -675,10 +728,14 @@ class Runtime(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class Running:
-    """A started channel: what its routes need (``state``) and its ways to join."""
+    """A started channel: what its routes need (``state``), its ways to join, and what it runs in the foreground."""
 
     state: Any = None
     join_ways: Callable[[str], list[JoinWay]] = field(default=lambda code: [])
+    main: Callable[[], Awaitable[object]] | None = None
+    """Run once every channel has started and the tables are resumed: how the channel gets its inputs when no web
+    server brings them (Telegram's long polling, a game at the terminal). A command without a web server ends
+    when it ends; the channel's context ends it otherwise (it is cancelled first)."""
 
 
 class ChannelSpec(Protocol):
@@ -706,5 +763,6 @@ class ChannelSpec(Protocol):
         ...
 
     def start(self, settings: Settings, runtime: Runtime) -> AbstractAsyncContextManager[Running]:
-        """Run while the context is open (the web server's lifespan)."""
+        """Run while the context is open (the web server's lifespan, or the command's run without one:
+        ``Settings.server``)."""
         ...

@@ -9,10 +9,14 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from . import record as records
 from .settings import Settings
 from .simulate import Tally, random_games
+
+if TYPE_CHECKING:
+    from .app import Entry  # imported when a command runs: it brings every channel
 
 
 def _simulate(args: argparse.Namespace) -> int:
@@ -47,6 +51,10 @@ def _simulate(args: argparse.Namespace) -> int:
 
 
 def _replay(args: argparse.Namespace) -> int:
+    from .catalog import Catalog
+
+    if not _words("replay", args):
+        return 2
     try:
         text = Path(args.record).read_bytes() if args.record != "-" else sys.stdin.buffer.read()
     except OSError as exc:
@@ -61,7 +69,7 @@ def _replay(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(records.summary(result), ensure_ascii=False, indent=2))
     else:
-        print(records.timeline(result))
+        print(records.timeline(result, Catalog.load(args.theme, args.lang)))
     if result.error is not None:
         if not args.json:
             print(
@@ -132,6 +140,7 @@ def _words(command: str, args: argparse.Namespace) -> bool:
 
 def _play(args: argparse.Namespace) -> int:
     from . import app
+    from .settings import Opening
 
     if not _words("play", args):
         return 2
@@ -143,16 +152,11 @@ def _play(args: argparse.Namespace) -> int:
     if not args.watch and not sys.stdin.isatty():
         print("moderator play: needs a terminal to play in (or --watch to let computer players play)", file=sys.stderr)
         return 2
+    # The console reads nothing of ./.env: a table in this terminal, in memory, needs no settings.
+    table = Opening(args.name, args.theme, args.lang, players=args.players, watch=args.watch)
+    options: dict[str, Any] = {} if args.seed is None else {"seed": lambda: args.seed}
     try:
-        return app.play_console(
-            players=args.players,
-            name=args.name,
-            theme=args.theme,
-            language=args.lang,
-            seed=args.seed,
-            watch=args.watch,
-            record=args.record,
-        )
+        return app.run(Settings(table=table, record=args.record), app.PLAY, **options)
     except KeyboardInterrupt:
         print(file=sys.stderr)
         return 130
@@ -160,14 +164,14 @@ def _play(args: argparse.Namespace) -> int:
 
 def _play_web(args: argparse.Namespace) -> int:
     from . import app
+    from .settings import Opening
 
     settings = _settings("play --web")
     if settings is None or not _database("play --web", settings):
         return 2
+    table = Opening(args.name, args.theme, args.lang)
     try:
-        return app.play_on_lan(
-            settings, name=args.name, theme=args.theme, lang=args.lang, host=args.host, port=args.port
-        )
+        return app.run(settings.but(host=args.host, port=args.port, table=table), app.PLAY_WEB)
     except ValueError as exc:
         print(f"moderator play --web: {exc}", file=sys.stderr)
         return 2
@@ -175,41 +179,36 @@ def _play_web(args: argparse.Namespace) -> int:
         return 130
 
 
-def _telegram(args: argparse.Namespace) -> int:
+def _channels(command: str, entry: Entry) -> int:
+    """``serve``, ``sms``, ``telegram``: the command's channels until stopped. A command for some channels only
+    says in one line why none of them can start (their keys, in the environment or ./.env)."""
     from . import app
-    from .transports.telegram import TelegramSettings
 
-    settings = _settings("telegram")
+    settings = _settings(command)
     if settings is None:
         return 2
-    if TelegramSettings.of(settings).token is None:
-        print("moderator telegram: no TELEGRAM_TOKEN (set it in the environment or in ./.env)", file=sys.stderr)
+    off = app.channels_off(settings, entry)
+    if entry.channels is not None and len(off) == len(entry.channels):
+        print(f"moderator {command}: {'; '.join(off)} (set it in the environment or in ./.env)", file=sys.stderr)
         return 2
-    if not _database("telegram", settings):
+    if not _database(command, settings):
         return 2
     try:
-        return app.run_telegram(settings)
+        return app.run(settings, entry)
     except KeyboardInterrupt:
         return 130
+
+
+def _telegram(args: argparse.Namespace) -> int:
+    from . import app
+
+    return _channels("telegram", app.TELEGRAM)
 
 
 def _sms(args: argparse.Namespace) -> int:
     from . import app
-    from .transports.sms import SmsSettings
 
-    settings = _settings("sms")
-    if settings is None:
-        return 2
-    if not SmsSettings.of(settings).complete:
-        print("moderator sms: set TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN and TWILIO_FROM (or "
-              "TWILIO_MESSAGING_SERVICE_SID)", file=sys.stderr)
-        return 2
-    if not _database("sms", settings):
-        return 2
-    try:
-        return app.serve_sms(settings)
-    except KeyboardInterrupt:
-        return 130
+    return _channels("sms", app.SMS)
 
 
 def _sms_qr(args: argparse.Namespace) -> int:
@@ -236,13 +235,7 @@ def _sms_qr(args: argparse.Namespace) -> int:
 def _serve(args: argparse.Namespace) -> int:
     from . import app
 
-    settings = _settings("serve")
-    if settings is None or not _database("serve", settings):
-        return 2
-    try:
-        return app.serve(settings)
-    except KeyboardInterrupt:
-        return 130
+    return _channels("serve", app.SERVE)
 
 
 def _backup(args: argparse.Namespace) -> int:
@@ -360,6 +353,8 @@ def build_parser() -> argparse.ArgumentParser:
     rep = commands.add_parser("replay", help="replay a game record (docs/game-record.md)")
     rep.add_argument("record", help="the record file, or - for standard input")
     rep.add_argument("--json", action="store_true", help="print the JSON summary instead of the timeline")
+    rep.add_argument("--theme", default="classic", help="the timeline's words: classic or corporate (default classic)")
+    rep.add_argument("--lang", default="en", help="the timeline's language: en or de (default en)")
     rep.set_defaults(run=_replay)
 
     text = commands.add_parser("sms", help="run the SMS channel: Twilio's webhook at POST /sms and the sender")

@@ -299,4 +299,7 @@ class Inbound:
     """A pressed button, as the channel describes it: the answer shows the choice on the pressed message."""
     table: str | None = None
     """The table the input is about, when the channel knows it (a button carries it)."""
+    overheard: bool = False
+    """Typed in ``chat`` without being addressed to the channel's bot (no command): the table's own talk, which
+    the service takes only if it shows a secret there (``Receipt.withdraw``)."""
 

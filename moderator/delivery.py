@@ -347,3 +347,30 @@ class Worker:
             store, self._store = self._store, None
             await asyncio.get_running_loop().run_in_executor(self._executor, store.close)
         self._executor.shutdown(wait=True)
+
+
+class Inline:
+    """Delivers one channel's outbox on the caller's thread, through the service's own store connection, when
+    kicked: nothing runs in the background (``Runtime.delivery(..., inline=True)``; a terminal, a game in memory)."""
+
+    def __init__(self, sender: Sender, *, not_sent: Callable[[str, str, str], None] | None = None) -> None:
+        self.sender = sender
+        self.not_sent = not_sent
+
+    def kick(self) -> None:
+        """Deliver everything due now, before returning."""
+        self._deliver()
+
+    async def deliver(self) -> int:
+        """Deliver everything due now; returns how many messages went out."""
+        return self._deliver()
+
+    def _deliver(self) -> int:
+        total = 0
+        while delivered := self.sender.deliver_due():
+            total += delivered
+        gave_up, self.sender.gave_up = self.sender.gave_up, []
+        for told in gave_up:
+            if self.not_sent is not None:
+                self.not_sent(*told)
+        return total

@@ -14,7 +14,7 @@ from dataclasses import fields
 from typing import Any, Final
 
 from . import render
-from .board import Board
+from .board_view import board_of
 from .catalog import to_gsm7
 from .channels import Kind, Option, Outbound, Seating
 from .claims import Claim
@@ -192,7 +192,7 @@ def publish(ctx: Context, table: Table, events: Sequence[Event], out: Outgoing, 
         for message in render.batch_messages(events, None, info, catalog, board=board, caps=caps):
             out.add(channel, address, message, decision=decision, table=table.id, language=table.public_language)
         if caps.images:
-            out.board(channel, address, Board.of(board, info), table.row.game, table.public_language)
+            out.board(channel, address, board_of(board, info), table.row.game, table.public_language)
     waiting = set(awaiting(state)) if new_decision else set()
     physical = bool(table.row.options.get("physical_voting")) and state.phase is Phase.ELECTION
     start = len(table.log) - len(events)

@@ -8,6 +8,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import Final
 
 from . import claims, moves, render
 from . import record as records
@@ -42,6 +43,9 @@ from .outbox import Outgoing, Reply
 from .render import InputProblem
 from .store import TableStatus
 from .tables import COMPUTERS_WAIT, DECISIONS_PER_GAME, Said, Table
+
+CLAIM_LENGTH: Final = 60
+"""What a player claims is read up to this many characters, on every channel (a page's field takes no more)."""
 
 
 def decide(ctx: Context, table: Table, seat: int | None, inbound: Inbound, command: Choose | Decide | RecordVotes,
@@ -379,7 +383,7 @@ def speak_up(ctx: Context, table: Table, seat: int | None, command: Speak, reply
     if not public.alive[seat]:
         say(ctx, out, reply, theme, "claim-refused")
         return
-    claim = _claim(table, seat, command, public)
+    claim = _claim(table, seat, replace(command, argument=command.argument[:CLAIM_LENGTH]), public)
     if claim is None:
         say(ctx, out, reply, theme, "claim-refused")
         return
@@ -489,15 +493,17 @@ def _answer_press(ctx: Context, table: Table, seat: int, actions: Sequence[Actio
 def hold_computer_votes(ctx: Context, table: Table, now: float) -> None:
     """An election opened: the computer players vote once every person at the table has voted, or after
     ``ctx.vote_pause`` seconds (the service's tick lets them), so that what a person says before voting (a claim,
-    an accusation) is heard first. Stored with the table and its deadline, so a restart keeps the wait. Nothing
+    an accusation) is heard first. Stored with the table and its deadline, so a restart keeps the wait; a person
+    who plays at their own pace (``Capabilities.own_pace``: the console) is waited for however long. Nothing
     waits with votes at the table, without a pause, or where people or computer players vote alone."""
     state = table.state
     assert state is not None
-    voters = {table.seats[seat].computer for seat in awaiting(state)}
-    if ctx.vote_pause <= 0 or table.row.options.get("physical_voting") or voters != {True, False}:
+    owing = [table.seats[seat] for seat in awaiting(state)]
+    if ctx.vote_pause <= 0 or table.row.options.get("physical_voting") or {s.computer for s in owing} != {True, False}:
         return  # nothing to wait for: no pause, votes at the table, or only people (or only computers) vote
     table.set_option(ctx.store, now, **{COMPUTERS_WAIT: table.row.decision_step})
-    ctx.store.set_deadline(table.id, COMPUTERS_WAIT, now + ctx.vote_pause)
+    unhurried = any(ctx.caps(s.channel).own_pace for s in owing if not s.computer)
+    ctx.store.set_deadline(table.id, COMPUTERS_WAIT, None if unhurried else now + ctx.vote_pause)
 
 
 def run_computers(ctx: Context, table_id: str, limit: int = 10_000) -> int:

@@ -4,8 +4,9 @@ and what the service hears about reachability (an opted-out phone, a blocked bot
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import replace
+from typing import Final
 
 from .catalog import DEFAULT_LANGUAGE, Catalog, UnknownCatalog, sms_segments
 from .channels import Kind
@@ -29,40 +30,44 @@ from .outbox import COMPUTER_CHANNEL, Outgoing, Reply
 from .store import TableStatus
 from .tables import HOST_LANGUAGE, LIVE, OPTED_OUT, PUBLIC_LANGUAGE, STOPPED_HOST, Table, recall
 
+GAME_CONTROLS: Final[Mapping[TableStatus, tuple[HostCommand, ...]]] = {
+    TableStatus.PLAYING: (HostCommand.PAUSE, HostCommand.NUDGE, HostCommand.END),
+    TableStatus.PAUSED: (HostCommand.RESUME, HostCommand.END),
+    TableStatus.OVER: (HostCommand.REMATCH,),
+}
+"""The host's controls of a game that each table status takes, in the order a page offers them; the others are
+refused in that status, on every channel."""
+_BY_STATUS: Final = frozenset(c for controls in GAME_CONTROLS.values() for c in controls)
+
+
+def game_controls(status: TableStatus) -> tuple[HostCommand, ...]:
+    """The host's controls of the game a table in ``status`` takes (``GAME_CONTROLS``)."""
+    return GAME_CONTROLS.get(status, ())
+
 
 def host_command(ctx: Context, table: Table, command: HostCommand, reply: Reply, out: Outgoing) -> None:
     """One host control."""
     now = out.now
     theme = table.row.theme
-    status = table.status
+    if command in _BY_STATUS and command not in game_controls(table.status):
+        say(ctx, out, reply, theme, "nothing-to-nudge" if command is HostCommand.NUDGE else "game-not-started")
+        return
     match command:
         case HostCommand.PAUSE:
-            if status is not TableStatus.PLAYING:
-                say(ctx, out, reply, theme, "game-not-started")
-                return
             table.set_status(ctx.store, TableStatus.PAUSED, now)
             tell(ctx, table, out, "game-paused")
         case HostCommand.RESUME:
-            if status is not TableStatus.PAUSED:
-                say(ctx, out, reply, theme, "game-not-started")
-                return
             table.set_status(ctx.store, TableStatus.PLAYING, now)
             tell(ctx, table, out, "game-resumed")
             nudge(ctx, table, reply, out)
         case HostCommand.NUDGE:
             nudge(ctx, table, reply, out)
         case HostCommand.END:
-            if status not in LIVE:
-                say(ctx, out, reply, theme, "game-not-started")
-                return
             table.set_status(ctx.store, TableStatus.OVER, now)
             tell(ctx, table, out, "game-ended-by-host", kind=Kind.END)
             if table.state is not None:  # the game is over: who was who is no longer a secret
                 reveal_roles(ctx, table, out)
         case HostCommand.REMATCH:
-            if status is not TableStatus.OVER:
-                say(ctx, out, reply, theme, "game-not-started")
-                return
             rematch(ctx, table, reply, out)
         case HostCommand.PUBLIC_TO_HOST | HostCommand.PUBLIC_TO_ALL:
             to_host = command is HostCommand.PUBLIC_TO_HOST

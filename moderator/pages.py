@@ -8,9 +8,11 @@ from __future__ import annotations
 import hashlib
 import hmac
 from collections.abc import Callable, Sequence
+from typing import Final
 
 from . import render
 from .board import Board
+from .board_view import board_of
 from .bots import SPEECH_EVENTS
 from .catalog import Catalog
 from .channels import (
@@ -18,6 +20,7 @@ from .channels import (
     BoardView,
     HostView,
     Kind,
+    Limits,
     Line,
     MoveCode,
     Option,
@@ -38,9 +41,12 @@ from .commands import Inbound
 from .context import Context
 from .engine import Action, Phase, awaiting, public_view, view_for
 from .engine.events import ElectionDecided, GameEnded, GameStarted, VoteCast, VoteProgressed
-from .engine.types import MAX_PLAYERS
+from .engine.types import MAX_PLAYERS, MIN_PLAYERS
+from .game import CLAIM_LENGTH
+from .host import game_controls
 from .lobby import MOVE_CODES
 from .moves import MoveKind, move, token
+from .names import NAME_LIMIT
 from .outbox import COMPUTER_CHANNEL
 from .render import TableInfo
 from .store import TableStatus
@@ -48,6 +54,8 @@ from .tables import LIVE, Table
 
 LATEST = 6
 """Public messages the table screen shows as the latest results."""
+LIMITS: Final = Limits(MIN_PLAYERS, MAX_PLAYERS, name_length=NAME_LIMIT, claim_length=CLAIM_LENGTH)
+"""The numbers the service holds every table's inputs to, as pages are told them (``channels.Pages.limits``)."""
 
 
 class BrowserPages:
@@ -95,7 +103,10 @@ class BrowserPages:
         table = self._table(table_id)
         if table is None or table.state is None:
             return None
-        return Board.of(public_view(table.state), table.info())
+        return board_of(public_view(table.state), table.info())
+
+    def limits(self) -> Limits:
+        return LIMITS
 
     # --- the seat's page ------------------------------------------------------------------------------------
 
@@ -210,7 +221,9 @@ class BrowserPages:
                         table_votes=bool(table.row.options.get("physical_voting")),
                         reminder_minutes=int(table.row.options.get("reminder_minutes") or 0),
                         moves=tuple(MoveCode(table.names[p], c) for c, p in codes.items() if p < len(table.names)),
-                        free_seats=max(MAX_PLAYERS - len(table.seats), 0))
+                        free_seats=max(MAX_PLAYERS - len(table.seats), 0),
+                        controls=tuple(c.value for c in game_controls(table.status)),
+                        seat_controls=table.status in LIVE)
 
     # --- pieces ---------------------------------------------------------------------------------------------
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import io
-import re
+from dataclasses import dataclass
 
 import qrcode
 import qrcode.constants
@@ -28,9 +28,23 @@ def qr_svg(data: str) -> str:
     return text
 
 
-def qr_element(data: str) -> str:
-    """A QR code as an SVG element for an HTML page (the document without its XML declaration)."""
-    return re.sub(r"^<\?xml[^>]*>\s*", "", qr_svg(data))
+@dataclass(frozen=True, slots=True)
+class QrDrawing:
+    """A QR code as a page's template draws it in SVG: its printed size, its ``viewBox``, and the one path of its
+    modules (``qr_svg``'s, the same drawing)."""
+
+    width: str
+    height: str
+    view_box: str
+    path: str
+
+
+def qr_drawing(data: str) -> QrDrawing:
+    """A QR code's SVG drawing, for a page's template (``templates/partials/qr.html``)."""
+    image = qrcode.make(data, image_factory=qrcode.image.svg.SvgPathImage, border=4)
+    root, path = image.get_image(), image.path
+    assert path is not None
+    return QrDrawing(root.get("width"), root.get("height"), root.get("viewBox"), path.get("d", ""))
 
 
 def qr_text(data: str) -> str:

@@ -10,11 +10,12 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, assert_never
+from typing import Any
 
 from . import claims as claimed
-from . import moves
-from .claims import Accusation, ClaimError, Clearance, InvestigationClaim, Office, PeekClaim, SessionClaim, Spoken
+from . import moves, render
+from .catalog import Catalog
+from .claims import Claim, ClaimError, Spoken
 from .engine import (
     Action,
     Event,
@@ -30,40 +31,9 @@ from .engine import (
     known_roles,
     new_game,
     opening_events,
-    power_for,
 )
-from .engine.events import (
-    ChancellorNominated,
-    ChancellorNotHitler,
-    DeckReshuffled,
-    DrawPileShuffled,
-    ElectionDecided,
-    ElectionTrackerAdvanced,
-    GameEnded,
-    GameStarted,
-    LegislativeSessionStarted,
-    LoyaltyInvestigated,
-    PartyMembershipSeen,
-    PlayerExecuted,
-    PoliciesDrawn,
-    PoliciesHandedOver,
-    PoliciesReceived,
-    PolicyDiscarded,
-    PolicyEnacted,
-    PolicyPeekUsed,
-    PresidentialCandidateChosen,
-    PresidentialPowerGranted,
-    RoleDealt,
-    SpecialElectionCalled,
-    TermLimitsCleared,
-    TopPoliciesSeen,
-    VetoAnswered,
-    VetoProposed,
-    VetoUnlocked,
-    VoteCast,
-    VoteProgressed,
-)
-from .engine.types import MAX_PLAYERS, MIN_PLAYERS, POLICY_DECK, ROLE_COUNTS, Party, Seat, WinReason
+from .engine.events import PresidentialCandidateChosen
+from .engine.types import MAX_PLAYERS, MIN_PLAYERS, POLICY_DECK, ROLE_COUNTS
 from .moves import Move, MoveKind
 
 FORMAT = "moderator.game-record/1"
@@ -341,39 +311,16 @@ def replay(record: Record) -> Replay:
 
 
 def error_message(record: Record, error: RuleError) -> str:
-    """A sentence for people: who tried to do what, and the rule it breaks.
+    """A sentence for people, in English (standard error, the ``--json`` summary): who tried to do what, and
+    the rule it breaks.
 
     For example ``Bob cannot investigate Dee: No player may be investigated twice in the same game.``
     """
-    action = record.actions[error.index]
-    names = record.players
-    return f"{names[action.seat]} cannot {_doing(names, action)}: {error.violation.rule}"
+    return render.replay_rejection(_rejected(record, error), render.TableInfo(record.players), Catalog.load())
 
 
-def _doing(names: Sequence[str], action: Action) -> str:
-    """What an action tries to do, as a verb phrase: ``nominate Cy as Chancellor``."""
-    m = moves.move(action)
-    target = "" if m.target is None else names[m.target]
-    match m.kind:
-        case MoveKind.NOMINATE:
-            return f"nominate {target} as Chancellor"
-        case MoveKind.VOTE:
-            return f"vote {'ja' if m.yes else 'nein'}"
-        case MoveKind.DISCARD | MoveKind.ENACT:
-            assert m.card is not None
-            return f"{m.kind.value} {m.card.value}"
-        case MoveKind.VETO:
-            return "propose a veto"
-        case MoveKind.VETO_REPLY:
-            return f"{'accept' if m.yes else 'refuse'} the veto"
-        case MoveKind.INVESTIGATE:
-            return f"investigate {target}"
-        case MoveKind.SPECIAL_ELECTION:
-            return f"call a special election on {target}"
-        case MoveKind.EXECUTE:
-            return f"execute {target}"
-        case _:
-            assert_never(m.kind)
+def _rejected(record: Record, error: RuleError) -> render.Rejected:
+    return render.Rejected(error.index, record.actions[error.index], error.violation)
 
 
 def summary(result: Replay) -> dict[str, Any]:
@@ -478,8 +425,9 @@ def dumps(record_json: Mapping[str, Any]) -> str:
     return "{\n" + ",\n".join(fields) + "\n}\n"
 
 
-def timeline(result: Replay) -> str:
-    """The game as a readable timeline for the table: the after-game truth, one event per line, by round.
+def timeline(result: Replay, catalog: Catalog | None = None) -> str:
+    """The game as a readable timeline for the table: the after-game truth, one event per line, by round, in
+    ``catalog``'s words (classic English by default).
 
     Every event is told, private ones too (roles, hands, discards, investigation results, peeks, reshuffled
     orders): this is for reading once the game is over. A vote's anonymous progress is folded into the line
@@ -487,197 +435,15 @@ def timeline(result: Replay) -> str:
     (``Ann claims: "I drew F, F, L and handed over F, L."``), never as facts. If the replay stopped on a
     rejected action, the last line says which and why.
     """
-    return "\n".join(_Timeline(result.record.players).lines(result))
-
-
-def claim_line(names: Sequence[str], spoken: Spoken) -> str:
-    """A claim as the timeline tells it: who claims what, in their words (quoted: it may be a lie)."""
-    claim = spoken.claim
-    match claim:
-        case SessionClaim(office=Office.PRESIDENT, hand=held, passed=passed):
-            words = f"I drew {_cards_text(held)} and handed over {_cards_text(passed)}."
-        case SessionClaim(hand=held, passed=passed):
-            done = f"enacted {_cards_text(passed)}" if passed else "vetoed them"
-            words = f"I received {_cards_text(held)} and {done}."
-        case InvestigationClaim(target=target, party=party):
-            words = f"{names[target]} is a member of the {party.value} party."
-        case PeekClaim(policies=policies):
-            words = f"The top three policies are {_cards_text(policies)} (top first)."
-        case Accusation(target=target, sure=sure):
-            words = f"{names[target]} is a fascist." if sure else f"I do not trust {names[target]}."
-        case Clearance(target=target, sure=sure):
-            words = f"{names[target]} is a liberal." if sure else f"I trust {names[target]}."
-        case _:
-            assert_never(claim)
-    return f'{names[claim.speaker]} claims: "{words}"'
-
-
-_WINS = {
-    (Party.LIBERAL, WinReason.POLICIES): "the liberals win: five liberal policies are enacted",
-    (Party.FASCIST, WinReason.POLICIES): "the fascists win: six fascist policies are enacted",
-    (Party.LIBERAL, WinReason.HITLER_EXECUTED): "the liberals win: Hitler was executed",
-    (Party.FASCIST, WinReason.HITLER_ELECTED): "the fascists win: Hitler was elected Chancellor",
-}
-_POLICY_NAMES = {Policy.LIBERAL: "liberal", Policy.FASCIST: "fascist"}
-
-
-def _cards_text(policies: Sequence[Policy]) -> str:
-    return ", ".join(p.value for p in policies)
-
-
-class _Timeline:
-    """Renders events into lines; remembers what a line needs that its event does not say."""
-
-    def __init__(self, names: Sequence[str]) -> None:
-        self.names = names
-        self.out: list[str] = []
-        self.round = 0
-        self.players = len(names)
-        self.roles: tuple[Role, ...] = ()
-        self.chancellor: Seat | None = None  # of the session under way
-        self.tracker = 0
-        self.veto_refused = False
-
-    def lines(self, result: Replay) -> list[str]:
-        said: dict[int, list[Spoken]] = {}
-        for spoken in result.claims():
-            # Said after ``step`` actions: told after the results of the last of them, before the next round
-            # they may have started (a claim about a session belongs to that session's round).
-            start = result.marks[spoken.step - 1] if spoken.step else 0
-            end = result.marks[spoken.step]
-            turn = (i for i in range(start, end) if isinstance(result.events[i], PresidentialCandidateChosen))
-            said.setdefault(next(turn, end), []).append(spoken)
-        for count, event in enumerate(result.events, start=1):
-            self.event(event)
-            for spoken in said.get(count, ()):
-                self.say(claim_line(self.names, spoken))
-        if result.error is not None:
-            self.out.append("")
-            self.out.append(
-                f"Action {result.error.index} rejected: {error_message(result.record, result.error)}"
-            )
-        return self.out
-
-    def say(self, line: str) -> None:
-        self.out.append(f"  {line}" if self.round else line)
-
-    def event(self, event: Event) -> None:
-        n = self.names
-        match event:
-            case GameStarted(players=players):
-                self.players = players
-                self.out.append(f"A game of Secret Hitler for {players} players. Seats and roles:")
-            case RoleDealt(seat=seat, role=role, known=known):
-                self.roles += (role,)
-                knows = ", ".join(f"{n[other]} ({r.value})" for other, r in known)
-                knowing = f"; knows {knows}" if knows else ""
-                self.out.append(f"  {seat + 1}. {n[seat]}: {role.value}{knowing}")
-            case PresidentialCandidateChosen(president=president, special_election=special):
-                self.round += 1
-                self.out.append("")
-                how = " (special election)" if special else ""
-                self.out.append(f"Round {self.round}: {n[president]} is the Presidential Candidate{how}.")
-            case ChancellorNominated(president=president, chancellor=chancellor):
-                self.say(f"{n[president]} nominates {n[chancellor]} as Chancellor.")
-            case VoteCast(seat=seat, ja=ja, changed=changed):
-                vote = "ja" if ja else "nein"
-                if changed:
-                    self.say(f"{n[seat]} changes their vote to {vote}.")
-                else:
-                    self.say(f"{n[seat]} votes {vote}.")
-            case VoteProgressed(votes_cast=cast, voters=voters):
-                if self.out and self.out[-1].endswith("."):
-                    self.out[-1] = f"{self.out[-1][:-1]} ({cast} of {voters} have voted)."
-                else:
-                    self.say(f"{cast} of {voters} have voted.")
-            case ElectionDecided(votes=votes, elected=elected):
-                yes = sum(1 for _, v in votes if v)
-                each = ", ".join(f"{n[seat]} {'ja' if v else 'nein'}" for seat, v in votes)
-                verdict = "elected" if elected else "rejected"
-                self.say(f"Votes: {each}. The government is {verdict} ({yes} ja, {len(votes) - yes} nein).")
-            case ElectionTrackerAdvanced(election_tracker=tracker):
-                self.tracker = tracker
-                chaos = ": the country is thrown into chaos" if tracker >= 3 else ""
-                self.say(f"The election tracker moves to {tracker}{chaos}.")
-            case ChancellorNotHitler(chancellor=chancellor):
-                self.say(f"{n[chancellor]} is not Hitler (three or more fascist policies are enacted).")
-            case TermLimitsCleared():
-                self.say("Term limits are forgotten until the next successful election.")
-            case LegislativeSessionStarted(president=president, chancellor=chancellor, veto_unlocked=veto):
-                self.chancellor = chancellor
-                self.veto_refused = False
-                unlocked = " (veto power unlocked)" if veto else ""
-                government = f"President {n[president]}, Chancellor {n[chancellor]}"
-                self.say(f"Legislative session: {government}{unlocked}.")
-            case PoliciesDrawn(president=president, policies=policies):
-                self.say(f"{n[president]} draws {_cards_text(policies)}.")
-            case PolicyDiscarded(seat=seat, policy=policy):
-                self.say(f"{n[seat]} discards {policy.value}.")
-            case PoliciesHandedOver(president=president, chancellor=chancellor):
-                self.say(f"{n[president]} hands two policies to {n[chancellor]}.")
-            case PoliciesReceived(chancellor=chancellor, policies=policies, veto_allowed=veto):
-                cards = _cards_text(policies)
-                if self.veto_refused:
-                    self.say(f"{n[chancellor]} keeps {cards} and must enact one.")
-                else:
-                    may = " and may propose a veto" if veto else ""
-                    self.say(f"{n[chancellor]} receives {cards}{may}.")
-            case VetoProposed(chancellor=chancellor):
-                self.say(f"{n[chancellor]} proposes to veto this agenda.")
-            case VetoAnswered(president=president, accepted=accepted):
-                if accepted:
-                    self.say(f"{n[president]} accepts the veto: both policies are discarded.")
-                else:
-                    self.veto_refused = True
-                    self.say(f"{n[president]} refuses the veto.")
-            case PolicyEnacted(
-                policy=policy, by_chaos=chaos, liberal_policies=liberal, fascist_policies=fascist
-            ):
-                track = f"(liberal {liberal}, fascist {fascist})"
-                reset = f"; the election tracker goes back from {self.tracker} to 0" if self.tracker else ""
-                self.tracker = 0
-                what = f"a {_POLICY_NAMES[policy]} policy"
-                if chaos:
-                    power = power_for(self.players, fascist) if policy is Policy.FASCIST else None
-                    ignored = f"; its power ({power.value.replace('_', ' ')}) is ignored" if power else ""
-                    self.say(f"Chaos: the top policy is enacted, {what} {track}{reset}{ignored}.")
-                else:
-                    who = n[self.chancellor] if self.chancellor is not None else "The government"
-                    self.say(f"{who} enacts {what} {track}{reset}.")
-                self.chancellor = None
-            case VetoUnlocked():
-                self.say("Veto power is unlocked for every later legislative session.")
-            case DeckReshuffled(draw_pile=size):
-                self.say(
-                    "Fewer than three policies left: the draw and discard piles are shuffled into a new draw "
-                    f"pile of {size}."
-                )
-            case DrawPileShuffled(order=order):
-                self.say(f"The new draw pile, top first: {''.join(p.value for p in order)}.")
-            case PresidentialPowerGranted(president=president, power=power):
-                self.say(f"{n[president]} gains a presidential power: {power.value.replace('_', ' ')}.")
-            case LoyaltyInvestigated(president=president, target=target):
-                self.say(f"{n[president]} investigates {n[target]}'s loyalty.")
-            case PartyMembershipSeen(president=president, target=target, party=party):
-                self.say(f"{n[president]} sees that {n[target]} is a member of the {party.value} party.")
-            case SpecialElectionCalled(president=president, target=target):
-                next_one = f"{n[target]} is the next Presidential Candidate"
-                self.say(f"{n[president]} calls a special election: {next_one}.")
-            case PolicyPeekUsed(president=president):
-                self.say(f"{n[president]} peeks at the top three policies.")
-            case TopPoliciesSeen(president=president, policies=policies):
-                self.say(f"{n[president]} sees {_cards_text(policies)} (top first).")
-            case PlayerExecuted(president=president, target=target):
-                executed = self.roles[target] if target < len(self.roles) else None
-                if executed is Role.HITLER:
-                    self.say(f"{n[president]} executes {n[target]}, who was Hitler.")
-                elif executed is None:
-                    self.say(f"{n[president]} executes {n[target]}.")
-                else:
-                    self.say(f"{n[president]} executes {n[target]}, who was not Hitler ({executed.value}).")
-            case GameEnded(winner=winner, reason=reason):
-                self.out.append("")
-                how = _WINS.get((winner, reason), f"the {winner.value}s win ({reason.value})")
-                self.out.append(f"Game over: {how}.")
-            case _:
-                self.say(f"{event.kind}.")
+    words = catalog or Catalog.load()
+    said: dict[int, list[Claim]] = {}
+    for spoken in result.claims():
+        # Said after ``step`` actions: told after the results of the last of them, before the next round
+        # they may have started (a claim about a session belongs to that session's round).
+        start = result.marks[spoken.step - 1] if spoken.step else 0
+        end = result.marks[spoken.step]
+        turn = (i for i in range(start, end) if isinstance(result.events[i], PresidentialCandidateChosen))
+        said.setdefault(next(turn, end), []).append(spoken.claim)
+    rejected = None if result.error is None else _rejected(result.record, result.error)
+    table = render.TableInfo(result.record.players, words.theme)
+    return "\n".join(render.replay_timeline(result.events, table, words, said=said, rejected=rejected))

@@ -25,11 +25,11 @@ of lines and the same length, whatever the role. The body is padded with a closi
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cached_property
-from typing import Final, assert_never
+from typing import Any, Final, TypeVar, assert_never
 
 from .catalog import DEFAULT_THEME, SMS_LIMIT, Catalog, to_gsm7
 from .channels import Capabilities, Kind
@@ -46,6 +46,7 @@ from .engine import (
     RuleViolation,
     Seat,
     WinReason,
+    power_for,
 )
 from .engine.events import (
     ChancellorNominated,
@@ -1044,6 +1045,319 @@ def truth_timeline(
                     )
                 )
     return w.packed("truth-title", lines, secret=False)
+
+
+# --- the replay: a game record told whole ---------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Rejected:
+    """The action a replay stopped on: its place among the record's actions, the action, the rule it broke."""
+
+    index: int
+    action: Action
+    violation: RuleViolation
+
+
+@dataclass(slots=True)
+class _Story:
+    """A replay's lines so far, and what a line needs that its event does not say."""
+
+    w: _Words
+    lines: list[str] = field(default_factory=list)
+    round: int = 0
+    roles: dict[Seat, Role] = field(default_factory=dict)
+    chancellor: Seat | None = None
+    """The Chancellor of the session under way (the enactment names them)."""
+    tracker: int = 0
+    veto_refused: bool = False
+    vote: VoteCast | None = None
+    """The vote the last line tells: the count that follows it joins that line."""
+
+    def say(self, message_id: str, **params: object) -> None:
+        """A line of the story: indented under its round, flush left before the first."""
+        text = self.w.t(message_id, **params)
+        self.lines.append(_STORY_INDENT + text if self.round else text)
+        self.vote = None
+
+    def head(self, message_id: str, **params: object) -> None:
+        """A heading (a round, the end), after an empty line."""
+        self.lines += ["", self.w.t(message_id, **params)]
+
+    def name(self, seat: Seat) -> str:
+        return self.w.name(seat)
+
+    def cards(self, policies: Iterable[Policy], separator: str = _LIST_SEPARATOR) -> str:
+        return separator.join(_letter(self.w, p) for p in policies)
+
+
+_STORY_INDENT: Final = "  "
+_Teller = Callable[[Any, _Story], None]
+_TELLERS: dict[type[Event], _Teller] = {}
+_E = TypeVar("_E", bound=Event)
+
+
+def _tells(cls: type[_E]) -> Callable[[Callable[[_E, _Story], None]], Callable[[_E, _Story], None]]:
+    def register(fn: Callable[[_E, _Story], None]) -> Callable[[_E, _Story], None]:
+        _TELLERS[cls] = fn
+        return fn
+
+    return register
+
+
+def told_events() -> frozenset[type[Event]]:
+    """Every event class ``replay_timeline`` can tell (a test checks it is every event)."""
+    return frozenset(_TELLERS)
+
+
+def _letter(w: _Words, policy: Policy) -> str:
+    """A card as the replay writes it: one letter."""
+    return w.t("replay-liberal-card" if policy is Policy.LIBERAL else "replay-fascist-card")
+
+
+def replay_timeline(
+    events: Sequence[Event],
+    table: TableInfo,
+    catalog: Catalog,
+    *,
+    said: Mapping[int, Sequence[Claim]] | None = None,
+    rejected: Rejected | None = None,
+) -> list[str]:
+    """A game record told whole, one line per event, by round (``moderator replay``): every secret included
+    (roles, hands, discards, investigation results, peeks, reshuffled orders), for reading once it is over.
+
+    A vote's anonymous count joins the line of the vote it follows. ``said[n]`` are the claims said after the
+    first ``n`` events, each told as the speaker's words in quotes, never as a fact; ``rejected`` is the
+    action the replay stopped on, told last.
+    """
+    story = _Story(_Words(table, catalog, PLAIN))
+    for count, event in enumerate(events, start=1):
+        _TELLERS[type(event)](event, story)
+        for claim in (said or {}).get(count, ()):
+            _tell_claim(claim, story)
+    if rejected is not None:
+        story.head("replay-stopped", index=rejected.index, broken=replay_rejection(rejected, table, catalog))
+    return story.lines
+
+
+def replay_rejection(rejected: Rejected, table: TableInfo, catalog: Catalog) -> str:
+    """Who tried to do what, and the rule it breaks: ``Bob cannot investigate Dee: No player may be ...``."""
+    w = _Words(table, catalog, PLAIN)
+    m = move(rejected.action)
+    kind = m.kind.value.replace("_", "-")
+    if m.kind is MoveKind.VETO_REPLY:
+        kind = "accept-veto" if m.yes else "refuse-veto"
+    attempt = w.t(
+        f"replay-cannot-{kind}",
+        name=w.name(rejected.action.seat),
+        target="" if m.target is None else w.name(m.target),
+        card="" if m.card is None else _letter(w, m.card),
+        vote=w.vote(bool(m.yes)),
+    )
+    return w.t("replay-broken", attempt=attempt, rule=w.t(f"replay-rule-{rejected.violation.code}"))
+
+
+def _tell_claim(claim: Claim, s: _Story) -> None:
+    speaker = s.name(claim.speaker)
+    match claim:
+        case SessionClaim(office=Office.PRESIDENT, hand=held, passed=passed):
+            s.say("replay-claim-president", speaker=speaker, drawn=s.cards(held), passed=s.cards(passed))
+        case SessionClaim(hand=held, passed=passed) if passed:
+            s.say("replay-claim-chancellor", speaker=speaker, received=s.cards(held), passed=s.cards(passed))
+        case SessionClaim(hand=held):
+            s.say("replay-claim-chancellor-veto", speaker=speaker, received=s.cards(held))
+        case InvestigationClaim(target=target, party=party):
+            s.say("replay-claim-investigation", speaker=speaker, target=s.name(target), party=s.w.party(party))
+        case PeekClaim(policies=policies):
+            s.say("replay-claim-peek", speaker=speaker, cards=s.cards(policies))
+        case Accusation(target=target, sure=sure):
+            s.say("replay-claim-accusation" if sure else "replay-claim-distrust", speaker=speaker,
+                  target=s.name(target))
+        case Clearance(target=target, sure=sure):
+            s.say("replay-claim-clearance" if sure else "replay-claim-trust", speaker=speaker, target=s.name(target))
+        case _:
+            assert_never(claim)
+
+
+@_tells(GameStarted)
+def _tell_game(e: GameStarted, s: _Story) -> None:
+    s.lines.append(s.w.t("replay-game", players=e.players))
+
+
+@_tells(RoleDealt)
+def _tell_role(e: RoleDealt, s: _Story) -> None:
+    s.roles[e.seat] = e.role
+    known = _LIST_SEPARATOR.join(s.w.t("replay-known", name=s.name(o), role=s.w.role(r)) for o, r in e.known)
+    mid = "replay-seat-knows" if known else "replay-seat"
+    seat = s.w.t(mid, number=e.seat + 1, name=s.name(e.seat), role=s.w.role(e.role), known=known)
+    s.lines.append(_STORY_INDENT + seat)  # under the heading of the seats
+
+
+@_tells(PresidentialCandidateChosen)
+def _tell_round(e: PresidentialCandidateChosen, s: _Story) -> None:
+    s.round += 1
+    s.head("replay-round-special" if e.special_election else "replay-round", round=s.round,
+           president=s.name(e.president))
+
+
+@_tells(ChancellorNominated)
+def _tell_nominated(e: ChancellorNominated, s: _Story) -> None:
+    s.say("replay-nominated", president=s.name(e.president), chancellor=s.name(e.chancellor))
+
+
+@_tells(VoteCast)
+def _tell_vote(e: VoteCast, s: _Story) -> None:
+    s.say("replay-vote-changed" if e.changed else "replay-vote", name=s.name(e.seat), vote=s.w.vote(e.ja))
+    s.vote = e
+
+
+@_tells(VoteProgressed)
+def _tell_count(e: VoteProgressed, s: _Story) -> None:
+    vote = s.vote
+    if vote is None:  # no vote line to join
+        s.say("replay-vote-progress", cast=e.votes_cast, voters=e.voters)
+        return
+    s.lines.pop()
+    mid = "replay-vote-changed-counted" if vote.changed else "replay-vote-counted"
+    s.say(mid, name=s.name(vote.seat), vote=s.w.vote(vote.ja), cast=e.votes_cast, voters=e.voters)
+
+
+@_tells(ElectionDecided)
+def _tell_election(e: ElectionDecided, s: _Story) -> None:
+    ja = sum(1 for _, vote in e.votes if vote)
+    votes = _LIST_SEPARATOR.join(
+        s.w.t("replay-ballot", name=s.name(seat), vote=s.w.vote(vote)) for seat, vote in e.votes
+    )
+    mid = "replay-election-elected" if e.elected else "replay-election-rejected"
+    s.say(mid, votes=votes, ja=ja, nein=len(e.votes) - ja)
+
+
+@_tells(ElectionTrackerAdvanced)
+def _tell_tracker(e: ElectionTrackerAdvanced, s: _Story) -> None:
+    s.tracker = e.election_tracker
+    s.say("replay-tracker-chaos" if s.tracker >= CHAOS_AT else "replay-tracker", tracker=s.tracker)
+
+
+@_tells(ChancellorNotHitler)
+def _tell_not_hitler(e: ChancellorNotHitler, s: _Story) -> None:
+    s.say("replay-not-hitler", chancellor=s.name(e.chancellor))
+
+
+@_tells(TermLimitsCleared)
+def _tell_term_limits(e: TermLimitsCleared, s: _Story) -> None:
+    s.say("replay-term-limits")
+
+
+@_tells(LegislativeSessionStarted)
+def _tell_session(e: LegislativeSessionStarted, s: _Story) -> None:
+    s.chancellor, s.veto_refused = e.chancellor, False
+    mid = "replay-session-veto" if e.veto_unlocked else "replay-session"
+    s.say(mid, president=s.name(e.president), chancellor=s.name(e.chancellor))
+
+
+@_tells(PoliciesDrawn)
+def _tell_drawn(e: PoliciesDrawn, s: _Story) -> None:
+    s.say("replay-drawn", president=s.name(e.president), cards=s.cards(e.policies))
+
+
+@_tells(PolicyDiscarded)
+def _tell_discarded(e: PolicyDiscarded, s: _Story) -> None:
+    s.say("replay-discarded", name=s.name(e.seat), card=s.cards((e.policy,)))
+
+
+@_tells(PoliciesHandedOver)
+def _tell_handed_over(e: PoliciesHandedOver, s: _Story) -> None:
+    s.say("replay-handed-over", president=s.name(e.president), chancellor=s.name(e.chancellor))
+
+
+@_tells(PoliciesReceived)
+def _tell_received(e: PoliciesReceived, s: _Story) -> None:
+    mid = "replay-kept" if s.veto_refused else "replay-received-veto" if e.veto_allowed else "replay-received"
+    s.say(mid, chancellor=s.name(e.chancellor), cards=s.cards(e.policies))
+
+
+@_tells(VetoProposed)
+def _tell_veto(e: VetoProposed, s: _Story) -> None:
+    s.say("replay-veto-proposed", chancellor=s.name(e.chancellor))
+
+
+@_tells(VetoAnswered)
+def _tell_veto_answer(e: VetoAnswered, s: _Story) -> None:
+    s.veto_refused = not e.accepted
+    s.say("replay-veto-accepted" if e.accepted else "replay-veto-refused", president=s.name(e.president))
+
+
+@_tells(PolicyEnacted)
+def _tell_enacted(e: PolicyEnacted, s: _Story) -> None:
+    tracker, chancellor = s.tracker, s.chancellor
+    s.tracker, s.chancellor = 0, None  # an enactment ends the session and puts the tracker back to 0
+    policy = s.w.t("replay-a-liberal-policy" if e.policy is Policy.LIBERAL else "replay-a-fascist-policy")
+    track = s.w.t("replay-track", liberal=e.liberal_policies, fascist=e.fascist_policies)
+    if e.by_chaos:  # a power the policy would grant is ignored
+        power = power_for(len(s.w.table.names), e.fascist_policies) if e.policy is Policy.FASCIST else None
+        s.say("replay-chaos" if power is None else "replay-chaos-power", policy=policy, track=track, tracker=tracker,
+              power="" if power is None else s.w.catalog.term(power.value))
+        return
+    assert chancellor is not None, "a government enacts in its session"
+    s.say("replay-enacted-reset" if tracker else "replay-enacted", chancellor=s.name(chancellor), policy=policy,
+          track=track, tracker=tracker)
+
+
+@_tells(VetoUnlocked)
+def _tell_veto_unlocked(e: VetoUnlocked, s: _Story) -> None:
+    s.say("replay-veto-unlocked")
+
+
+@_tells(DeckReshuffled)
+def _tell_reshuffled(e: DeckReshuffled, s: _Story) -> None:
+    s.say("replay-reshuffled", count=e.draw_pile)
+
+
+@_tells(DrawPileShuffled)
+def _tell_new_pile(e: DrawPileShuffled, s: _Story) -> None:
+    s.say("replay-new-pile", order=s.cards(e.order, separator=""))
+
+
+@_tells(PresidentialPowerGranted)
+def _tell_power(e: PresidentialPowerGranted, s: _Story) -> None:
+    s.say("replay-power", president=s.name(e.president), power=s.w.catalog.term(e.power.value))
+
+
+@_tells(LoyaltyInvestigated)
+def _tell_investigates(e: LoyaltyInvestigated, s: _Story) -> None:
+    s.say("replay-investigates", president=s.name(e.president), target=s.name(e.target))
+
+
+@_tells(PartyMembershipSeen)
+def _tell_membership(e: PartyMembershipSeen, s: _Story) -> None:
+    s.say("replay-membership", president=s.name(e.president), target=s.name(e.target), party=s.w.party(e.party))
+
+
+@_tells(SpecialElectionCalled)
+def _tell_special_election(e: SpecialElectionCalled, s: _Story) -> None:
+    s.say("replay-special-election", president=s.name(e.president), target=s.name(e.target))
+
+
+@_tells(PolicyPeekUsed)
+def _tell_peek(e: PolicyPeekUsed, s: _Story) -> None:
+    s.say("replay-peek", president=s.name(e.president))
+
+
+@_tells(TopPoliciesSeen)
+def _tell_peeked(e: TopPoliciesSeen, s: _Story) -> None:
+    s.say("replay-peeked", president=s.name(e.president), cards=s.cards(e.policies))
+
+
+@_tells(PlayerExecuted)
+def _tell_executed(e: PlayerExecuted, s: _Story) -> None:
+    role = s.roles[e.target]
+    mid = "replay-executed-hitler" if role is Role.HITLER else "replay-executed-not-hitler"
+    s.say(mid, president=s.name(e.president), target=s.name(e.target), role=s.w.role(role))
+
+
+@_tells(GameEnded)
+def _tell_end(e: GameEnded, s: _Story) -> None:
+    s.head(f"replay-won-{e.winner.value}-{e.reason.value.replace('_', '-')}")
 
 
 # --- claims: what players say ------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ import random
 import sqlite3
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any, Final, assert_never
 
 from . import game, host, lobby
@@ -155,6 +156,17 @@ _HOST_ONLY = (AddComputers, Seating, MoveSeat, RemoveSeat, Start, LobbyControl, 
               SetReminders, SetTableVoting, StandIn)
 
 
+PUBLIC_QUERIES: Final = frozenset({Query.BOARD, Query.WAITING, Query.RULES, Query.HELP})
+"""Asked in a group, these are answered in the group, for everyone; any other question (``whoami``), privately."""
+
+
+def shown_in_public(inbound: Inbound) -> bool:
+    """A vote or an option's number typed where others see it (a group chat): a secret given away."""
+    command = inbound.command
+    decision = isinstance(command, Choose) or (isinstance(command, Decide) and command.kind == "vote")
+    return decision and inbound.chat is not None and inbound.press is None
+
+
 CLOSE_IDLE_DAYS: Final = 7
 """A finished game's table, or a lobby nobody started, closes after this many days without an input: it leaves
 every lookup (a table playing or paused never closes by itself; its export stays)."""
@@ -211,7 +223,17 @@ class Service:
     # --- the entry point -------------------------------------------------------------------------------
 
     def handle(self, inbound: Inbound) -> Receipt:
-        """Handle one input in one transaction (dropped if its id was seen), then let computer players move."""
+        """Handle one input in one transaction (dropped if its id was seen), then let computer players move.
+
+        Typed in a group: a vote there is not counted and is withdrawn (``Receipt.withdraw``; its sender is told
+        to vote privately), a public question is answered in the group, and the rest of what the table says
+        there without addressing the bot (``Inbound.overheard``) is none of the service's business."""
+        withdraw = shown_in_public(inbound)
+        if inbound.overheard and not withdraw:
+            return Receipt()
+        command = inbound.command
+        if inbound.chat is not None and isinstance(command, Ask) and command.query in PUBLIC_QUERIES:
+            inbound = replace(inbound, address=inbound.chat)
         start = time.perf_counter()
         now = self.clock()
         touched: set[str] = set()
@@ -240,7 +262,8 @@ class Service:
         for table_id in touched:
             game.run_computers(self.ctx, table_id)
         self._changed(touched)
-        receipt = Receipt(applied=out.applied > 0, duplicate=duplicate, notice=out.notice, tables=tuple(touched))
+        receipt = Receipt(applied=out.applied > 0, duplicate=duplicate, notice=out.notice, tables=tuple(touched),
+                          withdraw=withdraw)
         for hook in self.handled:
             hook(inbound, receipt, time.perf_counter() - start)
         return receipt

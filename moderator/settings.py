@@ -1,7 +1,9 @@
 """The one configuration of every command: the environment, then ``./.env`` (the environment wins), read once.
 
-Each channel reads its own keys from ``Settings.env`` (``ChannelSpec.configure``); the keys every command shares
-are fields here. ``.env`` is parsed by python-dotenv: quotes, ``export`` and inline comments as a shell reads them.
+Each channel reads its own keys from ``Settings.env`` (``ChannelSpec.off`` and ``start``); the keys every command
+shares are fields here, and so is what the command itself decides (``moderator.app.Entry``: whether a web server
+runs, a table to open at the start). ``.env`` is parsed by python-dotenv: quotes, ``export`` and inline comments as
+a shell reads them.
 """
 
 from __future__ import annotations
@@ -15,9 +17,15 @@ from typing import Any
 from dotenv import dotenv_values
 
 from .commands import number
-from .store import default_path
 
 _ON = frozenset({"on", "1", "true", "yes"})
+
+
+def default_path() -> Path:
+    """``moderator.db`` under the user's data directory (XDG on Linux): the database when ``MODERATOR_DB`` is not
+    set (``Settings.load`` reads that, from the environment and ./.env)."""
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "moderator" / "moderator.db"
 
 
 def read_env(environ: Mapping[str, str] | None = None, cwd: Path | None = None) -> dict[str, str]:
@@ -25,6 +33,20 @@ def read_env(environ: Mapping[str, str] | None = None, cwd: Path | None = None) 
     dotenv = {k: v for k, v in dotenv_values((cwd or Path.cwd()) / ".env").items() if v is not None}
     merged = {**dotenv, **(os.environ if environ is None else environ)}
     return {k: v for k, v in merged.items() if v}
+
+
+@dataclass(frozen=True, slots=True)
+class Opening:
+    """A table the command opens as it starts (``moderator play``, ``play --web``)."""
+
+    name: str | None
+    """The host's name (None: asked at the console; with ``--web``, the host takes no seat)."""
+    theme: str
+    language: str
+    players: int = 7
+    """Seats at a console table: you and computer players."""
+    watch: bool = False
+    """Computer players take every seat and the terminal shows the table's public story."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +64,17 @@ class Settings:
     """``MODERATOR_WEB=on``: the browser channel (phone pages, the table screen, pass-and-play)."""
     print_join_codes: bool = False
     """Print a table's join QR code on the terminal when it opens (``moderator sms``, run by hand)."""
+    server: bool = True
+    """A web server runs for this command (``serve``, ``sms``, ``play --web``): providers' webhooks and pages.
+    False (``moderator telegram``, ``moderator play``): a channel fetches its updates itself (Telegram's long
+    polling) or needs no network (the console)."""
+    lan: bool = False
+    """``public_url`` is this machine's address on the local network (``play --web`` without
+    ``MODERATOR_PUBLIC_URL``): no provider on the internet can call it, so a channel that needs one to stays off."""
+    table: Opening | None = None
+    """The table this command opens as it starts, if any (``moderator play``)."""
+    record: Path | None = None
+    """Where the game's record is written once the command ends with the game over (``play --record``)."""
 
     @classmethod
     def load(cls, environ: Mapping[str, str] | None = None, cwd: Path | None = None) -> Settings:

@@ -11,7 +11,6 @@ import concurrent.futures
 import contextlib
 import json
 import logging
-import os
 import secrets
 import sqlite3
 import threading
@@ -25,6 +24,8 @@ from typing import Any, Final
 
 from sqlite_utils import Database
 from sqlite_utils.migrations import Migrations
+
+from .settings import default_path
 
 log = logging.getLogger(__name__)
 
@@ -377,13 +378,6 @@ _BODY_JSON = _dumper(ensure_ascii=False)
 """``json.dumps(body, ensure_ascii=False)`` for the outbox (about ten rows for every action)."""
 _ACTION_JSON = _dumper(ensure_ascii=True)
 """``json.dumps(action)`` for the action log."""
-
-
-def default_path() -> Path:
-    """``moderator.db`` under the user's data directory (XDG on Linux): the database when ``MODERATOR_DB`` is not
-    set (``settings.Settings`` reads that, from the environment and ./.env)."""
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base) / "moderator" / "moderator.db"
 
 
 @dataclass(frozen=True, slots=True)

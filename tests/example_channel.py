@@ -1,8 +1,11 @@
 """A whole channel in one module, as a new one (Discord, Signal, Matrix) would be: it translates and nothing else.
 
 People post JSON to ``POST /example/<address>`` (``{"say": "..."}`` or ``{"press": token, "decision": n}``); what
-the service sends them lands in ``ExampleChannel.inbox`` (a real one would call its provider here). Adding it to
-a server is one line: ``create_app(settings, channels=(*CHANNELS, SPEC))``.
+the service sends them lands in ``ExampleChannel.inbox`` (a real one would call its provider here). What people
+type is read by ``moderator.grammar``, in every language the catalogs have, as every real channel reads it; the
+rest is an answer by name, which the service reads against the prompt it answers. Adding it to every command is
+one line in ``moderator.app.CHANNELS`` (the test adds it to a server: ``create_app(settings, channels=(*CHANNELS,
+SPEC))``).
 """
 
 from __future__ import annotations
@@ -17,11 +20,13 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from moderator.channels import Capabilities, Delivered, Outbound, Result, Running, Runtime
-from moderator.commands import AddComputers, Choose, Command, Decide, Inbound, Join, OpenTable, Start
+from moderator.commands import Choose, Command, Decide, Inbound
+from moderator.grammar import grammar
 from moderator.settings import Settings
 
 CHANNEL: Final = "example"
 CAPABILITIES: Final = Capabilities(buttons=True)
+"""Its people see a prompt's options (buttons) and type the grammar's words as they are (``WordStyle.PLAIN``)."""
 
 
 class ExampleChannel:
@@ -38,19 +43,9 @@ class ExampleChannel:
 
 
 def parse(said: str) -> Command:
-    """Words as commands: ``open NAME``, ``join CODE NAME``, ``computers N``, ``start``, else an answer."""
-    head, _, rest = said.strip().partition(" ")
-    match head.lower():
-        case "open":
-            return OpenTable(rest)
-        case "join":
-            code, _, name = rest.partition(" ")
-            return Join(code, name)
-        case "computers":
-            return AddComputers(int(rest) if rest.isdecimal() else None)
-        case "start":
-            return Start()
-    return Decide("?", said)
+    """Typed words as a command (``open Ann``, ``join CODE Bob``, ``computers 3``, ``go``, ``ja``, ``2``, ``hilfe``),
+    read by the grammar; anything else is an answer by name (or a typo) for the service to read or refuse."""
+    return grammar().parse(said, CAPABILITIES.reserved_words) or Decide("?", said)
 
 
 class ExampleSpec:

@@ -1,8 +1,9 @@
 """The house's walls, read from the code's imports (every import, those inside functions included).
 
-Channels translate and nothing else: no module under ``moderator/transports/`` imports the engine, the store or
-the renderer (the board image comes through ``moderator.board``, which the port carries); no two modules import
-each other, directly or in a longer cycle.
+Channels translate and nothing else: no module under ``moderator/transports/`` reaches the engine, the store or
+the renderer, by any path through the import graph (the board picture is drawn from ``moderator.board``'s plain
+view, which the port carries and the service builds); no two modules import each other, directly or in a longer
+cycle.
 """
 
 from __future__ import annotations
@@ -42,10 +43,9 @@ def imports(path: Path) -> set[str]:
                 target = node.module or ""
             if not target.startswith("moderator"):
                 continue
-            found.add(target)
-            for alias in node.names:  # ``from . import render`` imports a module
-                if f"{target}.{alias.name}" in MODULES:
-                    found.add(f"{target}.{alias.name}")
+            # ``from . import render`` imports a module, and nothing of the package it is in.
+            modules = {f"{target}.{alias.name}" for alias in node.names} & MODULES.keys()
+            found |= modules if len(modules) == len(node.names) else {*modules, target}
     return found
 
 
@@ -53,12 +53,41 @@ MODULES = {module_name(p): p for p in PACKAGE.rglob("*.py")}
 GRAPH = {name: {i for i in imports(path) if i in MODULES and i != name} for name, path in MODULES.items()}
 
 
-def test_no_channel_imports_the_engine_the_store_the_renderer_or_the_service() -> None:
-    offences = {
-        name: sorted(i for i in targets if i.startswith(FORBIDDEN_TO_CHANNELS))
-        for name, targets in GRAPH.items() if name.startswith("moderator.transports.")
-    }
-    assert {k: v for k, v in offences.items() if v} == {}
+def reached(start: str) -> dict[str, str]:
+    """Every module ``start`` imports, directly or through others, each with the module that imports it."""
+    seen: dict[str, str] = {}
+    todo = [start]
+    while todo:
+        here = todo.pop()
+        for nxt in GRAPH.get(here, ()):
+            if nxt not in seen and nxt != start:
+                seen[nxt] = here
+                todo.append(nxt)
+    return seen
+
+
+def path(start: str, goal: str, via: dict[str, str]) -> str:
+    """``start -> ... -> goal`` through the importers ``reached`` found."""
+    hops = [goal]
+    while hops[-1] != start:
+        hops.append(via[hops[-1]])
+    return " -> ".join(reversed(hops))
+
+
+def test_no_channel_reaches_the_engine_the_store_the_renderer_or_the_service_by_any_path() -> None:
+    offences = []
+    for name in sorted(GRAPH):
+        if name.startswith("moderator.transports."):
+            via = reached(name)
+            offences += [path(name, goal, via) for goal in sorted(via) if goal.startswith(FORBIDDEN_TO_CHANNELS)]
+    assert offences == []
+
+
+def test_the_walk_follows_imports_through_other_modules() -> None:
+    """A module reached only through another is reached: the board's builder reaches the engine's rules."""
+    assert "moderator.engine.rules" not in GRAPH["moderator.board_view"]
+    assert path("moderator.board_view", "moderator.engine.rules", reached("moderator.board_view")) == \
+        "moderator.board_view -> moderator.engine -> moderator.engine.rules"
 
 
 def test_no_two_modules_import_each_other_even_through_others() -> None:
@@ -88,14 +117,20 @@ def test_the_engine_imports_nothing_of_the_rest() -> None:
     assert {k: v for k, v in outside.items() if v} == {}
 
 
-ALLOWED_TO_CHANNELS = frozenset({"moderator.channels", "moderator.commands", "moderator.settings",
+ALLOWED_TO_CHANNELS = frozenset({"moderator.channels", "moderator.commands", "moderator.settings", "moderator.pacing",
                                  "moderator.catalog", "moderator.grammar", "moderator.qr", "moderator.board",
                                  "moderator.guard"})
 """The port and what carries no game logic (docs/channels.md): a channel module imports nothing else of ours."""
 
 
+def _own_package(name: str) -> str:
+    """The channel a module under ``moderator/transports/`` belongs to (``moderator.transports.telegram``)."""
+    return ".".join(name.split(".")[:3])
+
+
 def test_a_channel_imports_only_the_port_and_what_carries_no_game_logic() -> None:
-    offences = {name: sorted(targets - ALLOWED_TO_CHANNELS - {name.rsplit(".", 1)[0]})
+    offences = {name: sorted(t for t in targets - ALLOWED_TO_CHANNELS - {"moderator.transports"}
+                             if not t.startswith(_own_package(name)))
                 for name, targets in GRAPH.items() if name.startswith("moderator.transports.")}
     assert {k: v for k, v in offences.items() if v} == {}
     # The words people type are parsed by the channel that reads them; the grammar knows commands, not the game.
@@ -103,3 +138,29 @@ def test_a_channel_imports_only_the_port_and_what_carries_no_game_logic() -> Non
     # The web server's guards are plumbing: they reach none of the service's side.
     for name in ("moderator.guard", "moderator.limits"):
         assert GRAPH[name] <= {"moderator.limits"}, name
+
+
+def test_the_architecture_doc_names_every_room_of_the_web_channel_and_only_what_is_in_them() -> None:
+    import importlib
+    import re
+
+    doc = (PACKAGE.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    section = doc.split("## The web channel", 1)[1].split("\n## ", 1)[0]
+    rooms = set(re.findall(r"^\| `(\w+)\.py` \|", section, flags=re.M))
+    assert rooms == {p.stem for p in (PACKAGE / "transports" / "web").glob("*.py")}
+    # Every function or class named as ``room.name``, and every method as ``Class.name`` of a room's class, is
+    # there: a renamed one is renamed here too.
+    modules = {room: importlib.import_module(f"moderator.transports.web.{room}") for room in rooms - {"__init__"}}
+    classes = {name: value for module in modules.values() for name, value in vars(module).items()
+               if isinstance(value, type) and value.__module__ == module.__name__}
+    named = [(head, rest) for head, rest in re.findall(r"`(\w+)\.(\w+(?:\.\w+)?)`", section) if rest != "py"]
+    checked = 0
+    for head, rest in named:
+        target: object = modules.get(head) or classes.get(head)
+        if target is None:
+            continue  # of another package (``game.decide``, ``Service.handle``)
+        for name in rest.split("."):
+            assert hasattr(target, name), f"{head}.{rest}"
+            target = getattr(target, name)
+        checked += 1
+    assert checked >= 30

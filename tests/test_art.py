@@ -1,4 +1,4 @@
-"""The card art and icons under moderator/transports/web_assets/art: self-contained SVGs (nothing fetched from
+"""The card art and icons under moderator/transports/web/assets/art: self-contained SVGs (nothing fetched from
 anywhere, so the pages work on a LAN without internet), the same cards in every theme, drawn in the board's
 palette with readable contrast, the catalog's own vote words, and the icons the web app manifest names."""
 
@@ -14,7 +14,7 @@ import pytest
 from PIL import Image, ImageFont
 
 ROOT = Path(__file__).resolve().parent.parent
-ART = ROOT / "moderator" / "transports" / "web_assets" / "art"
+ART = ROOT / "moderator" / "transports" / "web" / "assets" / "art"
 MESSAGES = ROOT / "messages"
 THEMES = ("classic", "corporate")
 SVG_NS = "{http://www.w3.org/2000/svg}"

@@ -15,8 +15,11 @@ from PIL import Image, ImageChops
 
 from moderator.board import (
     BOARD_MESSAGE,
-    FASCIST_TRACK,
+    FASCIST_SLOTS,
+    LIBERAL_SLOTS,
     NARROW_WIDTH,
+    PLAYERS,
+    TRACKER_MARKS,
     WIDTH,
     Board,
     _width,
@@ -26,9 +29,11 @@ from moderator.board import (
     palette,
     render_png,
 )
+from moderator.board_view import board_of
 from moderator.catalog import Catalog
 from moderator.commands import Inbound, Join, OpenTable, Start
 from moderator.engine import Phase, Role, apply, new_game, public_view
+from moderator.engine.types import CHAOS_AT, FASCIST_POLICIES_TO_WIN, FASCIST_TRACK, LIBERAL_POLICIES_TO_WIN
 from moderator.render import TableInfo
 from moderator.service import Service
 from moderator.simulate import random_game
@@ -40,7 +45,7 @@ GROUP = group_chat(-100900)
 
 
 def _board(players: int = 7, theme: str = "classic", **changes: Any) -> Board:
-    board = Board.of(public_view(new_game(players, seed=1)), TableInfo(NAMES[:players], theme))
+    board = board_of(public_view(new_game(players, seed=1)), TableInfo(NAMES[:players], theme))
     return dataclasses.replace(board, **changes)
 
 
@@ -145,6 +150,14 @@ def test_the_phones_board_prints_every_power_whole(theme: str, lang: str) -> Non
         assert " ".join(lines) == word, f"{word!r} is cut on the phone's board"
 
 
+def test_the_printed_boards_slots_and_marks_are_the_rules_numbers() -> None:
+    """The picture draws without the engine, so its geometry repeats the rulebook's numbers: they must agree."""
+    assert (LIBERAL_SLOTS, FASCIST_SLOTS, TRACKER_MARKS) == (LIBERAL_POLICIES_TO_WIN, FASCIST_POLICIES_TO_WIN,
+                                                            CHAOS_AT)
+    assert set(PLAYERS) == set(FASCIST_TRACK)
+    assert all(len(track) == FASCIST_SLOTS - 1 for track in FASCIST_TRACK.values())
+
+
 def test_each_fascist_slot_prints_the_power_of_its_player_count() -> None:
     slots = layout(5).fascist_slots
     assert slots == layout(7).fascist_slots == layout(9).fascist_slots  # so the slots compare pixel by pixel
@@ -172,7 +185,7 @@ class _Recording:
 
 def test_every_word_comes_from_the_catalog_in_the_tables_theme() -> None:
     catalog = _Recording(Catalog.load("corporate", "en"))
-    board = _board(7, "corporate", phase=Phase.LEGISLATIVE_PRESIDENT, president=0, chancellor=1,
+    board = _board(7, "corporate", phase=Phase.LEGISLATIVE_PRESIDENT, candidates=False, president=0, chancellor=1,
                    term_limited=(2,), alive=(True, True, True, False, True, True, True), fascist_policies=1)
     render_png(board, catalog)  # type: ignore[arg-type]
     assert {"game", "president", "chancellor", "liberal_policies", "fascist_policies", "election_tracker",
@@ -182,7 +195,7 @@ def test_every_word_comes_from_the_catalog_in_the_tables_theme() -> None:
     render_png(over, catalog)  # type: ignore[arg-type]
     assert {"board-game-over", "liberals"} <= catalog.asked
     # Candidates are named as candidates until they are elected.
-    render_png(dataclasses.replace(board, phase=Phase.ELECTION), catalog)  # type: ignore[arg-type]
+    render_png(dataclasses.replace(board, phase=Phase.ELECTION, candidates=True), catalog)  # type: ignore[arg-type]
     assert {"presidential_candidate", "chancellor_candidate"} <= catalog.asked
     # The two themes draw different words and colours.
     assert not _same(_image(_board(theme="classic")), _image(_board(theme="corporate")), layout(7).header)
@@ -195,7 +208,7 @@ def test_a_long_name_is_shortened_with_an_ellipsis_to_fit_its_seat() -> None:
     assert shown.endswith("\u2026") and _width(shown, size, bold=True) <= width
     assert fit("Ann", width, 28, 14, bold=True) == ("Ann", 28)
     names = ("W" * 20, "Zoë Ægir-Ñúñez", "Владимир", "Ωmega", "x") + NAMES[5:10]
-    _image(Board.of(public_view(new_game(10, seed=2)), TableInfo(names)))  # any name draws
+    _image(board_of(public_view(new_game(10, seed=2)), TableInfo(names)))  # any name draws
 
 
 # --- the facts -----------------------------------------------------------------------------------------
@@ -222,17 +235,17 @@ def test_no_board_built_during_a_game_holds_a_role() -> None:
             names = NAMES[:players]
             state = new_game(players, seed=seed)
             for action in random_game(players, seed).actions:
-                board = Board.of(public_view(state), TableInfo(names))
+                board = board_of(public_view(state), TableInfo(names))
                 # The same public facts with the roles dealt differently make the same board.
                 shuffled = list(state.roles)
                 random.Random(seed).shuffle(shuffled)
                 other = state.replace(roles=tuple(reversed(shuffled)))
-                assert Board.of(public_view(other), TableInfo(names)) == board
+                assert board_of(public_view(other), TableInfo(names)) == board
                 assert board.winner is None
                 assert not {r.value for r in Role} & set(map(str, json.loads(json.dumps(board.to_json())).values()))
                 state, _ = apply(state, action)
             assert state.phase is Phase.GAME_OVER
-            assert Board.of(public_view(state), TableInfo(names)).winner is state.winner
+            assert board_of(public_view(state), TableInfo(names)).winner == state.winner
 
 
 # --- the outbox ----------------------------------------------------------------------------------------

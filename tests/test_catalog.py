@@ -37,6 +37,7 @@ from moderator.service import LOBBY_MESSAGES
 from moderator.transports.console import CONSOLE_MESSAGES
 from moderator.transports.web import WEB_MESSAGES
 from tests.test_render import CATALOGS, corpus, recording, worst_names
+from tests.test_replay_words import replay_ids
 
 SERVICE_IDS = frozenset(LOBBY_MESSAGES) | {"computer-name"}
 """Ids the service renders itself (it names computer players with "computer-name" directly)."""
@@ -246,6 +247,7 @@ def test_every_message_id_is_used_and_every_used_id_exists() -> None:
             used |= {mid for mid, _ in catalog.log}  # type: ignore[attr-defined]
     # pages, console, a repeat's words, an SMS not saved
     used |= SERVICE_IDS | set(WEB_MESSAGES) | set(CONSOLE_MESSAGES) | {REPEAT_MESSAGE, NOT_STORED_MESSAGE}
+    used |= replay_ids()  # `moderator replay`'s timeline
     assert used == set(REFERENCE.messages), (
         f"unused: {sorted(set(REFERENCE.messages) - used)}; unknown: {sorted(used - set(REFERENCE.messages))}"
     )
@@ -454,27 +456,40 @@ def test_a_malformed_file_is_rejected(tmp_path: Path) -> None:
         read_file(path)
 
 
+def test_lower_writes_a_term_or_a_word_in_lower_case(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _write(tmp_path, "classic", "en", '[terms]\nelection_tracker = "Election Tracker"\n'
+           '[messages]\na = "The {term.election_tracker:lower} moves; {vote:lower}."\n')
+    monkeypatch.setenv("MODERATOR_MESSAGES", str(tmp_path))
+    clear_cache()
+    try:
+        assert Catalog.load().text("a", vote="Ja") == "The election tracker moves; ja."
+    finally:
+        monkeypatch.delenv("MODERATOR_MESSAGES")
+        clear_cache()
+
+
+@pytest.mark.parametrize("path", [p for p in FILES if p.stem == "de"], ids=_label)
+def test_german_writes_its_nouns_with_their_capitals(path: Path) -> None:
+    f = read_file(path)
+    assert not [key for key, text in {**f.messages, **f.sms}.items() if ":lower}" in text]
+
+
 # --- no player-facing prose in code ---------------------------------------------------------------------
 
 PACKAGE = Path(moderator.__file__).resolve().parent
 
 # Output for an operator's or developer's terminal, in English by design and never shown to a player:
 # (file, scope), where scope is the enclosing function or class, or the module-level constant.
-# `moderator replay` prints record.py's timeline and error messages for people reading game records (bug
-# reports, tests); players get render.py's truth_timeline, from the catalogs.
 ALLOWED: frozenset[tuple[str, str]] = frozenset(
     {
         ("cli.py", "_simulate"),
         ("simulate.py", "Tally.report"),
         ("record.py", "_TYPE_NAMES"),
-        ("record.py", "_doing"),
-        ("record.py", "_WINS"),
-        ("record.py", "_Timeline.event"),
-        ("record.py", "claim_line"),  # the claims in `moderator replay`'s timeline
-        ("app.py", "play_on_lan"),  # the addresses `moderator play --web` prints for whoever started it
+        ("app.py", "host_on_this_device"),  # the addresses `moderator play --web` prints for whoever started it
         ("transports/sms.py", "SmsSpec.off"),  # why a channel is off: the operator's log
-        ("transports/telegram.py", "TelegramSpec.off"),
-        ("transports/web.py", "WebSpec.off"),
+        ("transports/console.py", "ConsoleSpec.off"),
+        ("transports/telegram/__init__.py", "TelegramSpec.off"),
+        ("transports/web/__init__.py", "WebSpec.off"),
         ("board.py", "font_problems"),  # what /healthz logs for the operator
     }
 )

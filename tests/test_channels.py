@@ -7,7 +7,7 @@ import warnings
 from pathlib import Path
 
 from moderator.app import CHANNELS, create_app
-from moderator.board import Board
+from moderator.board_view import board_of
 from moderator.channels import Kind, Option, Outbound, Press, Seating
 from moderator.engine import new_game, public_view
 from moderator.render import TableInfo
@@ -41,7 +41,7 @@ def test_a_new_channel_is_one_module_and_one_line_in_the_list_of_channels(tmp_pa
         joined = next(m for m in channel.inbox["ann"] if m.kind is Kind.JOIN)
         post("bob", say=f"join {joined.join_code} Bob")
         post("ann", say="computers 3")
-        post("ann", say="start")
+        post("ann", say="go")
         rng = random.Random(4)
         answered: set[tuple[str, int | None]] = set()
         for _ in range(2000):
@@ -62,7 +62,7 @@ def test_a_new_channel_is_one_module_and_one_line_in_the_list_of_channels(tmp_pa
 
 
 def test_an_outbound_message_round_trips_through_the_outbox_json() -> None:
-    board = Board.of(public_view(new_game(5, seed=1)), TableInfo(("A", "B", "C", "D", "E")))
+    board = board_of(public_view(new_game(5, seed=1)), TableInfo(("A", "B", "C", "D", "E")))
     messages = [
         Outbound(Kind.PROMPT, "Vote?", options=(Option("Ja", "vj"), Option("Nein", "vn")), decision=7, table="t",
                  language="de", message_id="prompt-vote"),

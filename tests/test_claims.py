@@ -149,9 +149,12 @@ def test_an_opinion_says_so_in_json_and_a_plain_accusation_reads_as_it_always_di
 
 
 def test_the_replay_timeline_quotes_an_opinion_as_one() -> None:
-    assert records.claim_line(NAMES, Spoken(3, Accusation(0, 1, sure=False))) == 'Ann claims: "I do not trust Bob."'
-    assert records.claim_line(NAMES, Spoken(3, Clearance(1, 2, sure=False))) == 'Bob claims: "I trust Cy."'
-    assert records.claim_line(NAMES, Spoken(3, Accusation(0, 1))) == 'Ann claims: "Bob is a fascist."'
+    played = computer_game(5, 1)
+    said = [Spoken(1, claim) for claim in (Accusation(0, 1, sure=False), Clearance(1, 2, sure=False), Accusation(0, 1))]
+    record = records.parse(records.to_json(NAMES[:5], played.state, played.actions, said))
+    lines = {line.strip() for line in records.timeline(records.replay(record)).splitlines()}
+    assert {'Ann claims: "I do not trust Bob."', 'Bob claims: "I trust Cy."'} <= lines
+    assert 'Ann claims: "Bob is a fascist."' in lines
 
 
 def test_a_session_claim_keeps_counts_not_order() -> None:

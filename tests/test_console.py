@@ -5,12 +5,15 @@ from __future__ import annotations
 import io
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import TextIO
 
 from moderator import app
 from moderator.catalog import Catalog
 from moderator.commands import Ask, Choose, Decide, Query
 from moderator.grammar import fold, grammar
+from moderator.settings import Opening, Settings
 from moderator.transports import console
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -26,6 +29,15 @@ def run_moderator(*args: str, stdin: str | None = None) -> subprocess.CompletedP
         text=True,
         timeout=120,
     )
+
+
+def play_console(*, players: int, name: str | None, theme: str, language: str, seed: int, watch: bool,
+                 read: Callable[[str], str], output: TextIO, record: Path | None = None) -> int:
+    """A game at the console through ``moderator play``'s own machinery (``app.PLAY``), its terminal's reading and
+    printing replaced."""
+    table = Opening(name, theme, language, players=players, watch=watch)
+    channel = console.ConsoleSpec(read=read, output=output)
+    return app.run(Settings(table=table, record=record), app.PLAY, channels=(channel,), seed=lambda: seed)
 
 
 def test_play_without_a_terminal_says_so_in_one_line_and_exits_2() -> None:
@@ -66,7 +78,7 @@ def test_a_human_plays_a_whole_game_by_numbers_against_computer_players() -> Non
     """You take one seat: answering every prompt with option 1 plays the game to its end."""
     out = io.StringIO()
     answers = iter(["board", "whoami", "help", "nonsense"] + ["1"] * 5000)
-    status = app.play_console(
+    status = play_console(
         players=7, name="Zoe", theme="classic", language="en", seed=5, watch=False,
         read=lambda _prompt: next(answers), output=out,
     )
@@ -80,7 +92,7 @@ def test_you_see_only_your_own_private_messages() -> None:
     """At the console your seat gets its own deal and nobody else's."""
     out = io.StringIO()
     answers = iter(["quit", "yes"])
-    app.play_console(players=5, name="Zoe", theme="classic", language="en", seed=9, watch=False,
+    play_console(players=5, name="Zoe", theme="classic", language="en", seed=9, watch=False,
                  read=lambda _prompt: next(answers), output=out)
     assert out.getvalue().count("Your secret role") == 1
 
@@ -107,8 +119,8 @@ def play(answers: list[str], *, name: str | None = "Zoe", players: int = 5, seed
         except StopIteration:
             raise EOFError from None
 
-    status = app.play_console(players=players, name=name, theme="classic", language=lang, seed=seed, watch=False,
-                              read=read, output=out, **options)  # type: ignore[arg-type]
+    status = play_console(players=players, name=name, theme="classic", language=lang, seed=seed, watch=False,
+                          read=read, output=out, **options)  # type: ignore[arg-type]
     return status, out.getvalue()
 
 

@@ -435,7 +435,7 @@ TIMELINE_LINES = [
         "Round 4: Dee is the Presidential Candidate (special election).",
     ),
     ("ChancellorNominated", "01-special-election-twice-in-a-row", "  Ann nominates Bob as Chancellor."),
-    ("VoteCast+VoteProgressed", "13a-vote-arithmetic-six-players-tie-fails", "  Ann votes ja (1 of 6 have voted)."),
+    ("VoteCast+VoteProgressed", "13a-vote-arithmetic-six-players-tie-fails", "  Ann votes ja (1 of 6 has voted)."),
     (
         "VoteCast(changed)",
         "13a-vote-arithmetic-six-players-tie-fails",
@@ -583,7 +583,7 @@ def test_timeline_of_a_whole_round() -> None:
         "",
         "Round 4: Eve is the Presidential Candidate (special election).",
         "  Eve nominates Dee as Chancellor.",
-        "  Ann votes ja (1 of 7 have voted).",
+        "  Ann votes ja (1 of 7 has voted).",
         "  Bob votes ja (2 of 7 have voted).",
         "  Cy votes ja (3 of 7 have voted).",
         "  Dee votes ja (4 of 7 have voted).",

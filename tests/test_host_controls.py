@@ -137,6 +137,34 @@ def test_only_the_host_nudges_pauses_ends() -> None:
     assert snapshot(h, table_id) == before
 
 
+REACHED_BY = {"lobby": (), "playing": (Start(),), "paused": (Start(), Host(HostCommand.PAUSE)),
+              "over": (Start(), Host(HostCommand.END))}
+
+
+def table_in(status: str) -> tuple[Harness, str]:
+    """A table of its host and four computer players, in ``status`` (lobby, playing, paused, over)."""
+    h = Harness(seed=3)
+    table_id, _ = h.open("p0", "Ximena")
+    h.send("p0", AddComputers(4))
+    for command in REACHED_BY[status]:
+        h.send("p0", command)
+    assert h.table(table_id).row.status == status
+    return h, table_id
+
+
+def test_the_host_page_offers_exactly_the_game_controls_the_table_takes_in_each_status() -> None:
+    game = (HostCommand.PAUSE, HostCommand.RESUME, HostCommand.NUDGE, HostCommand.END, HostCommand.REMATCH)
+    for status in ("lobby", "playing", "paused", "over"):
+        h, table_id = table_in(status)
+        view = h.service.pages.host_view(table_id, "en", ())
+        assert view.seat_controls is (status in ("playing", "paused")), status
+        for command in game:
+            h, table_id = table_in(status)
+            h.send("p0", Host(command))
+            taken = last(h, "p0") not in ("game-not-started", "nothing-to-nudge")
+            assert taken is (command.value in view.controls), (status, command)
+
+
 # --- a seat moves to a new phone ------------------------------------------------------------------------
 
 

@@ -8,8 +8,8 @@ import json
 import random
 from pathlib import Path
 
-from moderator import app, render
 from moderator import record as records
+from moderator import render
 from moderator.bots import SPEECH_EVENTS
 from moderator.claims import Accusation, Clearance, InvestigationClaim, Office, PeekClaim, SessionClaim, is_true
 from moderator.commands import AddComputers, Join, Speak, Start
@@ -19,8 +19,10 @@ from moderator.grammar import grammar
 from moderator.service import Service
 from moderator.store import Store
 from moderator.tables import Table
+from moderator.transports import console
 from moderator.transports.web import WebTables
-from tests.fakes import Harness
+from tests.fakes import Harness, RecordingChannel
+from tests.test_console import play_console
 
 HEADER = "What the players claim (they may lie):"
 
@@ -125,12 +127,19 @@ def _owing(table: Table) -> set[int]:
     return {s for s in awaiting(table.state) if not table.seats[s].computer}
 
 
-def test_a_person_claims_by_typing_and_the_table_hears_it_with_the_next_result() -> None:
-    h = Harness(seed=5)
+def ann_and_bob_started(store: Store | None = None, vote_pause: float = 0.0) -> tuple[Harness, str]:
+    """A started table of two people (Ann, the host, and Bob) and five computer players (whose votes wait for
+    the people's for at most ``vote_pause`` seconds)."""
+    h = Harness(store, seed=5, vote_pause=vote_pause)
     table_id, code = h.open("p0", "Ann")
     h.send("p1", Join(code, "Bob"))
     h.send("p0", AddComputers(5))
     h.start(table_id)
+    return h, table_id
+
+
+def test_a_person_claims_by_typing_and_the_table_hears_it_with_the_next_result() -> None:
+    h, table_id = ann_and_bob_started()
     command = grammar().parse("accuse Bob")
     assert command == Speak("accuse", "Bob")
     before = len(h.channel.inbox("p1"))
@@ -150,15 +159,23 @@ def test_a_person_claims_by_typing_and_the_table_hears_it_with_the_next_result()
 
 
 def test_a_claim_that_does_not_fit_what_the_seat_did_is_refused() -> None:
-    h = Harness(seed=5)
-    table_id, code = h.open("p0", "Ann")
-    h.send("p1", Join(code, "Bob"))
-    h.send("p0", AddComputers(5))
-    h.start(table_id)
+    h, table_id = ann_and_bob_started()
     for typed in ("claim FFL FL", "claim Bob fascist", "accuse Ann", "accuse Nobody", "claim ZZZ"):
         h.send("p0", grammar().parse(typed) or Speak("claim", typed), raw=typed)
         assert h.channel.ids("p0")[-1] == "claim-refused", typed
     assert h.table(table_id).said == []
+
+
+def test_a_claim_is_read_up_to_the_same_length_on_every_channel_as_the_page_field_takes() -> None:
+    h, table_id = ann_and_bob_started()
+    limit = h.service.pages.limits().claim_length
+    # What is typed past the limit is not read: here it would name a second player and make the claim no claim.
+    typed = "Bob".ljust(limit) + "Ann"
+    h.send("p0", Speak("accuse", typed), raw=f"accuse {typed}")
+    assert h.channel.ids("p0")[-1] == "claim-noted"
+    assert h.table(table_id).said[-1].claim == Accusation(0, 1)
+    h.send("p0", Speak("accuse", typed[:limit - 2] + "Ann"), raw="accuse")  # within the limit: read whole
+    assert h.channel.ids("p0")[-1] == "claim-refused"
 
 
 # --- the table screen ---------------------------------------------------------------------------------------
@@ -293,11 +310,7 @@ def _computer_votes(table: Table) -> list[int]:
 
 
 def test_computer_players_vote_after_the_people_so_a_claim_made_before_voting_reaches_them() -> None:
-    h = Harness(seed=5, vote_pause=20.0)
-    table_id, code = h.open("p0", "Ann")
-    h.send("p1", Join(code, "Bob"))
-    h.send("p0", AddComputers(5))
-    h.start(table_id)
+    h, table_id = ann_and_bob_started(vote_pause=20.0)
     table = _after_a_result(h, table_id, random.Random(1))
     opened = len(table.log)
     assert table.computers_wait and _computer_votes(table) == []
@@ -318,11 +331,7 @@ def test_computer_players_vote_after_the_people_so_a_claim_made_before_voting_re
 
 
 def test_the_pause_over_the_computers_vote_though_a_person_has_not() -> None:
-    h = Harness(seed=5, vote_pause=20.0)
-    table_id, code = h.open("p0", "Ann")
-    h.send("p1", Join(code, "Bob"))
-    h.send("p0", AddComputers(5))
-    h.start(table_id)
+    h, table_id = ann_and_bob_started(vote_pause=20.0)
     _after_a_result(h, table_id, random.Random(1))
     h.press("p0", random.Random(2))  # a second after the vote opened
     h.clock.advance(15)
@@ -337,11 +346,7 @@ def test_the_pause_over_the_computers_vote_though_a_person_has_not() -> None:
 
 def test_the_wait_survives_a_restart(tmp_path: Path) -> None:
     store = Store(tmp_path / "wait.db")
-    h = Harness(store, seed=5, vote_pause=20.0)
-    table_id, code = h.open("p0", "Ann")
-    h.send("p1", Join(code, "Bob"))
-    h.send("p0", AddComputers(5))
-    h.start(table_id)
+    h, table_id = ann_and_bob_started(store, vote_pause=20.0)
     _after_a_result(h, table_id, random.Random(1))
     again = Service(store, clock=h.clock, vote_pause=20.0)  # a new process on the same database
     again.resume_all()
@@ -353,6 +358,20 @@ def test_the_wait_survives_a_restart(tmp_path: Path) -> None:
     assert table is not None and not table.computers_wait and table.state is not None
     assert set(awaiting(table.state)) == {0, 1}
     store.close()
+
+
+def test_a_person_at_their_own_pace_is_waited_for_however_long() -> None:
+    # The console's capability: you play alone with computer players, who vote after you however long you take.
+    h = Harness(seed=5, vote_pause=20.0, channel=RecordingChannel(capabilities=console.CAPABILITIES))
+    table_id, _ = h.open("p0", "Ann")
+    h.send("p0", AddComputers(6))
+    h.start(table_id)
+    table = _after_a_result(h, table_id, random.Random(1))
+    h.clock.advance(600)
+    h.service.tick()
+    assert h.table(table_id).computers_wait and _computer_votes(h.table(table_id)) == []
+    h.press("p0", random.Random(2))
+    assert table.state is not None and table.state.phase is not Phase.ELECTION
 
 
 def test_with_votes_at_the_table_nothing_waits() -> None:
@@ -381,8 +400,8 @@ def test_at_the_console_you_may_speak_before_voting_and_the_computers_vote_after
         return "1"
 
     path = tmp_path / "game.json"
-    status = app.play_console(players=7, name="Zoe", theme="classic", language="en", seed=5, watch=False,
-                              read=read, output=out, record=path)
+    status = play_console(players=7, name="Zoe", theme="classic", language="en", seed=5, watch=False, read=read,
+                          output=out, record=path)
     assert status == 0 and accused
     record = records.parse(json.loads(path.read_text()))
     said = [s for s in record.claims or () if s.claim == Accusation(0, 1)]

@@ -4,23 +4,28 @@ fed only with updates shaped as Telegram sends them."""
 from __future__ import annotations
 
 import asyncio
+import os
 import random
+import signal
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from telegram.error import RetryAfter
 from telegram.ext import AIORateLimiter
 
-from moderator import cli
+from moderator import app, cli
 from moderator.catalog import Catalog
 from moderator.channels import Kind, Outbound
 from moderator.grammar import grammar
 from moderator.settings import Settings
+from moderator.store import Store
 from moderator.transports import telegram as telegram_transport
 from moderator.transports.telegram import (
     CALLBACK_LIMIT,
+    CHANNEL,
     GROUP_PER_MINUTE,
     MENU,
     TelegramSettings,
@@ -28,7 +33,7 @@ from moderator.transports.telegram import (
     compose,
     menu,
 )
-from tests.fake_telegram import TOKEN, FakeBotAPI, buttons, parse_html
+from tests.fake_telegram import TOKEN, FakeBotAPI, buttons, parse_html, private_chat, user
 from tests.telegram_table import Clock, TelegramTable, group_chat, run
 
 EN = Catalog.load("classic", "en")
@@ -183,15 +188,21 @@ def test_a_group_member_without_a_seat_cannot_act(tmp_path: Path) -> None:
     run(scenario())
 
 
+async def _voting(t: TelegramTable) -> list[str]:
+    """A started game whose President nominated the first name offered: everyone has a ballot; the names."""
+    names = await _started(t)
+    president = _president(t, names)
+    prompt = t.prompt(president)
+    assert prompt is not None
+    await t.press(president, t.chat_of(president), prompt["message_id"], buttons(prompt)[0]["callback_data"])
+    await t.settle()  # the group hears the nomination first, then the ballots go out
+    return names
+
+
 def test_a_vote_typed_in_the_group_is_not_counted_and_deleted(tmp_path: Path) -> None:
     async def scenario() -> None:
         t = _game(tmp_path)
-        names = await _started(t)
-        president = _president(t, names)
-        prompt = t.prompt(president)
-        assert prompt is not None
-        await t.press(president, t.chat_of(president), prompt["message_id"], buttons(prompt)[0]["callback_data"])
-        await t.settle()  # the group hears the nomination first, then the ballots go out
+        names = await _voting(t)
         voter = names[1]
         before = t.table().state
         await t.say(voter, "/ja", chat=GROUP)
@@ -202,6 +213,28 @@ def test_a_vote_typed_in_the_group_is_not_counted_and_deleted(tmp_path: Path) ->
         await t.say(voter, "/ja")
         state = t.table().state
         assert state is not None and state.votes[names.index(voter)] is True
+        await t.stop()
+
+    run(scenario())
+
+
+def test_a_vote_typed_in_the_group_without_a_command_is_deleted_and_other_talk_is_left_alone(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        t = _game(tmp_path)
+        voter = (await _voting(t))[1]
+        before, inputs = t.table().state, t.store.execute("SELECT count(*) FROM inbound").fetchone()[0]
+        calls = len(t.api.calls)
+        # The table talks in its group: words that are no vote are none of the bot's business, even a command's.
+        for talk in ("I trust Bob", "board", "whoami", "nominate Cy"):
+            await t.say(voter, talk, chat=GROUP)
+        assert t.api.calls[calls:] == []  # nothing deleted, nothing answered
+        assert t.store.execute("SELECT count(*) FROM inbound").fetchone()[0] == inputs  # nor stored
+        # A vote, or an option's number, would give a secret away: deleted, not counted, answered privately.
+        for deleted, vote in enumerate(("ja", "2"), 1):
+            await t.say(voter, vote, chat=GROUP)
+            assert len(t.api.of("deleteMessage", GROUP["id"])) == deleted
+            assert t.table().state is before
+            assert EN.text("decide-in-private") in t.api.texts(t.chat_of(voter))[-1]
         await t.stop()
 
     run(scenario())
@@ -280,7 +313,7 @@ def test_the_rate_limiter_never_sleeps_on_a_flood_inside_ptb() -> None:
 
 
 def test_a_call_that_times_out_is_cancelled_before_it_is_retried(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(telegram_transport, "API_TIMEOUT", 0.05)
+    monkeypatch.setattr(telegram_transport.channel, "API_TIMEOUT", 0.05)  # read where the channel calls
     loop = asyncio.new_event_loop()
     thread = threading.Thread(target=loop.run_forever, daemon=True)
     thread.start()
@@ -481,6 +514,52 @@ def test_settings_read_the_environment_then_a_dotenv_file(tmp_path: Path) -> Non
     assert telegram.token == "123:abc" and telegram.api_url == "http://localhost:8081"
     assert settings.db_path == tmp_path / "x.db" and settings.port == 8001
     assert TelegramSettings.of(Settings.load({"TELEGRAM_TOKEN": "9:z"}, tmp_path)).token == "9:z"
+
+
+class PollingBotAPI(FakeBotAPI):
+    """The fake Bot API on a real clock, whose ``getUpdates`` waits a moment when nothing is waiting, as Telegram's
+    long poll does (the fake's own answers at once)."""
+
+    async def do_request(self, url: str, method: str, request_data: Any = None, *args: Any,
+                         **kwargs: Any) -> tuple[int, bytes]:
+        answer = await super().do_request(url, method, request_data, *args, **kwargs)
+        if url.endswith("/getUpdates") and not self.updates:
+            await asyncio.sleep(0.05)
+        return answer
+
+
+def test_moderator_telegram_answers_by_long_polling_and_stops_cleanly_on_sigterm(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The command itself (``app.TELEGRAM``: no web server, the bot polls): an update is answered and confirmed,
+    and SIGTERM stops it with status 0, its table stored for the next start."""
+    monkeypatch.setattr(app, "_logging", lambda: None)  # the test's own logging stays as it is
+    monkeypatch.setattr(app, "safe_logs", lambda settings: None)
+    api = PollingBotAPI(time.time)
+    ann = user(10_001, "Ann")
+    api.updates.append({"update_id": 1, "message": {
+        "message_id": 1, "from": ann, "chat": private_chat(ann), "date": int(time.time()), "text": "/newgame",
+        "entities": [{"type": "bot_command", "offset": 0, "length": 8}]}})
+    settings = Settings.load({"TELEGRAM_TOKEN": TOKEN, "MODERATOR_DB": str(tmp_path / "m.db")}, cwd=tmp_path)
+    answered = threading.Event()
+
+    def stop_once_answered() -> None:
+        for _ in range(400):  # at most 20 s; without an answer the command is left to fail the test
+            joined = any("url" in b for m in api.messages(ann["id"]) for b in buttons(m))
+            if joined and not api.updates and api.of("getUpdates")[-1].params.get("offset") == 2:
+                answered.set()
+                os.kill(os.getpid(), signal.SIGTERM)  # the command's handler takes it: a clean stop
+                return
+            time.sleep(0.05)
+
+    threading.Thread(target=stop_once_answered, daemon=True).start()
+    assert app.run(settings, app.TELEGRAM, network={"telegram": api}) == 0
+    assert answered.is_set()
+    assert not api.of("setWebhook") and api.of("deleteWebhook")  # polling, never a webhook
+    store = Store(tmp_path / "m.db")
+    try:
+        assert [t.status for t in store.tables_of(CHANNEL, str(ann["id"]))] == ["lobby"]
+    finally:
+        store.close()
 
 
 def test_moderator_telegram_without_a_token_says_so_and_exits_2(

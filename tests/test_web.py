@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from moderator import render
 from moderator.catalog import Catalog
+from moderator.commands import HostCommand
 from moderator.engine import Role, awaiting, view_for
 from moderator.limits import JOIN_GUESSES_AT_ONCE, PIN_GUESSES
 from moderator.render import InputProblem
@@ -205,7 +206,7 @@ def test_the_host_orders_and_removes_seats_from_the_lobby(table: WebTable) -> No
 
 
 def test_the_event_stream_carries_no_content(table: WebTable, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(web, "STREAM_SECONDS", 0.3)
+    monkeypatch.setattr(web.live, "STREAM_SECONDS", 0.3)  # the event stream's room
     table_id, _code = table.open("Ann")
     body = table.device().get(f"/table/{table_id}/events").text
     assert set(filter(None, body.split("\n"))) <= {"retry: 500", "data: changed", ":"}
@@ -737,3 +738,48 @@ def test_a_seats_own_controls_sent_in_the_background_are_answered_and_leaving_go
     left = ann.post(f"/play/{table_id}", data={"do": "leave", "nonce": "l1.x"}, headers=sent)
     assert left.json()["counted"] and left.json()["next"] == f"/join/{code}"
     assert table.service.table(table_id).names == ()
+
+
+def test_every_field_takes_as_many_characters_as_the_service_reads(table: WebTable) -> None:
+    from moderator.game import CLAIM_LENGTH
+    from moderator.names import NAME_LIMIT
+
+    def lengths(page: str, field: str) -> set[str]:
+        return set(re.findall(rf'<input name="{field}" maxlength="(\d+)"', page))
+
+    assert lengths(table.host.get("/").text, "name") == {str(NAME_LIMIT)}  # the host's name
+    table_id, code = table.open("Host")
+    assert lengths(table.host.get(f"/host/{table_id}/live").text, "name") == {str(NAME_LIMIT)}  # a player added
+    assert lengths(table.host.get(f"/join/{code}").text, "name") == {str(NAME_LIMIT)}
+    phones = {name: table.join(code, name) for name in NAMES[:4]}
+    assert lengths(phones["Ann"].get(f"/play/{table_id}").text, "name") == {str(NAME_LIMIT)}  # a rename
+    table.host_do(table_id, "start")
+    assert lengths(phones["Ann"].get(f"/play/{table_id}").text, "text") == {str(CLAIM_LENGTH)}  # a claim
+
+
+TEMPLATES = Path(web.__file__).parent / "templates"
+
+
+def test_the_templates_have_no_words_of_their_own() -> None:
+    # Every word on a page comes from the catalogs (and so is translated): a template holds markup, symbols and
+    # the names of what it is given, never a sentence.
+    for path in TEMPLATES.rglob("*.html"):
+        text = re.sub(r"\{#.*?#\}|\{%.*?%\}|\{\{.*?\}\}", " ", path.read_text(encoding="utf-8"), flags=re.S)
+        text = re.sub(r"<[^>]*>", " ", text)
+        assert not re.findall(r"[^\W\d_]{2,}", text), path.name
+
+
+def test_the_pages_name_exactly_the_messages_the_catalogs_are_checked_for() -> None:
+    # WEB_MESSAGES is what the catalogs' check counts as used by the pages: it must not miss an id a page shows,
+    # nor keep one no page shows any more (the templates, the channel, and the service's views for pages).
+    named: set[str] = set()
+    for path in [*TEMPLATES.rglob("*.html"), *Path(render.__file__).parent.rglob("*.py")]:
+        text = re.sub(r"WEB_MESSAGES: Final = \(.*?\)", "", path.read_text(encoding="utf-8"), flags=re.S)
+        named |= set(re.findall(r'"(web-[a-z-]+)"', text))
+    families = {n for n in named if n.endswith("-") and n != "web-"}  # web-cover-<topic>
+    controls = {f"web-{c.value}" for c in (HostCommand.PAUSE, HostCommand.RESUME, HostCommand.NUDGE,
+                                           HostCommand.END, HostCommand.REMATCH)}  # "web-" ~ a host control
+    shown = (named - families - {"web-"}) | controls
+    listed = set(web.WEB_MESSAGES)
+    assert shown <= listed, sorted(shown - listed)
+    assert {m for m in listed - shown if not any(m.startswith(f) for f in families)} == set()

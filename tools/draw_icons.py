@@ -1,4 +1,4 @@
-"""Regenerates the PNG icons in ``moderator/transports/web_assets/art/`` from the SVGs beside them.
+"""Regenerates the PNG icons in ``moderator/transports/web/assets/art/`` from the SVGs beside them.
 
 The SVGs are the source; the PNGs are committed, so neither the server nor CI needs this script or its renderer.
 Run it after changing ``favicon.svg`` or ``icon-maskable.svg``::
@@ -20,7 +20,7 @@ from pathlib import Path
 
 from PIL import Image
 
-ART = Path(__file__).resolve().parent.parent / "moderator" / "transports" / "web_assets" / "art"
+ART = Path(__file__).resolve().parent.parent / "moderator" / "transports" / "web" / "assets" / "art"
 
 # (source SVG, PNG written, size in pixels)
 ICONS = (

@@ -1,18 +1,24 @@
 """The console channel: a table in the terminal, you in one seat and computer players in the rest.
 
 It translates and nothing else: typed lines become commands for the service, and the outbox's messages for
-your seat (or, when watching, for the table) are printed. You see only what your seat may see.
+your seat (or, when watching, for the table) are printed. You see only what your seat may see. It is on only
+under ``moderator play`` (``Settings.table``, no web server), where its game is the command's foreground
+(``Running.main``) and its deliveries run inline, so each answer is printed before the next line is read.
 """
 
 from __future__ import annotations
 
+import contextlib
 import getpass
-from collections.abc import Callable, Sequence
+import sys
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final, TextIO
 
+from starlette.routing import BaseRoute
+
 from ..catalog import Catalog
-from ..channels import Capabilities, Delivered, Kind, Outbound, Port, Result
+from ..channels import Capabilities, Delivered, Kind, Outbound, Port, Result, Running, Runtime
 from ..commands import (
     AddComputers,
     Ask,
@@ -27,6 +33,7 @@ from ..commands import (
     Start,
 )
 from ..grammar import Verb, fold, grammar
+from ..settings import Settings
 
 CHANNEL: Final = "console"
 AT_THE_CONSOLE: Final = frozenset({
@@ -35,8 +42,9 @@ AT_THE_CONSOLE: Final = frozenset({
 })
 """What help offers at the console: it seats you at a game that starts at once, against computer players who
 never keep it waiting: no lobby, no other phones, no texts to pay for."""
-CAPABILITIES: Final = Capabilities(typed=True, verbs=frozenset(v.value for v in AT_THE_CONSOLE))
-"""A terminal shows a prompt's options itself, as a numbered list, answered by typing."""
+CAPABILITIES: Final = Capabilities(typed=True, verbs=frozenset(v.value for v in AT_THE_CONSOLE), own_pace=True)
+"""A terminal shows a prompt's options itself, as a numbered list, answered by typing; you vote before the
+computer players, however long you take."""
 YOU = "you"
 TABLE = "table"
 
@@ -196,3 +204,48 @@ def ask_name(words: Catalog, read: Callable[[str], str]) -> str:
     except EOFError:
         answer = ""
     return answer or default
+
+
+# --- the channel module's entry --------------------------------------------------------------------------------
+
+
+class ConsoleSpec:
+    """The terminal: one table, played at once against computer players (``moderator play``)."""
+
+    name: Final = CHANNEL
+    capabilities: Final = CAPABILITIES
+
+    def __init__(self, read: Callable[[str], str] = input, output: TextIO | None = None) -> None:
+        self.read = read
+        self.output = output
+        """Where it prints (None: standard output, as it is when the game starts)."""
+
+    def off(self, settings: Settings) -> str | None:
+        if settings.table is not None and not settings.server:
+            return None
+        return "it plays one table in this terminal (moderator play)"
+
+    def routes(self, settings: Settings) -> Sequence[BaseRoute]:
+        return []
+
+    def webhooks(self, settings: Settings) -> Mapping[str, int]:
+        return {}
+
+    @contextlib.asynccontextmanager
+    async def start(self, settings: Settings, runtime: Runtime) -> AsyncIterator[Running]:
+        """The game at the terminal, once the service runs: it reads a line and prints what it caused, until the
+        game ends or you leave."""
+        table = settings.table
+        assert table is not None
+        console = ConsoleChannel(self.output or sys.stdout)
+        delivery = runtime.delivery(CHANNEL, console, inline=True)
+
+        async def main() -> int:
+            # The terminal is read on the loop's own thread: Ctrl-C interrupts the read, as in any program.
+            return play(runtime.port, console, delivery.kick, players=table.players, name=table.name,
+                        theme=table.theme, language=table.language, watch=table.watch, read=self.read)
+
+        yield Running(console, main=main)
+
+
+SPEC: Final = ConsoleSpec()
