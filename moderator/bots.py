@@ -189,7 +189,7 @@ _REMEMBERED: frozenset[type[Event]] = frozenset(
 
 # --- judgement ------------------------------------------------------------------------------------------
 
-# Suspicion weights, tuned by self-play (tests/test_bots.py measures the win rates they give).
+# Suspicion weights, tuned by self-play (benchmarks/bots.py measures the win rates they give).
 _FASCIST_ENACTED = 1.0
 """Each member of a government that enacted a fascist policy."""
 _LIBERAL_ENACTED = -0.6
@@ -325,16 +325,12 @@ _ACCUSED = 1.0
 _DISTRUSTED = 0.5
 """Each player who says they do not trust the target."""
 _CLEARED = -0.5
-_TRUSTED = -0.25
+_TRUSTED = -0.5
 _SIDED = 2.0
 """Times an opinion's weight, on its speaker, when its target's party is known to this seat: who accused a known
 liberal (this liberal himself included) or trusted a known fascist is suspect, who did the opposite less so.
 Weighed with the rest, not a certainty: a liberal may be wrong, and a liberal accused does not answer in kind by
 reflex."""
-_LEAN = 0.0
-"""More for the more suspect of two players whose claims contradict each other..."""
-_LEAN_MARGIN = 0.5
-"""...if he is suspected at least this much more on the facts alone."""
 _SIDED_SOFT = 0.3
 """Times an opinion's weight and its target's suspicion on the facts alone, against its speaker..."""
 _SIDED_CAP = 3.0
@@ -531,10 +527,6 @@ def _listen(
     # An opinion counts as much as its speaker is trusted on the facts alone: more from one whose governments
     # enacted liberal policies, nothing from one the facts already point at.
     standing = list(score)
-    for a, b in opposed:
-        # Of two whose words contradict each other, the one the facts already suspect more is likelier the liar.
-        if abs(standing[a] - standing[b]) >= _LEAN_MARGIN:
-            score[a if standing[a] > standing[b] else b] += _LEAN
     for (speaker, target), weight in opinions.items():
         if speaker == me:
             continue
@@ -591,11 +583,13 @@ class ComputerPlayer:
     """A heuristic player: liberals hunt fascists by suspicion; fascists hide, blame the draw, elect Hitler.
 
     The fascist knobs are probabilities, so that a fascist does not give itself away by always doing the
-    same thing; the liberal knobs are suspicion thresholds. The defaults were tuned by self-play.
+    same thing; the liberal knobs are suspicion thresholds. The defaults were tuned by self-play on seeds that
+    ``benchmarks/bots.py`` and ``benchmarks/tells.py`` never play (those measure them on fresh seeds).
     """
 
-    cover: float = 0.05
-    """A fascist President holding F, F, L hands a liberal Chancellor the liberal policy (cover)."""
+    cover: float = 0.3
+    """A fascist President holding F, F, L hands a liberal Chancellor the liberal policy (cover): this often with
+    Hitler his only teammate, half as often with two teammates, a third with three."""
     hitler_cover: float = 0.8
     """A fascist President hands Hitler (before the Hitler zone) a liberal policy to build his record."""
     bold: float = 0.7
@@ -613,7 +607,7 @@ class ComputerPlayer:
     """A liberal votes Ja while both members of the government score below this."""
     tracker_threshold: float = 2.0
     """The same, when one more failed election means chaos."""
-    zone_threshold: float = 1.5
+    zone_threshold: float = 1.0
     """In the Hitler zone, an unconfirmed Chancellor's risk (``_hitler_risk``) must be below this for a liberal's
     Ja."""
     zone_unknown: float = 1.0
@@ -628,10 +622,14 @@ class ComputerPlayer:
     frame_investigation: float = 0.6
     """A fascist President says the liberal he investigated showed a fascist party membership (often, so that
     a liberal's true finding is not taken on trust: tuned with benchmarks/bots.py to keep the game balanced)."""
+    frame_backed: float = 0.3
+    """How much more often he does so for each fascist teammate beyond one (besides Hitler)."""
     peek_lie: float = 0.5
     """A fascist President lies about a Policy Peek: all fascist for a teammate, one liberal more otherwise."""
     distrust: float = 2.5
     """A seat says it does not trust the likeliest fascist once he scores at least this."""
+    pushy: float = 1.0
+    """How much less a fascist's persona needs to say it does not trust someone."""
     trust: float = 0.0
     """A seat says it trusts a player others accuse if he scores at most this and is no likely fascist."""
     kinder: float = 1.5
@@ -800,7 +798,9 @@ class ComputerPlayer:
         if side.liberal_minded or target in side.team:
             # Hitler who knows nobody has found a teammate: he covers for him, as the team covers for its own.
             return Party.LIBERAL
-        return Party.FASCIST if rng.random() < self.frame_investigation else party
+        # A frame is safer the more teammates there are to back it.
+        frame = self.frame_investigation + self.frame_backed * max(0, len(side.team) - 3)
+        return Party.FASCIST if rng.random() < frame else party
 
     def _peek_policies(
         self, view: PlayerView, top: tuple[Policy, ...], side: _Side, rng: random.Random
@@ -840,12 +840,14 @@ class ComputerPlayer:
         kinder = self.kinder if side.team else 0.0
         exposed = {s for s in side.team if s != side.hitler and belief.suspicion[s] + kinder >= self.expose}
         # One opinion at a time, as a person voices one: the likeliest fascist, once he is clearly suspect...
+        # (A fascist is the quicker to voice it: a word against a liberal is never wasted.)
+        threshold = self.distrust - (self.pushy if side.team else 0.0)
         doubted = [
             s
             for s in others
             if (s in suspects - side.team or s in exposed)
             and s not in certain
-            and belief.suspicion[s] + kinder * (s in side.team) >= self.distrust
+            and belief.suspicion[s] + kinder * (s in side.team) >= threshold
         ]
         # (Once two others have said it, a third adds nothing: a table does not say it in chorus.)
         blamers: dict[Seat, set[Seat]] = {}
@@ -972,8 +974,10 @@ class ComputerPlayer:
         fascist_wins_next = public.fascist_policies == FASCIST_POLICIES_TO_WIN - 1
         if liberal_wins_next or fascist_wins_next:
             return DiscardPolicy(view.seat, _L)
-        # Handing a liberal Chancellor one of each earns trust: he enacts the liberal and vouches for us.
-        if hand.count(_F) == 2 and chancellor not in side.team and rng.random() < self.cover:
+        # Handing a liberal Chancellor one of each earns trust: he enacts the liberal and vouches for us (the more
+        # readily, the fewer teammates there are to carry the team).
+        cover = self.cover / max(1, len(side.team) - 1)
+        if hand.count(_F) == 2 and chancellor not in side.team and rng.random() < cover:
             return DiscardPolicy(view.seat, _F)
         # Hitler, before the Hitler zone, needs liberal policies to his name to be trusted later.
         if (

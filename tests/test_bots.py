@@ -467,7 +467,7 @@ def liberal_share(players: int, games: int, liberal: Chooser, fascist: Chooser) 
 
 
 def test_liberals_win_a_plausible_share_and_heuristic_liberals_beat_random_ones() -> None:
-    games = 120  # a rough check: benchmarks/bots.py measures the win rates, with intervals
+    games = 80  # a rough check: benchmarks/bots.py measures the win rates, with intervals
     bots = liberal_share(7, games, BOT, BOT)
     against_random = liberal_share(7, games, BOT, random_player)
     random_only = sum(

@@ -95,7 +95,7 @@ def talking_game(
     return end, transcript, actions
 
 
-GAMES = [(players, seed) for players in range(5, 11) for seed in range(12)]
+GAMES = [(players, seed) for players in range(5, 11) for seed in range(8)]
 _played: dict[tuple[int, int, bool], tuple[GameState, list[Spoken], list[Action]]] = {}
 
 
