@@ -821,8 +821,9 @@ class ComputerPlayer:
     def _verdicts(self, view: PlayerView, memory: Memory, said: list[Claim], side: _Side) -> list[Claim]:
         """What this seat says of the others, by one rule for every seat: who it is sure of (accused or cleared,
         as facts), whom among the likeliest fascists it distrusts, and whom, accused by others, it trusts. A
-        liberal speaks from what he believes; anyone else from what his persona would (``_persona``), and
-        never against his own team, whom he sees in a kinder light."""
+        liberal speaks from what he believes; anyone else from what his persona would (``_posing``): never
+        against his own team, whom he sees in a kinder light (but for a teammate the facts expose, never Hitler),
+        and a little sooner against anyone else."""
         seat = view.seat
         alive = view.public.alive
         belief = judge(view, memory) if view.role is Role.LIBERAL else self._posing(view, memory, side)[2]
