@@ -662,11 +662,28 @@ def test_games_with_claims_end_with_a_winner() -> None:
         assert end.phase is Phase.GAME_OVER and end.winner is not None
 
 
-def test_simulate_with_computer_players_writes_records_that_replay_with_their_claims(tmp_path: Path) -> None:
-    assert cli.main(["simulate", "--computers", "--players", "6", "--games", "2", "--seed", "3",
-                     "--record", str(tmp_path)]) == 0
-    files = sorted(tmp_path.glob("*.json"))
-    assert len(files) == 2
+def test_simulate_with_computer_players_prints_its_tally_and_writes_records_that_replay_with_their_claims(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`moderator simulate --computers` prints what `simulate` prints, says the players were the computers, plays
+    the same games again from the same seed, and --record writes records whose timeline tells the claims."""
+    first, again = tmp_path / "first", tmp_path / "again"
+    for folder in (first, again):
+        assert cli.main(["simulate", "--computers", "--players", "6", "--games", "2", "--seed", "3",
+                         "--record", str(folder)]) == 0
+    out = capsys.readouterr().out
+    tallies = out.split("records written to")
+    assert tallies[0].startswith("6 players, seed 3, computer players\ngames: 2\n")
+    for side in ("liberal wins: ", "fascist wins: ", "average governments per game: ", "games per second: "):
+        assert tallies[0].count(side) == 1
+    wins = [int(line.split(": ")[1].split()[0]) for line in tallies[0].splitlines() if " wins: " in line]
+    assert sum(wins) == 2
+    assert f"records written to {first}\n" in out and f"records written to {again}\n" in out
+    # The same seed plays the same games: the same tally (but the speed) and the same records.
+    assert [line for line in tallies[1].splitlines()[1:] if "per second" not in line] == [
+        line for line in tallies[0].splitlines() if "per second" not in line]
+    files = sorted(first.glob("*.json"))
+    assert [path.name for path in files] == ["game-00001.json", "game-00002.json"]
+    assert [path.read_text() for path in files] == [path.read_text() for path in sorted(again.glob("*.json"))]
     for path in files:
         record = records.loads(path.read_text(encoding="utf-8"))
         result = records.replay(record)
@@ -674,3 +691,15 @@ def test_simulate_with_computer_players_writes_records_that_replay_with_their_cl
         assert record.claims and all(s.step <= result.applied for s in record.claims)
     game = computer_game(6, 3 * 1_000_003)
     assert records.parse(json.loads(files[0].read_text())).claims == game.claims
+    # Replay's timeline tells each claim in its place, in the catalog's words.
+    assert cli.main(["replay", str(files[0])]) == 0
+    timeline = capsys.readouterr().out
+    assert timeline.count(' claims: "') == len(game.claims) > 0
+
+
+def test_simulate_without_computers_plays_random_players_who_claim_nothing(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["simulate", "--players", "6", "--games", "2", "--seed", "3", "--record", str(tmp_path)]) == 0
+    assert capsys.readouterr().out.startswith("6 players, seed 3\ngames: 2\n")
+    for path in sorted(tmp_path.glob("*.json")):
+        assert not records.loads(path.read_text(encoding="utf-8")).claims
