@@ -129,8 +129,7 @@ async def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         t = TelegramTable(Path(folder) / "m.db", seed=3)
         await t.boot()
-        await t.open_and_join(NAMES, group=GROUP)
-        await t.say(NAMES[0], "/startgame", chat=GROUP)
+        await t.open_and_start(NAMES, group=GROUP)
         await t.settle()
         president = next(n for n in NAMES if t.prompt(n) is not None)
         prompt = t.prompt(president)

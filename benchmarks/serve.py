@@ -362,7 +362,7 @@ def start_server(db: Path, port: int, browser: bool = False) -> subprocess.Popen
                             stdout=subprocess.DEVNULL)
 
 
-def wait_healthy(port: int, process: subprocess.Popen[bytes], timeout: float = 30) -> None:
+def wait_healthy(port: int, process: subprocess.Popen[bytes] | subprocess.Popen[str], timeout: float = 30) -> None:
     import httpx
 
     deadline = time.monotonic() + timeout

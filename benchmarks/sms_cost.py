@@ -13,8 +13,12 @@ Goals (issue 16), 7 players, results on the host's phone only: with votes by tex
 with votes at the table (the host texts TABLEVOTES on; the table votes with cards, the President texts who
 voted Ja) at most 60 segments per game. US$/game prices segments both ways at Twilio's US list price.
 ``--by-message`` prints which messages go to which phone how often (7 players, host phone only).
+Then per language (every catalog; issue 35): a 7-player game with every phone in that language, votes by text.
+A language GSM-7 writes goes in one GSM-7 segment per text; another script (Persian) in UCS-2, at most two
+segments per text, so its games cost more segments: the table says how many, with everyday Latin names and, for
+a language in another script, with names in its script too (a mixed table isolates each Latin name).
 
-    python benchmarks/sms_cost.py [--games 30] [--seed 1] [--by-message [--table-votes]]
+    python benchmarks/sms_cost.py [--games 30] [--seed 1] [--by-message [--table-votes]] [--languages en,fa]
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from moderator.bots import ComputerPlayer, Memory
-from moderator.catalog import SMS_LIMIT, is_gsm7, sms_segments
+from moderator.catalog import SMS_LIMIT, UCS2_LIMIT, gsm7_language, is_gsm7, languages, sms_segments
 from moderator.channels import Delivered
 from moderator.delivery import Sender
 from moderator.engine import CastVote, Phase, awaiting, view_for
@@ -53,6 +57,11 @@ NAMES = ("Anna", "Ben", "Chloe", "David", "Emma", "Finn", "Grace", "Hugo", "Ines
 """Everyday first names (the tests check every text with 20-character names; ``--long-names`` measures those)."""
 LONG_NAMES = ("Alexandra", "Bartholomew", "Constance", "Dominique", "Evangeline", "Fitzgerald", "Gwendolyn",
               "Hieronymus", "Isadora", "Jeremiah")
+SCRIPT_NAMES = {
+    "fa": ("زهرا", "علی", "مریم", "رضا", "فاطمه", "حسین", "نرگس", "امیر", "سارا", "محمد"),
+    "ru": ("Анна", "Борис", "Вера", "Дмитрий", "Елена", "Иван", "Ольга", "Павел", "Мария", "Сергей"),
+}
+"""Everyday names in the script of a language GSM-7 cannot write, for the per-language rows (where one exists)."""
 
 
 @dataclass(frozen=True)
@@ -75,7 +84,8 @@ class StubTwilio:
         return self
 
     def create(self, to: str, body: str, **_: Any) -> _Sent:
-        assert len(body) <= SMS_LIMIT and is_gsm7(body), body
+        # One GSM-7 segment, or (a language GSM-7 cannot write) at most two UCS-2 ones.
+        assert (len(body) <= SMS_LIMIT and is_gsm7(body)) or (len(body) <= UCS2_LIMIT and sms_segments(body) <= 2), body
         self.texts.append((to, body))
         return _Sent(f"SM{len(self.texts):032x}", str(sms_segments(body)))
 
@@ -102,9 +112,10 @@ class Tally:
 
 
 def play(players: int, seed: int, host_only: bool, names: tuple[str, ...] = NAMES,
-         table_votes: bool = False) -> tuple[Tally, Tally]:
+         table_votes: bool = False, language: str = "en") -> tuple[Tally, Tally]:
     """One game; (lobby, game) segments sent and received. ``table_votes``: votes at the table (the host texts
-    TABLEVOTES on; each seat's vote is cast with cards, and the President texts who voted Ja)."""
+    TABLEVOTES on; each seat's vote is cast with cards, and the President texts who voted Ja). ``language``: every
+    phone texts LANGUAGE in the lobby."""
     rng = random.Random(seed)
     store = Store(memory=True)
     service = Service(store, seed=lambda: rng.getrandbits(64), clock=_Clock(), capabilities={CHANNEL: CAPABILITIES})
@@ -132,6 +143,9 @@ def play(players: int, seed: int, host_only: bool, names: tuple[str, ...] = NAME
     assert code is not None, twilio.texts[-1]
     for i in range(1, players):
         text(phones[i], f"JOIN {code.group(1)} {names[i]}")
+    if language != "en":
+        for phone in phones:
+            text(phone, f"LANGUAGE {language}")
     if host_only:
         text(phones[0], "HOSTONLY")
     if table_votes:
@@ -192,6 +206,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--long-names", action="store_true", help="ten-letter names instead of everyday ones")
     parser.add_argument("--by-message", action="store_true", help="texts by phone and messages carried")
     parser.add_argument("--table-votes", action="store_true", help="--by-message with votes at the table")
+    parser.add_argument("--languages", help="comma-separated codes for the per-language rows (default: every one)")
     args = parser.parse_args(argv)
     if args.by_message:
         return by_message(args.games, args.seed, LONG_NAMES if args.long_names else NAMES, args.table_votes)
@@ -238,7 +253,25 @@ def main(argv: list[str] | None = None) -> int:
     print("\n".join(verdicts))
     print(f"US$/game: segments sent and received at Twilio's US list price of ${PRICE_PER_SEGMENT} per segment each"
           f" way ({PRICE_READ}); carrier fees and the number's rent are extra")
+    per_language(args.games, args.seed, args.languages.split(",") if args.languages else list(languages()))
     return 0
+
+
+def per_language(games: int, seed: int, langs: list[str]) -> None:
+    """Segments per 7-player game with every phone in one language, votes by text."""
+    print(f"\nSMS segments per 7-player game by language, votes by text, {games} games per row (sent from GO to the"
+          " end; mean, min-max)")
+    print(f"{'language':<9} {'texts':<24} {'names':<6} {'every phone':>17} {'host phone only':>17}")
+    for lang in langs:
+        alphabet = "GSM-7, 1 segment" if gsm7_language(lang) else "UCS-2, up to 2 segments"
+        sets = [("Latin", NAMES)] + ([("own", SCRIPT_NAMES[lang])] if lang in SCRIPT_NAMES else [])
+        for label, names in sets:
+            cells = []
+            for host_only in (False, True):
+                sent = [play(7, seed * 10_000 + 700 + g, host_only, names, language=lang)[1].sent
+                        for g in range(games)]
+                cells.append(f"{statistics.mean(sent):.1f} ({min(sent)}-{max(sent)})")
+            print(f"{lang:<9} {alphabet:<24} {label:<6} {cells[0]:>17} {cells[1]:>17}")
 
 
 def by_message(games: int, seed: int, names: tuple[str, ...], table_votes: bool = False) -> int:

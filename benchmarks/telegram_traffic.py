@@ -97,9 +97,7 @@ async def quick_game(folder: Path, seed: int) -> tuple[int, int, int, list[float
     t.typing = 0.0
     await t.boot()
     rng = random.Random(seed)
-    await t.open_and_join(NAMES, group=GROUP)
-    t.clock.advance(4.0)
-    await t.say(NAMES[0], "/startgame", chat=GROUP)
+    await t.open_and_start(NAMES, group=GROUP, pause=4.0)
     before = len(t.api.calls)
     presses_before = t.presses
     due: dict[tuple[str, int], float] = {}  # (name, message id) -> when that person presses

@@ -6,7 +6,8 @@ template per message id) and ``[sms]`` (short variants of messages that must fit
 first letter (``{term.hitler:cap}`` gives "The Rat" in the corporate theme), ``:lower`` writes it all in lower
 case (English running text: ``{term.election_tracker:lower}``; German keeps its nouns' capitals). A count takes
 the plural form of its language: ``{players:plural:one=# player|other=# players}`` (``#`` is the number; the
-categories are those of ``PLURAL_CATEGORIES``, ``other`` always among them).
+categories are CLDR's for the catalog's language, from Babel: ``one|few|many|other`` in Russian, ``other`` always
+among them).
 
 Lookups fall back key by key: ``<theme>/<lang>``, then ``classic/<lang>``, then ``classic/en``. A theme file
 therefore holds its terms and only the sentences its grammar needs to override.
@@ -24,6 +25,10 @@ from functools import lru_cache
 from pathlib import Path
 from types import MappingProxyType
 from typing import Final
+
+from anyascii import anyascii
+from babel import Locale, UnknownLocaleError
+from babel.plural import PluralRule
 
 DEFAULT_THEME: Final = "classic"
 DEFAULT_LANGUAGE: Final = "en"
@@ -69,19 +74,55 @@ GSM7_LOOKALIKES: Final = MappingProxyType({
 punctuation phones put in names: what GSM-7 writes for them."""
 
 
+def _gsm7_letter(c: str) -> str:
+    """What GSM-7 writes for one character of a Latin-script language: itself, a lookalike, or its letters without
+    their accents (``ą`` is ``a``); empty if GSM-7 has nothing for it."""
+    if c in GSM7_BASIC:
+        return c
+    if c in GSM7_LOOKALIKES:
+        return GSM7_LOOKALIKES[c]
+    # NFKD splits "ë" into "e" and a combining diaeresis; keep what GSM-7 can carry.
+    return "".join(d for d in unicodedata.normalize("NFKD", c) if d in GSM7_BASIC and d not in "\r\n")
+
+
 def to_gsm7(text: str) -> str:
-    """``text`` with every character outside GSM-7 replaced by its unaccented letter, or dropped."""
+    """``text`` with every character outside GSM-7 replaced by its unaccented letter, a letter of another script or
+    a punctuation mark by its Latin transliteration (``Алексей`` is ``Aleksey``, ``«`` is ``<<``: anyascii's), any
+    digit by its ASCII digit, and anything else (an emoji) dropped."""
     out: list[str] = []
     for c in text:
-        if c in GSM7_BASIC:
-            out.append(c)
-            continue
-        if c in GSM7_LOOKALIKES:
-            out.append(GSM7_LOOKALIKES[c])
-            continue
-        # NFKD splits "ë" into "e" and a combining diaeresis; keep what GSM-7 can carry.
-        out.extend(d for d in unicodedata.normalize("NFKD", c) if d in GSM7_BASIC and d not in "\r\n")
+        plain = _gsm7_letter(c)
+        if not plain and c.isdecimal():
+            plain = str(unicodedata.decimal(c))
+        elif not plain and (c.isalpha() or unicodedata.category(c).startswith("P")):
+            plain = "".join(d for d in anyascii(c) if d in GSM7_BASIC and d not in "\r\n")
+        out.append(plain)
     return "".join(out)
+
+
+UCS2_LIMIT: Final = 2 * 67
+"""Characters of a text in a language GSM-7 cannot write: two concatenated UCS-2 segments of 67."""
+
+
+@lru_cache(maxsize=64)
+def _gsm7_language(lang: str, root: str) -> bool:
+    path = Path(root) / DEFAULT_THEME / f"{lang}.toml"
+    if not path.is_file():
+        return True
+    return writes_gsm7(read_file(path))
+
+
+def writes_gsm7(f: CatalogFile) -> bool:
+    """True if GSM-7 writes every letter of a catalog file, accents dropped where it has none."""
+    texts = [*f.terms.values(), *(literals(t) for t in (*f.messages.values(), *f.sms.values()))]
+    return all(_gsm7_letter(c) for text in texts for c in text if c.isalpha())
+
+
+def gsm7_language(lang: str) -> bool:
+    """True if GSM-7 writes the language's letters, accents dropped where it has none (English, German, Spanish,
+    Polish): an SMS in it goes as GSM-7, transliterated. False for another script (Russian, Persian): its texts
+    go as UCS-2. Read from the language's classic catalog, so a new language needs no code."""
+    return _gsm7_language(lang, str(messages_dir()))
 
 
 def _bundled() -> Path:
@@ -169,16 +210,65 @@ def read_file(path: Path) -> CatalogFile:
 PLURAL: Final = "plural:"
 """The format spec prefix of a count's plural forms."""
 
-PLURAL_CATEGORIES: Final[Mapping[str, tuple[str, ...]]] = MappingProxyType(
-    {"en": ("one", "other"), "de": ("one", "other")}
-)
-"""The plural categories of each language (CLDR names); a language not listed uses English's."""
+COUNTED: Final = 10_000
+"""Counts the game writes stay below this (players, minutes, segments, seconds): a plural category CLDR gives only
+to larger numbers (Spanish ``many``, for a million) is one a catalog may write but need not."""
+
+
+@lru_cache(maxsize=64)
+def _plural_rule(lang: str) -> PluralRule:
+    """CLDR's plural rule of a language (Babel); a language CLDR does not know counts as English does (``moderator
+    catalog check`` says so)."""
+    try:
+        return Locale.parse(lang).plural_form
+    except (UnknownLocaleError, ValueError):
+        return Locale.parse(DEFAULT_LANGUAGE).plural_form
+
+
+def own_name(lang: str) -> str:
+    """A language's name in itself (``Deutsch``, ``español``, ``فارسی``: CLDR's), or its code if CLDR knows none."""
+    try:
+        return str(Locale.parse(lang).get_display_name() or lang)
+    except (UnknownLocaleError, ValueError):
+        return lang
+
+
+def known_language(lang: str) -> bool:
+    """True if CLDR (Babel's data) knows the language: its plural rule and its name."""
+    try:
+        Locale.parse(lang)
+    except (UnknownLocaleError, ValueError):
+        return False
+    return True
+
+
+@lru_cache(maxsize=64)
+def right_to_left(lang: str) -> bool:
+    """True if the language is written right to left (Persian, Arabic, Hebrew: CLDR's, from Babel)."""
+    try:
+        return bool(Locale.parse(lang).text_direction == "rtl")
+    except (UnknownLocaleError, ValueError):
+        return False
 
 
 def plural_category(lang: str, n: int) -> str:
-    """The CLDR plural category of ``n`` in ``lang`` ("one" or "other" in English and German)."""
-    # English and German agree: exactly one is singular, everything else (0 included) is plural.
-    return "one" if n == 1 else "other"
+    """The CLDR plural category of ``n`` in ``lang``: "one" or "other" in English, "one" for 0 and 1 in French and
+    Persian, "one", "few" or "many" for a whole number in Russian."""
+    category: str = _plural_rule(lang)(n)
+    return category
+
+
+def plural_categories(lang: str) -> frozenset[str]:
+    """Every plural category CLDR has for ``lang`` (``other`` always among them)."""
+    return frozenset(_plural_rule(lang).tags) | {"other"}
+
+
+@lru_cache(maxsize=64)
+def needed_plural_categories(lang: str) -> frozenset[str]:
+    """The plural categories a catalog in ``lang`` must write for every count: those of the whole numbers below
+    ``COUNTED``, and ``other`` (the form any other category falls back to)."""
+    rule = _plural_rule(lang)
+    return frozenset(rule(n) for n in range(COUNTED)) | {"other"}
 
 
 def plural_forms(spec: str) -> dict[str, str]:
@@ -215,9 +305,14 @@ class _Count:
 
 class _Text(str):
     """A string that understands the ``cap`` format spec (first letter upper case), ``lower`` (all lower case),
-    and ``plural:`` if numeric."""
+    and ``plural:`` if numeric (in its catalog's language)."""
 
-    __slots__ = ()
+    lang: str = DEFAULT_LANGUAGE
+
+    def __new__(cls, value: str, lang: str = DEFAULT_LANGUAGE) -> _Text:
+        text = super().__new__(cls, value)
+        text.lang = lang
+        return text
 
     def __format__(self, spec: str) -> str:
         if spec == "cap":
@@ -225,10 +320,10 @@ class _Text(str):
         if spec == "lower":
             return self.lower()
         if spec.startswith(PLURAL):
-            # A count passed as text (a figure already formatted): English's rule, which German shares.
+            # A count passed as text (a figure already formatted).
             digits = self.strip()
-            if digits.isdigit():
-                return format(_Count(int(digits), DEFAULT_LANGUAGE), spec)
+            if digits.isascii() and digits.isdigit():
+                return format(_Count(int(digits), self.lang), spec)
             return plural_forms(spec)["other"].replace("#", digits)
         return str.__format__(str(self), spec)
 
@@ -236,14 +331,15 @@ class _Text(str):
 class _Terms:
     """Attribute access to terms, so templates can say ``{term.president}``."""
 
-    __slots__ = ("_terms",)
+    __slots__ = ("_lang", "_terms")
 
-    def __init__(self, terms: Mapping[str, str]) -> None:
+    def __init__(self, terms: Mapping[str, str], lang: str) -> None:
         self._terms = terms
+        self._lang = lang
 
     def __getattr__(self, key: str) -> _Text:
         try:
-            return _Text(self._terms[key])
+            return _Text(self._terms[key], self._lang)
         except KeyError:
             raise KeyError(f"term.{key}") from None
 
@@ -290,6 +386,16 @@ class Catalog:
         """The catalog for a theme and language, read once and cached; raises ``UnknownCatalog``."""
         return _load(theme, lang, str(messages_dir()))
 
+    @property
+    def gsm7(self) -> bool:
+        """GSM-7 writes this language (``gsm7_language``): an SMS in it is transliterated, else sent as UCS-2."""
+        return gsm7_language(self.lang)
+
+    @property
+    def right_to_left(self) -> bool:
+        """The language is written right to left (``right_to_left``)."""
+        return right_to_left(self.lang)
+
     def term(self, key: str) -> str:
         """One term, e.g. ``term("president")``; raises ``KeyError`` for an unknown key."""
         return self.terms[key]
@@ -318,13 +424,13 @@ class Catalog:
         template = self.template(message_id, sms=sms)
         # Strings become _Text so that ":cap" works on params as on terms; str.format_map does the rest.
         values: dict[str, object] = {k: self._value(v) for k, v in params.items()}
-        values["term"] = _Terms(self.terms)
+        values["term"] = _Terms(self.terms, self.lang)
         return template.format_map(values)
 
     def _value(self, value: object) -> object:
         # Strings understand ":cap" and ":lower", numbers ":plural:..." in this catalog's language.
         if isinstance(value, str):
-            return _Text(value)
+            return _Text(value, self.lang)
         if isinstance(value, int) and not isinstance(value, bool):
             return _Count(value, self.lang)
         return value
@@ -354,3 +460,4 @@ def _load(theme: str, lang: str, root: str) -> Catalog:
 def clear_cache() -> None:
     """Forget every loaded catalog (after editing files, or in tests that change ``MODERATOR_MESSAGES``)."""
     _load.cache_clear()
+    _gsm7_language.cache_clear()

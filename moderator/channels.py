@@ -22,7 +22,7 @@ from typing import Any, Final, Protocol, assert_never, runtime_checkable
 from starlette.routing import BaseRoute
 
 from .board import Board
-from .catalog import DEFAULT_LANGUAGE
+from .catalog import DEFAULT_LANGUAGE, gsm7_language, to_gsm7
 from .commands import Inbound, Press
 from .settings import Settings
 
@@ -112,8 +112,12 @@ class Capabilities:
     """A public chat of this channel shows the board as an image (``Kind.BOARD`` messages)."""
     text_limit: int | None = None
     """Every message must fit this many characters (one SMS); the renderer writes the short forms."""
+    unicode_limit: int | None = None
+    """With ``gsm7``: ``text_limit`` for a language GSM-7 cannot write (Russian, Persian), whose texts go as UCS-2
+    (two segments); None: ``text_limit``."""
     gsm7: bool = False
-    """Only the GSM-7 alphabet reaches the phone: names and quotes are transliterated."""
+    """Texts are cheapest in the GSM-7 alphabet: a language it writes (``catalog.gsm7_language``) is transliterated,
+    names and quotes too; any other goes as it is, within ``unicode_limit``."""
     paid_per_message: bool = False
     """Each message costs money: no confirmations of a player's own choice, no vote counters, and the host may
     have public results go to their phone only."""
@@ -146,6 +150,19 @@ class Capabilities:
     """A person here plays alone with computer players, at their own pace (a terminal): the computers' votes wait
     for theirs however long, never only a pause (``Context.vote_pause``)."""
 
+    def transliterates(self, language: str) -> bool:
+        """True if a message in ``language`` reaches the person in GSM-7, transliterated (``to_gsm7``)."""
+        return self.gsm7 and gsm7_language(language)
+
+    def limit(self, language: str) -> int | None:
+        """The characters one message in ``language`` may have (None: no limit)."""
+        if self.text_limit is None or not self.gsm7 or gsm7_language(language):
+            return self.text_limit
+        return self.unicode_limit or self.text_limit
+
+    def written(self, text: str, language: str) -> str:
+        """A message's text as it reaches the person: transliterated where the language goes in GSM-7."""
+        return to_gsm7(text) if self.transliterates(language) else text
 
 
 @dataclass(frozen=True, slots=True)

@@ -80,6 +80,22 @@ def _replay(args: argparse.Namespace) -> int:
     return 0
 
 
+def _catalog_check(args: argparse.Namespace) -> int:
+    from .catalog_check import check
+
+    status = 0
+    for path in args.paths:
+        report = check(path)
+        for finding in report.problems:
+            print(finding)
+        for note in report.notes:
+            print(f"{path}: {note}")
+        if report.problems:
+            status = 1
+            print(f"{path}: {len(report.problems)} problem(s)", file=sys.stderr)
+    return status
+
+
 def _settings(command: str) -> Settings | None:
     """The settings from the environment and ./.env, or None (said on stderr) if one cannot be read."""
     try:
@@ -321,6 +337,9 @@ def _export(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``moderator`` command."""
+    from .catalog import languages, themes
+
+    langs, looks = ", ".join(languages()), " or ".join(themes())
     parser = argparse.ArgumentParser(prog="moderator", description="Runs Secret Hitler for a table.")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -328,8 +347,8 @@ def build_parser() -> argparse.ArgumentParser:
                                "with --web in browsers on the local network")
     play.add_argument("--players", type=int, default=7, help="players at the table, 5 to 10 (default 7)")
     play.add_argument("--name", help="your name at the table (default: asked; with --web: the host takes no seat)")
-    play.add_argument("--theme", default="classic", help="classic or corporate (default classic)")
-    play.add_argument("--lang", default="en", help="language: en or de (default en)")
+    play.add_argument("--theme", default="classic", help=f"{looks} (default classic)")
+    play.add_argument("--lang", default="en", help=f"language: {langs} (default en)")
     play.add_argument("--seed", type=int, help="seed for a repeatable game")
     play.add_argument("--watch", action="store_true", help="computer players take every seat; print the story")
     play.add_argument("--record", type=Path, metavar="FILE",
@@ -353,9 +372,16 @@ def build_parser() -> argparse.ArgumentParser:
     rep = commands.add_parser("replay", help="replay a game record (docs/game-record.md)")
     rep.add_argument("record", help="the record file, or - for standard input")
     rep.add_argument("--json", action="store_true", help="print the JSON summary instead of the timeline")
-    rep.add_argument("--theme", default="classic", help="the timeline's words: classic or corporate (default classic)")
-    rep.add_argument("--lang", default="en", help="the timeline's language: en or de (default en)")
+    rep.add_argument("--theme", default="classic", help=f"the timeline's words: {looks} (default classic)")
+    rep.add_argument("--lang", default="en", help=f"the timeline's language: {langs} (default en)")
     rep.set_defaults(run=_replay)
+
+    words = commands.add_parser("catalog", help="for translators: check a catalog file (messages/THEME/LANG.toml)")
+    what = words.add_subparsers(dest="action", required=True, metavar="ACTION")
+    checking = what.add_parser("check", help="what a new or changed catalog file lacks or has wrong, by file and line: "
+                               "keys, placeholders, the plural forms its language needs, typed words that collide")
+    checking.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="a catalog file")
+    checking.set_defaults(run=_catalog_check)
 
     text = commands.add_parser("sms", help="run the SMS channel: Twilio's webhook at POST /sms and the sender")
     text.set_defaults(run=_sms)

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Final
 
 
 def number(text: str, most: int | None = None) -> int | None:
-    """The number ASCII digits write (at most ``most`` of them), else None: every number a person types or a
-    button or form sends is read here (``"²".isdecimal()`` is true, and ``int("²")`` raises)."""
-    if text.isascii() and text.isdecimal() and (most is None or len(text) <= most):
-        return int(text)
+    """The number decimal digits write (at most ``most`` of them), ASCII or of another script (Persian ``۳``,
+    Arabic-Indic ``٣``), else None: every number a person types or a button or form sends is read here."""
+    if text.isdecimal() and (most is None or len(text) <= most):
+        return int("".join(str(unicodedata.decimal(c)) for c in text))
     return None
 
 

@@ -15,7 +15,6 @@ from typing import Any, Final
 
 from . import render
 from .board_view import board_of
-from .catalog import to_gsm7
 from .channels import Kind, Option, Outbound, Seating
 from .claims import Claim
 from .context import Context
@@ -35,9 +34,13 @@ PUBLIC_TO_HOST: Final = "host"
 
 
 def words(ctx: Context, to: Reply, theme: str, message_id: str, /, **params: Any) -> str:
-    """One of the service's own messages for a recipient (in the short form if its channel needs it)."""
+    """One of the service's own messages for a recipient (in the short form if its channel needs it); a name, a
+    code or a list of seats that runs the other way than the sentence's language is isolated in it."""
     compact = ctx.caps(to.channel).text_limit is not None
-    return ctx.catalog(theme, to.language).text(message_id, sms=compact, **params)
+    catalog = ctx.catalog(theme, to.language)
+    rtl = catalog.right_to_left
+    shown = {k: render.isolated(v, rtl) if isinstance(v, str) else v for k, v in params.items()}
+    return catalog.text(message_id, sms=compact, **shown)
 
 
 def say(ctx: Context, out: Outgoing, to: Reply, theme: str, message_id: str, /, *, kind: Kind = Kind.NOTE,
@@ -106,9 +109,10 @@ def start_controls() -> tuple[Option, ...]:
     return Option(_COMPUTER, "cpu"), Option(_GO, "go")
 
 
-def seating_text(table: Table, *, short: bool = False, numbered: bool = True) -> str:
-    """The seats in order (``short``: names as a short message shows them)."""
-    names = table.info().short_names if short else table.names
+def seating_text(table: Table, *, short: bool = False, gsm7: bool = True, numbered: bool = True) -> str:
+    """The seats in order (``short``: names as a short message shows them, transliterated for ``gsm7``)."""
+    info = table.info()
+    names = [info.name(seat, short=short, gsm7=gsm7) for seat in range(len(table.names))]
     return ", ".join(f"{i + 1}. {name}" if numbered else name for i, name in enumerate(names))
 
 
@@ -117,10 +121,11 @@ def seating_words(ctx: Context, to: Reply, table: Table, message_id: str, /, *, 
     """A message that lists the seats (``seating``): with the names as given, or shortened where one text of the
     channel would not hold them (ten 20-character names)."""
     text = words(ctx, to, table.row.theme, message_id, seating=seating_text(table, numbered=numbered), **params)
-    limit = ctx.caps(to.channel).text_limit
-    if limit is not None and len(to_gsm7(text)) > limit:
-        text = words(ctx, to, table.row.theme, message_id,
-                     seating=seating_text(table, short=True, numbered=numbered), **params)
+    caps = ctx.caps(to.channel)
+    limit = caps.limit(to.language)
+    if limit is not None and len(caps.written(text, to.language)) > limit:
+        short = seating_text(table, short=True, gsm7=caps.transliterates(to.language), numbered=numbered)
+        text = words(ctx, to, table.row.theme, message_id, seating=short, **params)
     return text
 
 
@@ -292,7 +297,8 @@ def show_claims(ctx: Context, table: Table, out: Outgoing, said: Sequence[Claim]
         if queued and len(messages) == 1:
             index, last = queued[-1]
             joined = last.text + "\n" + messages[0].text
-            if caps.text_limit is None or len(joined) <= caps.text_limit:
+            limit = caps.limit(reply.language)
+            if limit is None or len(caps.written(joined, reply.language)) <= limit:
                 out.change(index, text=joined)
                 continue
         for message in messages:

@@ -4,8 +4,6 @@ applies them; what happened is published. Also the computer players' moves and t
 from __future__ import annotations
 
 import random
-import re
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Final
@@ -13,7 +11,6 @@ from typing import Final
 from . import claims, moves, render
 from . import record as records
 from .bots import SPEECH_EVENTS, SPEECH_ROUNDS, speaking_order, speech_rng
-from .catalog import to_gsm7
 from .channels import Kind, Option, Outbound
 from .claims import Accusation, Claim, ClaimError, Clearance, InvestigationClaim, Office, SessionClaim
 from .commands import Choose, Decide, Inbound, Press, Query, RecordVotes, Speak, number
@@ -35,10 +32,9 @@ from .engine import (
 )
 from .engine.events import VoteCast, VoteProgressed
 from .fanout import knowledge, prompt_again, prompt_for, publish, say, show_claims, words
-from .grammar import Verb, grammar
-from .grammar import fold as fold_word
+from .grammar import Verb, fold, grammar
 from .lobby import show_lobby
-from .names import match_name, name_candidates, names_in
+from .names import TYPED_KEYS, match_name, name_candidates, names_in
 from .outbox import Outgoing, Reply
 from .render import InputProblem
 from .store import TableStatus
@@ -157,19 +153,14 @@ def _numbered(ctx: Context, inbound: Inbound, command: Choose) -> Choose:
     return Choose(command.token, prompt.decision)
 
 
-def fold(text: str) -> str:
-    """Text as typed words are compared: GSM-7 letters, case-folded, punctuation dropped, single spaces."""
-    plain = to_gsm7(unicodedata.normalize("NFKC", text)).casefold()
-    return " ".join(re.sub(r"[^\w\s]", " ", plain).split())
-
-
 def _typed_answer(ctx: Context, table: Table, inbound: Inbound, command: Decide) -> Choose | Decide:
     """Free text that names one option of the newest prompt this address was sent (exactly, or as the unambiguous
     start of one), or a vote word; else as it was."""
-    text = fold(command.argument or inbound.raw)
+    typed = command.argument or inbound.raw
+    text = fold(typed)
     prompt = _newest_prompt(ctx, inbound)
     if prompt is not None and text:
-        chosen = match_label(text, prompt.options)
+        chosen = match_label(typed, prompt.options)
         if chosen is not None:
             return Choose(chosen.token, prompt.decision)
     if text in ("ja", "nein"):
@@ -186,26 +177,38 @@ def option_named(ctx: Context, table: Table, inbound: Inbound) -> Choose | None:
     prompt = _newest_prompt(ctx, inbound)
     if prompt is None or prompt.decision != table.row.decision_step:
         return None
-    chosen = _exact_label(fold(inbound.raw), prompt.options)
+    chosen = _exact_label(inbound.raw, prompt.options)
     return None if chosen is None else Choose(chosen.token, prompt.decision)
 
 
-def _exact_label(folded: str, options: Sequence[Option]) -> Option | None:
-    """The one option whose whole label is this folded text, or None (none, or two alike)."""
-    exact = [o for o in options if folded and fold(o.label) == folded]
-    return exact[0] if len(exact) == 1 else None
+def _exact_label(typed: str, options: Sequence[Option]) -> Option | None:
+    """The one option whose whole label is the typed text (compared as ``names.TYPED_KEYS`` say, closest first),
+    or None (none, or two alike)."""
+    for key in TYPED_KEYS:
+        wanted = key(typed)
+        exact = [o for o in options if wanted and key(o.label) == wanted]
+        if exact:
+            return exact[0] if len(exact) == 1 else None
+    return None
 
 
-def match_label(folded: str, options: Sequence[Option]) -> Option | None:
-    exact = _exact_label(folded, options)
+def match_label(typed: str, options: Sequence[Option]) -> Option | None:
+    """The option typed text names: its whole label, else the one label it starts (two letters at least) or that
+    starts it (a label of three letters at least followed by more: "Annabelle" for "Annabel"); None if none or
+    more than one."""
+    exact = _exact_label(typed, options)
     if exact is not None:
         return exact
-    labels = [(fold(o.label), o) for o in options]
-    starts = [
-        o for label, o in labels
-        if label and ((len(folded) >= 2 and label.startswith(folded)) or (len(label) >= 3 and folded.startswith(label)))
-    ]
-    return starts[0] if len(starts) == 1 else None
+    for key in TYPED_KEYS:
+        folded = key(typed)
+        labels = [(key(o.label), o) for o in options]
+        starts = [
+            o for label, o in labels if label and folded
+            and ((len(folded) >= 2 and label.startswith(folded)) or (len(label) >= 3 and folded.startswith(label)))
+        ]
+        if starts:
+            return starts[0] if len(starts) == 1 else None
+    return None
 
 
 def _chosen(state: GameState, seat: int, token: str) -> Action | None:
@@ -411,7 +414,7 @@ def _claim(table: Table, seat: int, command: Speak, public: PublicView) -> Claim
     if words and all(c is not None for c in cards):
         return _session_claim(seat, [c for c in cards if c is not None], public)
     if len(words) >= 2:
-        party = grammar().cards.get(fold_word(words[-1]))
+        party = grammar().cards.get(fold(words[-1]))
         target = table.seat_named(" ".join(words[:-1]))
         if party is not None and target is not None and (seat, target) in public.investigations:
             return InvestigationClaim(seat, target, Party.LIBERAL if party == "L" else Party.FASCIST)
@@ -420,7 +423,7 @@ def _claim(table: Table, seat: int, command: Speak, public: PublicView) -> Claim
 
 def _cards(word: str) -> tuple[Policy, ...] | None:
     # "FFL", "ffl", or a card word of any theme and language ("fascist"): one or more policies.
-    known = grammar().cards.get(fold_word(word))
+    known = grammar().cards.get(fold(word))
     if known is not None:
         return (Policy(known),)
     letters = word.upper()

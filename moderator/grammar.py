@@ -234,13 +234,53 @@ _NUMBER: Final = re.compile(r"\W*(\d{1,2})\W*")
 """``2``, ``#2``, ``2.``, ``(2)``: an option's number."""
 
 
+ZWNJ: Final = "\u200c"
+"""The zero-width non-joiner: Persian writes it inside a word between parts whose letters must not join (``می‌روم``,
+``علی‌رضا``). Folded to a space: a keyboard without it makes people type a space, and the grammar reads a word
+written as two (``new game``) as one, while a name is also matched without its spaces (``names``)."""
+
+_SAME_LETTERS: Final[Mapping[str, str]] = {
+    "ø": "o", "æ": "ae", "œ": "oe", "ł": "l", "đ": "d", "ð": "d", "þ": "th", "\u0131": "i",
+    # Arabic and Persian letters people type for each other (an Arabic keyboard's yeh and kaf for Persian's; a
+    # final teh marbuta or heh with hamza for heh). Hamza and madda on alef, waw and yeh are marks NFKD splits off.
+    "\u064a": "\u06cc", "\u0649": "\u06cc",  # Arabic yeh and alef maksura: Persian yeh
+    "\u0643": "\u06a9",  # Arabic kaf: Persian keheh
+    "\u0629": "\u0647", "\u06d5": "\u0647",  # teh marbuta, and heh with hamza (its hamza a mark): heh
+    "\u0671": "\u0627",  # alef wasla: alef
+    "\u0640": "",  # the tatweel only stretches a word
+    ZWNJ: " ",
+}
+"""Letters that are one letter as words are compared, after accents and other marks are gone."""
+
+
+def _folded(c: str) -> str:
+    if c in _SAME_LETTERS:
+        return _SAME_LETTERS[c]
+    if c.isdecimal():
+        return str(unicodedata.decimal(c))  # Persian ۲ and Arabic-Indic ٢ are 2
+    if unicodedata.category(c) == "Cf":
+        return ""  # direction marks, isolates around a copied name, joiners: invisible, typed or not
+    return c
+
+
 def fold(text: str) -> str:
-    """Text as words are compared: case-folded, accents and punctuation dropped, single spaces (``José`` is
-    ``jose``, ``Dafür!`` is ``dafur``, ``status?`` is ``status``)."""
+    """Text as words and names are compared, in any script: case-folded, accents and other marks dropped, letters
+    people type for each other made one (``ي`` is ``ی``, ``ك`` is ``ک``), digits ASCII, punctuation dropped, single
+    spaces (``José`` is ``jose``, ``Dafür!`` is ``dafur``, ``Алексей`` stays ``алексей``)."""
     decomposed = unicodedata.normalize("NFKD", text.casefold())
-    plain = "".join(c for c in decomposed if not unicodedata.combining(c))
-    plain = plain.replace("ß", "ss").replace("ø", "o").replace("æ", "ae").replace("ł", "l").replace("đ", "d")
+    plain = "".join(_folded(c) for c in decomposed if not unicodedata.combining(c))
     return " ".join(re.sub(r"[^\w\s]", " ", plain).split())
+
+
+def word_key(word: str) -> str:
+    """A command word as the grammar looks it up: folded, without spaces (``new game`` and ``newgame``, ``A favor``,
+    ``گوشی‌جدید`` typed with its non-joiner, a space or neither are each one word)."""
+    return fold(word).replace(" ", "")
+
+
+def ascii_digits(text: str) -> str:
+    """``text`` with every decimal digit of any script written in ASCII (``۱۲`` is ``12``)."""
+    return "".join(str(unicodedata.decimal(c)) if c.isdecimal() else c for c in text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -250,7 +290,7 @@ class Grammar:
     words: Mapping[Verb, tuple[str, ...]]
     """Each verb's words as the catalogs write them, English first (the first is the one help shows)."""
     meaning: Mapping[str, Verb]
-    """Folded word -> verb."""
+    """A word's ``word_key`` -> verb."""
     cards: Mapping[str, str]
     """Folded card or policy word of every theme and language -> ``L`` or ``F``."""
     not_names: frozenset[str] = frozenset()
@@ -262,10 +302,9 @@ class Grammar:
 
     def verb(self, word: str, reserved: Iterable[str] = ()) -> Verb | None:
         """The verb a word means, unless the channel's carrier keeps the word."""
-        folded = fold(word)
-        if folded in {fold(r) for r in reserved}:
+        if fold(word) in {fold(r) for r in reserved}:
             return None
-        return self.meaning.get(folded)
+        return self.meaning.get(word_key(word))
 
     def shown(self, verb: Verb, language: str = DEFAULT_LANGUAGE, reserved: Iterable[str] = ()) -> str | None:
         """The word help shows for a verb in a language (its first that the carrier does not keep), or None."""
@@ -282,7 +321,7 @@ class Grammar:
             return None if "?" in reserved else Ask(Query.HELP)
         numbered = _NUMBER.fullmatch(line)
         if numbered is not None:
-            return Choose(numbered.group(1))
+            return Choose(ascii_digits(numbered.group(1)))
         # A command word may be written as two or three: "new game Ann", "neuer Tisch Anna", "who am I".
         parts = line.split(" ")
         taken = next((n for n in (3, 2) if self.verb("".join(parts[:n]), reserved) is not None), 1)
@@ -316,7 +355,7 @@ class Grammar:
             case Verb.ACCEPT | Verb.REFUSE:
                 return Decide("veto_reply", "yes" if verb is Verb.ACCEPT else "no")
             case Verb.LANGUAGE:
-                return SetLanguage(rest.lower()) if rest else Ask(Query.HELP)
+                return SetLanguage(rest.lower())  # alone: the languages there are
             case Verb.THEME:
                 return SetTheme(rest.lower()) if rest else Ask(Query.HELP)
             case Verb.RENAME:
@@ -325,7 +364,7 @@ class Grammar:
                 return OpenTable(rest)
             case Verb.JOIN:
                 code, _, name = rest.partition(" ")
-                return Join(code.upper(), name.strip())
+                return Join(ascii_digits(code).upper(), name.strip())
             case Verb.LEAVE:
                 return Leave()
             case Verb.START:
@@ -368,7 +407,7 @@ class Grammar:
         folded = fold(word)
         if folded in self.switches:
             return self.switches[folded]
-        verb = self.meaning.get(folded)
+        verb = self.meaning.get(word_key(word))
         return True if verb is Verb.JA else False if verb is Verb.NEIN else None
 
 
@@ -406,8 +445,8 @@ def _grammar(root: str) -> Grammar:
     meaning: dict[str, Verb] = {}
     for verb, all_words in words.items():
         for word in all_words:
-            if fold(word):  # "?" is read before any word (``parse``)
-                meaning.setdefault(fold(word), verb)
+            if word_key(word):  # "?" is read before any word (``parse``)
+                meaning.setdefault(word_key(word), verb)
     return Grammar({v: tuple(w) for v, w in words.items()}, meaning, cards, frozenset(not_names), switches,
                    frozenset(quit_words))
 
@@ -435,5 +474,5 @@ def conflicts() -> list[str]:
     seen: dict[str, set[Verb]] = {}
     for verb, listed in grammar().words.items():
         for word in listed:
-            seen.setdefault(fold(word), set()).add(verb)
+            seen.setdefault(word_key(word), set()).add(verb)
     return [f"{w}: {', '.join(sorted(v))}" for w, v in sorted(seen.items()) if len(v) > 1]

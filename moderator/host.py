@@ -8,7 +8,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from typing import Final
 
-from .catalog import DEFAULT_LANGUAGE, Catalog, UnknownCatalog, sms_segments
+from .catalog import DEFAULT_LANGUAGE, Catalog, UnknownCatalog, languages, own_name, sms_segments
 from .channels import Kind
 from .commands import HostCommand
 from .context import Context
@@ -27,6 +27,7 @@ from .fanout import (
 from .lobby import CODE_ALPHABET, CODE_LENGTH, MOVE_CODES, pass_host, rematch, show_lobby
 from .names import match_name
 from .outbox import COMPUTER_CHANNEL, Outgoing, Reply
+from .render import isolated
 from .store import TableStatus
 from .tables import HOST_LANGUAGE, LIVE, OPTED_OUT, PUBLIC_LANGUAGE, STOPPED_HOST, Table, recall
 
@@ -150,10 +151,13 @@ def set_language(ctx: Context, table: Table, seat: int | None, lang: str, reply:
                  group: bool = False, host: bool = False) -> None:
     """The sender's language; typed in the table's group by the host, the group's too. A host without a seat
     (who only runs the table) sets the host's language, which a table without a group shows (its screen)."""
+    if not lang:
+        say(ctx, out, reply, table.row.theme, "languages", language=reply.language, languages=choices(ctx, reply))
+        return
     try:
         Catalog.load(table.row.theme, lang)
     except UnknownCatalog:
-        say(ctx, out, reply, table.row.theme, "unknown-language", language=lang)
+        say(ctx, out, reply, table.row.theme, "unknown-language", language=lang, languages=choices(ctx, reply))
         return
     if seat is not None:
         table.seats[seat] = replace(table.seats[seat], language=lang)
@@ -163,6 +167,15 @@ def set_language(ctx: Context, table: Table, seat: int | None, lang: str, reply:
     if group:
         table.set_option(ctx.store, out.now, **{PUBLIC_LANGUAGE: lang})
     say(ctx, out, Reply(reply.channel, reply.address, lang), table.row.theme, "language-set", language=lang)
+
+
+def choices(ctx: Context, reply: Reply) -> str:
+    """Every language a catalog speaks, by its code, and by its own name too where a message has room (not one SMS):
+    ``de (Deutsch), en (English), es (español), fa (فارسی)``."""
+    if ctx.caps(reply.channel).text_limit is not None:
+        return ", ".join(languages())
+    # The list runs left to right (its codes are Latin): a name written right to left is isolated in it.
+    return ", ".join(f"{lang} ({isolated(own_name(lang), rtl=False)})" for lang in languages())
 
 
 def set_theme(ctx: Context, table: Table, theme: str, reply: Reply, out: Outgoing) -> None:

@@ -92,7 +92,7 @@ def open_table(ctx: Context, inbound: Inbound, command: OpenTable, out: Outgoing
     refused = ""  # the name the host gave that cannot be one (they are told once the table is open)
     if command.seat:
         name = clean_name(command.name)
-        if not has_letters(name, gsm7=ctx.caps(inbound.channel).gsm7) or reader_word(name):
+        if not has_letters(name) or reader_word(name):
             # Never a number ("1" would read as an option's number in every list of names), nor "You". The table
             # opens all the same (Telegram names the host after their account); the host may rename.
             refused, name = name, ctx.catalog(theme, language).text("host-name")
@@ -159,10 +159,10 @@ def join(ctx: Context, inbound: Inbound, command: Join, out: Outgoing) -> Table 
     elif not (name := clean_name(command.name)) and not caps.forms:
         # The QR code's text carries no name: ask for one before the seat is taken.
         say(ctx, out, reply, theme, "name-asked", code=code)
-    elif not has_letters(name, gsm7=caps.gsm7) and caps.forms:
+    elif not has_letters(name) and caps.forms:
         # A page's form is still in front of its person: no word on what to type.
         say(ctx, out, reply, theme, "name-refused")
-    elif not has_letters(name, gsm7=caps.gsm7):
+    elif not has_letters(name):
         say(ctx, out, reply, theme, "name-refused-join", code=code)
     elif reader_word(name) and caps.forms:
         say(ctx, out, reply, theme, "name-reserved", name=name)
@@ -388,7 +388,7 @@ def rename(ctx: Context, table: Table, seat: int | None, name: str, reply: Reply
         say(ctx, out, reply, table.row.theme, "not-at-table")
         return
     cleaned = clean_name(name)
-    if not has_letters(cleaned, gsm7=ctx.caps(reply.channel).gsm7):
+    if not has_letters(cleaned):
         say(ctx, out, reply, table.row.theme, "name-refused")
         return
     if reader_word(cleaned):

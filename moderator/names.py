@@ -12,9 +12,14 @@ NAME_LIMIT: Final = 20
 """Display names are cut to this many characters."""
 
 
+JOINERS: Final = frozenset("\u200c\u200d")
+"""Invisible but part of a name: the zero-width non-joiner of Persian (``علی‌رضا``) and the joiner of an emoji
+sequence. Every other invisible character (a direction mark, an isolate) is dropped."""
+
+
 def clean_name(name: str) -> str:
     """A display name: printable, single-spaced, at most ``NAME_LIMIT`` characters."""
-    cleaned = " ".join("".join(c for c in name if c.isprintable() or c.isspace()).split())
+    cleaned = " ".join("".join(c for c in name if c.isprintable() or c.isspace() or c in JOINERS).split())
     return cleaned[:NAME_LIMIT].strip()
 
 
@@ -32,18 +37,33 @@ def unique_name(name: str, taken: Sequence[str]) -> str:
         n += 1
 
 
+def _unspaced(text: str) -> str:
+    return fold(text).replace(" ", "")
+
+
+def _latin(text: str) -> str:
+    return fold(to_gsm7(text)).replace(" ", "")
+
+
+TYPED_KEYS: Final = (fold, _unspaced, _latin)
+"""How typed text is compared with a name or an option's label, closest first: without case, accents, marks and
+letter variants (``fold``); without spaces too (``علیرضا`` is ``علی‌رضا``, whose non-joiner folds to a space); as
+GSM-7 writes both (``алексей`` is the ``Aleksey`` an English text showed, and ``aleksey`` is Алексей)."""
+_KEYS: Final = (str.casefold, *TYPED_KEYS)
+
+
 def name_candidates(text: str, names: Sequence[str]) -> list[str]:
-    """Names matching typed text: an exact match, else every name it starts; without regard to case, and then
-    to accents (``jose`` is José, unless a Jose sits there too)."""
+    """Names matching typed text: an exact match, else every name it starts; without regard to case, then to
+    accents and the rest (``_KEYS``: ``jose`` is José, unless a Jose sits there too)."""
     wanted = text.strip().lstrip("@")
     if not wanted:
         return []
-    for key in (str.casefold, fold):
+    for key in _KEYS:
         exact = [n for n in names if key(n) == key(wanted)]
         if exact:
             return exact
-    for key in (str.casefold, fold):
-        starts = [n for n in names if key(n).startswith(key(wanted))]
+    for key in _KEYS:
+        starts = [n for n in names if key(wanted) and key(n).startswith(key(wanted))]
         if starts:
             return starts
     return []
@@ -65,10 +85,10 @@ def names_in(words: Sequence[str], names: Sequence[str]) -> list[str]:
     return out
 
 
-def has_letters(name: str, *, gsm7: bool = False) -> bool:
-    """True if a name has a letter (as a text writes it, for ``gsm7``): an emoji-only name reads as nothing where
-    emoji cannot go, and a name of digits would read as an option's number."""
-    return any(c.isalpha() for c in (to_gsm7(name) if gsm7 else name))
+def has_letters(name: str) -> bool:
+    """True if a name has a letter, in any script (a text in GSM-7 transliterates it: ``to_gsm7``): an emoji-only
+    name reads as nothing where emoji cannot go, and a name of digits would read as an option's number."""
+    return any(c.isalpha() for c in name)
 
 
 def reader_word(name: str) -> bool:

@@ -14,9 +14,12 @@ Who gets what (the service delivers, transports only format):
 * A channel's ``Capabilities`` shape the words, never its name. With a ``text_limit`` (one SMS) the catalog's
   short variants are used, names are cut to ``SMS_NAME_LENGTH`` characters, a prompt's numbered options are
   written into its text, every message fits the limit, and the truth timeline becomes one line pointing to
-  the table screen and the game record; with ``gsm7`` names and quotes are transliterated; a channel that is
+  the table screen and the game record; with ``gsm7`` a language GSM-7 writes is transliterated (names and quotes
+  too), and any other fits ``unicode_limit`` (``Capabilities.limit``); a channel that is
   ``paid_per_message`` gets no confirmations of the player's own choice (votes) and no vote counter.
 * Every ``Message`` says what it is (``channels.Kind``): channels fold and pace by kind.
+* A name written in another direction than its sentence's language (a Persian name in English, a Latin one in
+  Persian) is isolated (FSI ... PDI), so that it and the words and numbers around it keep their places.
 
 The deal: every seat's ``RoleDealt`` renders to exactly one message with the same first line, the same number
 of lines and the same length, whatever the role. The body is padded with a closing line of dashes up to
@@ -25,6 +28,7 @@ of lines and the same length, whatever the role. The body is padded with a closi
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -87,6 +91,13 @@ PREVIEW_FILLER: Final = "."
 """A line that says nothing, below a private message's header (a sign, the same in every language)."""
 SMS_NAME_LENGTH: Final = 10
 """SMS shows at most this many characters of a name, so that lists of ten names fit one SMS."""
+UNICODE_NAME_LENGTH: Final = 7
+"""An SMS in another alphabet than GSM-7 (UCS-2: at most two segments, 134 characters) shows at most this many
+characters of a name, so that a list of ten fits one text, each isolated where it runs the other way."""
+FSI: Final = "\u2068"
+PDI: Final = "\u2069"
+"""First strong isolate and pop directional isolate: text between them takes its own direction and leaves the
+sentence's alone (Unicode's bidirectional algorithm)."""
 
 DEAL_PAD: Final = "-"
 """The character that fills every deal message up to the common length."""
@@ -133,21 +144,53 @@ class TableInfo:
 
     @cached_property
     def short_names(self) -> tuple[str, ...]:
-        """Names as a short message shows them: GSM-7 only, at most ``SMS_NAME_LENGTH`` characters, still
-        distinct."""
-        short = [to_gsm7(n).strip()[:SMS_NAME_LENGTH].rstrip() for n in self.names]  # "Anneliese", not "Anneliese "
-        out: list[str] = []
-        for seat, name in enumerate(short):
-            if not name or short.count(name) > 1:
-                # Cut names that collide (or vanish) get their seat number, so lists stay unambiguous.
-                tag = f"#{seat + 1}"
-                name = name[: SMS_NAME_LENGTH - len(tag)] + tag
-            out.append(name)
-        return tuple(out)
+        """Names as a short message in GSM-7 shows them: transliterated, at most ``SMS_NAME_LENGTH`` characters,
+        still distinct."""
+        return _shortened([to_gsm7(n) for n in self.names], SMS_NAME_LENGTH)
 
-    def name(self, seat: Seat, *, short: bool = False) -> str:
-        """A seat's name as shown on a channel (``short``: one whose messages have a text limit)."""
-        return self.short_names[seat] if short else self.names[seat]
+    @cached_property
+    def short_unicode_names(self) -> tuple[str, ...]:
+        """Names as a short message in another alphabet (UCS-2) shows them: as written, at most
+        ``UNICODE_NAME_LENGTH`` characters, still distinct."""
+        return _shortened(list(self.names), UNICODE_NAME_LENGTH)
+
+    def name(self, seat: Seat, *, short: bool = False, gsm7: bool = True) -> str:
+        """A seat's name as shown on a channel (``short``: one whose messages have a text limit; ``gsm7``: whose
+        text is transliterated)."""
+        if not short:
+            return self.names[seat]
+        return self.short_names[seat] if gsm7 else self.short_unicode_names[seat]
+
+
+def _shortened(names: Sequence[str], length: int) -> tuple[str, ...]:
+    """Names cut to ``length`` characters; cut names that collide (or vanish) get their seat number, so lists stay
+    unambiguous."""
+    short = [n.strip()[:length].rstrip() for n in names]  # "Anneliese", not "Anneliese "
+    out: list[str] = []
+    for seat, name in enumerate(short):
+        if not name or short.count(name) > 1:
+            tag = f"#{seat + 1}"
+            name = name[: length - len(tag)] + tag
+        out.append(name)
+    return tuple(out)
+
+
+def direction(text: str) -> str | None:
+    """``"rtl"`` or ``"ltr"``: the direction of a text's first strong letter; None if it has none (digits, emoji)."""
+    for c in text:
+        kind = unicodedata.bidirectional(c)
+        if kind == "L":
+            return "ltr"
+        if kind in ("R", "AL"):
+            return "rtl"
+    return None
+
+
+def isolated(text: str, rtl: bool) -> str:
+    """``text`` between FSI and PDI if it runs the other way than a sentence written right to left (``rtl``) or
+    left to right; else as it is."""
+    found = direction(text)
+    return FSI + text + PDI if found is not None and found != ("rtl" if rtl else "ltr") else text
 
 
 class InputProblem(StrEnum):
@@ -177,17 +220,36 @@ class _Words:
         """Every message must fit the channel's text limit: the catalog's short forms, short names."""
         return self.caps.text_limit is not None
 
+    @property
+    def limit(self) -> int | None:
+        """The characters a message in this catalog's language may have on this channel (None: any)."""
+        return self.caps.limit(self.catalog.lang)
+
+    def sent(self, text: str) -> str:
+        """A text as it reaches the person (transliterated where the language goes in GSM-7)."""
+        return self.caps.written(text, self.catalog.lang)
+
     def t(self, message_id: str, **params: object) -> str:
         """One catalog text, in this channel's variant."""
         return self.catalog.text(message_id, sms=self.compact, **params)
 
+    def _shown(self, seat: Seat) -> str:
+        return self.table.name(seat, short=self.compact, gsm7=self.caps.transliterates(self.catalog.lang))
+
     def name(self, seat: Seat) -> str:
-        return self.table.name(seat, short=self.compact)
+        """A seat's name for this channel and language, isolated where it runs the other way than the sentence."""
+        return isolated(self._shown(seat), self.catalog.right_to_left)
 
     def names(self, seats: Iterable[Seat]) -> str:
-        """A list of names, or the catalog's word for nobody."""
-        listed = [self.name(s) for s in seats]
-        return _LIST_SEPARATOR.join(listed) if listed else self.t("list-nobody")
+        """A list of names, or the catalog's word for nobody. Each name runs its own way; in a short message, a list
+        whose every name runs the other way is isolated once, as a whole (ten isolates do not fit one SMS)."""
+        shown = [self._shown(s) for s in seats]
+        if not shown:
+            return self.t("list-nobody")
+        rtl = self.catalog.right_to_left
+        if self.compact and all(direction(n) != ("rtl" if rtl else "ltr") for n in shown):
+            return isolated(_LIST_SEPARATOR.join(shown), rtl)
+        return _LIST_SEPARATOR.join(isolated(n, rtl) for n in shown)
 
     def card(self, policy: Policy) -> str:
         return self.catalog.term("liberal_card" if policy is Policy.LIBERAL else "fascist_card")
@@ -233,14 +295,14 @@ class _Words:
 
     def packed(self, message_id: str, lines: Sequence[str], *, secret: bool) -> list[Message]:
         """One message in long form; with a text limit, as few messages within it as the lines allow."""
-        limit = self.caps.text_limit
+        limit = self.limit
         if limit is None:
             return [self.message(message_id, lines, secret=secret)]
         header = self.header() + "\n" if secret else ""
         chunks: list[list[str]] = [[]]
         for line in lines:
             candidate = header + self.join(chunks[-1] + [line])
-            if chunks[-1] and len(candidate) > limit:
+            if chunks[-1] and len(self.sent(candidate)) > limit:
                 chunks.append([])
             chunks[-1].append(line)
         return [self.message(message_id, chunk, secret=secret) for chunk in chunks]
@@ -390,7 +452,7 @@ def _election(e: Event, w: _Words, board: PublicView | None) -> list[Message]:
         government = {"president": w.name(e.president), "chancellor": w.name(e.chancellor)}
         named = w.t(mid + "-named", ja=len(ja), nein=len(nein), ja_voters=w.names(ja), nein_voters=w.names(nein),
                     **government)
-        if w.caps.text_limit is None or len(to_gsm7(w.join([named, *lines[1:]]))) <= w.caps.text_limit:
+        if w.limit is None or len(w.sent(w.join([named, *lines[1:]]))) <= w.limit:
             return [w.message(mid, [named, *lines[1:]], kind=Kind.RESULT)]
         nominated = w.t("government-nominated", **government)
         return [w.message("government-nominated", [nominated], kind=Kind.RESULT),
@@ -702,7 +764,7 @@ def nomination_tells_table_vote(public: PublicView, table: TableInfo, catalog: C
     w = _Words(table, catalog, caps)
     others = [s for s in range(public.players) if public.alive[s] and s != public.president]
     options = _LIST_SEPARATOR.join(f"{i} {w.name(s)}" for i, s in enumerate(others, 1))
-    return caps.text_limit is None or len(to_gsm7(w.t("prompt-nominate-table", options=options))) <= caps.text_limit
+    return w.limit is None or len(w.sent(w.t("prompt-nominate-table", options=options))) <= w.limit
 
 
 def prompt(view: PlayerView, table: TableInfo, catalog: Catalog, *, caps: Capabilities = PLAIN) -> Message | None:
@@ -787,8 +849,7 @@ def input_message(
     quoted = " ".join(text.split())
     if len(quoted) > _QUOTE_LIMIT:
         quoted = quoted[: _QUOTE_LIMIT - 3] + "..."
-    if caps.gsm7:
-        quoted = to_gsm7(quoted)
+    quoted = isolated(w.sent(quoted), catalog.right_to_left)
     line = w.t(problem.value, text=quoted, options=_LIST_SEPARATOR.join(options))
     return w.message(problem.value, [line, w.t("nothing-changed")])
 
@@ -919,10 +980,10 @@ def board_messages(
 
 def _one_text(w: _Words, lines: Sequence[str], order: Sequence[int]) -> list[str]:
     """As many of ``lines`` as one text holds, in their order, taken by priority (``order``: their places)."""
-    limit = w.caps.text_limit
+    limit = w.limit
     chosen: set[int] = set()
     for i in order:
-        if not chosen or limit is None or len(to_gsm7(w.join([lines[j] for j in sorted({*chosen, i})]))) <= limit:
+        if not chosen or limit is None or len(w.sent(w.join([lines[j] for j in sorted({*chosen, i})]))) <= limit:
             chosen.add(i)
     return [lines[j] for j in sorted(chosen)]
 
@@ -1373,10 +1434,10 @@ def claim_messages(
     w = _Words(table, catalog, caps)
     header = w.t("claims-header")
     chunks: list[list[str]] = [[header]]
-    limit = caps.text_limit
+    limit = w.limit
     for claim in said:
         line = _claim_line(claim, board, w)
-        if limit is not None and len(chunks[-1]) > 1 and len(w.join([*chunks[-1], line])) > limit:
+        if limit is not None and len(chunks[-1]) > 1 and len(w.sent(w.join([*chunks[-1], line]))) > limit:
             chunks.append([header])
         chunks[-1].append(line)
     return [w.message("claims-header", chunk) for chunk in chunks]
@@ -1431,12 +1492,12 @@ def help_messages(catalog: Catalog, *, caps: Capabilities = PLAIN, host: bool = 
     if not w.compact:
         lines += [w.t("help-line", word=word, what=w.t(f"word-{verb.value}")) for verb, word in shown]
         return [w.message("help", lines)]
-    limit = caps.text_limit or SMS_LIMIT
+    limit = w.limit or SMS_LIMIT
     for mid, who in (("help-anyone", False), ("help-host", True)):
         words = [word for verb, word in shown if (RULES[verb].who is Who.HOST) is who]
         while words:  # as many words as fit one text with the line's own words
             take = len(words)
-            while take > 1 and len(w.t(mid, words=", ".join(words[:take]))) > limit:
+            while take > 1 and len(w.sent(w.t(mid, words=", ".join(words[:take])))) > limit:
                 take -= 1
             lines.append(w.t(mid, words=", ".join(words[:take])))
             words = words[take:]

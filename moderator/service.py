@@ -90,6 +90,7 @@ LOBBY_MESSAGES: Final = (
     "language-set",
     "theme-set",
     "unknown-language",
+    "languages",
     "unknown-theme",
     "move-code",
     "phone-moved",

@@ -72,7 +72,7 @@ def parse_html(text: str) -> tuple[str, list[dict[str, Any]]]:
                 if units() > start:
                     entities.append({"type": _TAGS[tag], "offset": start, "length": units() - start, **extra})
             else:
-                extra: dict[str, Any] = {}
+                extra = {}
                 if tag == "a":
                     if "href" not in attrs:
                         raise ParseError("a link without href")
@@ -196,9 +196,10 @@ class FakeBotAPI(BaseRequest):
                 return message
             case "editMessageText":
                 assert chat is not None
-                message = self.chats[chat].get(int(params["message_id"]))
-                if message is None or "text" not in message:
+                found = self.chats[chat].get(int(params["message_id"]))
+                if found is None or "text" not in found:
                     raise LookupError("message to edit not found")
+                message = found
                 text, entities = self._text(params)
                 if text == message["text"] and params.get("reply_markup") == message.get("reply_markup"):
                     raise LookupError("message is not modified: specified new message content and reply markup"
@@ -211,9 +212,10 @@ class FakeBotAPI(BaseRequest):
                 return message
             case "editMessageMedia":
                 assert chat is not None
-                message = self.chats[chat].get(int(params["message_id"]))
-                if message is None or "photo" not in message:
+                found = self.chats[chat].get(int(params["message_id"]))
+                if found is None or "photo" not in found:
                     raise LookupError("message to edit not found")
+                message = found
                 media = params["media"]
                 media = json.loads(media) if isinstance(media, str) else media
                 if media.get("type") != "photo":

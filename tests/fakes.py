@@ -13,7 +13,7 @@ from typing import Any
 from moderator.channels import Capabilities, Delivered, Kind, Outbound, PermanentFailure, Result, TemporaryFailure
 from moderator.commands import Choose, Command, Inbound, Join, OpenTable, Start
 from moderator.delivery import Sender
-from moderator.engine import Phase, awaiting
+from moderator.engine import GameState, Phase, awaiting
 from moderator.service import Service
 from moderator.store import Store
 from moderator.tables import Table
@@ -93,7 +93,7 @@ class RecordingChannel:
         """The newest message with choices this address received."""
         for body in reversed(self.inbox(address)):
             if body.get("choices"):
-                return body
+                return dict(body)
         return None
 
     def count(self) -> dict[str, int]:
@@ -194,6 +194,18 @@ class Harness:
         assert table is not None
         return table
 
+    def state(self, table_id: str) -> GameState:
+        """The game of a table that has one (a test's premise: asserted)."""
+        state = self.table(table_id).state
+        assert state is not None, f"table {table_id} has no game"
+        return state
+
+    def president(self, table_id: str) -> int:
+        """The seat of the President or Presidential Candidate of a table's game (asserted to have one)."""
+        president = self.state(table_id).president
+        assert president is not None, f"table {table_id} has no President"
+        return president
+
     def address_of(self, table_id: str, seat: int) -> str:
         return self.table(table_id).seats[seat].address
 
@@ -203,7 +215,7 @@ class Harness:
         """Press one of the buttons of this address's newest prompt (or ``prompt``); returns the choice."""
         prompt = prompt or self.channel.last_prompt(address)
         assert prompt is not None, f"{address} owes a decision but has no prompt"
-        choice = rng.choice(prompt["choices"])
+        choice: dict[str, Any] = rng.choice(prompt["choices"])
         self.send(address, Choose(choice["token"], prompt["decision"]), raw=choice["label"])
         return choice
 
@@ -226,3 +238,8 @@ class Harness:
             self.press(address, rng, prompt)
             moves += 1
             assert moves < limit
+
+
+def last(h: Harness, address: str) -> str:
+    """The catalog id of the newest message ``address`` was sent."""
+    return h.channel.ids(address)[-1]

@@ -22,32 +22,21 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 from urllib.parse import urlencode
 
 from moderator.transports.telegram import SECRET_HEADER
-from tests.fake_telegram import TOKEN, FakeBotAPI, user
+from tests.fake_telegram import TOKEN, user
 from tests.fake_twilio import ACCOUNT_SID, AUTH_TOKEN, OUR_NUMBER, PUBLIC_URL, FakeTwilio, incoming, signature
+from tests.serve_app import SECRET, WebhookBotAPI
 
 ROOT = Path(__file__).resolve().parent.parent
-SECRET = "webhook-secret_0123456789"
-"""``TELEGRAM_WEBHOOK_SECRET`` (as ``tests.test_serve``'s)."""
-
-
-class BotAPI(FakeBotAPI):
-    """The fake Bot API, also answering ``setWebhook``."""
-
-    def _result(self, api: str, params: dict[str, Any], chat: int | None) -> Any:
-        if api == "setWebhook":
-            return True
-        return super()._result(api, params, chat)
 
 
 def main() -> int:
     from moderator import app
     from moderator.settings import Settings
 
-    network = {"telegram": BotAPI(clock=lambda: 1_800_000_000.0), "sms": FakeTwilio()}
+    network = {"telegram": WebhookBotAPI(clock=lambda: 1_800_000_000.0), "sms": FakeTwilio()}
     settings = Settings.load()
     if "--plain" in sys.argv:
         import uvicorn
@@ -55,7 +44,7 @@ def main() -> int:
         uvicorn.run(app.create_app(settings, network=network), host=settings.host, port=settings.port,
                     log_level="warning", timeout_keep_alive=app.KEEP_ALIVE)
         return 0
-    app.create_app = functools.partial(app.create_app, network=network)  # type: ignore[assignment]
+    app.create_app = functools.partial(app.create_app, network=network)
     return app.serve(settings)
 
 
@@ -73,7 +62,9 @@ class Serving:
 
     def rss_kb(self) -> int:
         status = Path(f"/proc/{self.pid}/status").read_text()
-        return int(re.search(r"VmRSS:\s+(\d+)", status).group(1))  # type: ignore[union-attr]
+        found = re.search(r"VmRSS:\s+(\d+)", status)
+        assert found is not None, status
+        return int(found.group(1))
 
     def lines(self) -> list[str]:
         return self.log.read_text(errors="replace").splitlines()

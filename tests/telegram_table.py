@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 import random
 from collections.abc import Awaitable, Callable
@@ -51,6 +50,7 @@ class TelegramTable:
         self.pressed: set[tuple[int, int]] = set()
         self.typing = 1.5
         """Seconds each update adds to the clock: people do not type or press within the same millisecond."""
+        self.running = False
 
     # --- the bot's life ---------------------------------------------------------------------------------
 
@@ -79,8 +79,13 @@ class TelegramTable:
 
         await self.bot.start(self.app, delivery)
         self.service.resume_all()
+        self.running = True
 
     async def stop(self) -> None:
+        """Stop the bot as its process would end (a bot not running is left as it is)."""
+        if not self.running:
+            return
+        self.running = False
         for worker in self.workers:
             await worker.stop()
         await self.app.shutdown()
@@ -150,7 +155,7 @@ class TelegramTable:
         for message in reversed(self.api.messages(chat)):
             for button in buttons(message):
                 if "url" in button:
-                    return parse_qs(urlparse(button["url"]).query)["start"][0]
+                    return str(parse_qs(urlparse(button["url"]).query)["start"][0])
         raise AssertionError(f"no join button in chat {chat}")
 
     def prompt(self, name: str) -> dict[str, Any] | None:
@@ -182,6 +187,12 @@ class TelegramTable:
             await self.say(name, f"/start {code}")
         return qr_chat
 
+    async def open_and_start(self, names: list[str], *, group: dict[str, Any] | None, pause: float = 0.0) -> None:
+        """``open_and_join``, then after ``pause`` seconds the host starts the game where the table was opened."""
+        await self.open_and_join(names, group=group)
+        self.clock.advance(pause)
+        await self.say(names[0], "/startgame", chat=group)
+
     async def play(self, names: list[str], rng: random.Random, *, think: float = 6.0, limit: int = 3000,
                    presses: int | None = None) -> None:
         """Everyone presses a random button of their newest prompt until the game is over (or ``presses``)."""
@@ -210,9 +221,4 @@ def _is_game(data: str) -> bool:
     return len(parts) == 3 and (parts[1].isdigit() or parts[1] == "-")
 
 
-def run(coroutine: Any) -> Any:
-    """Run one test's coroutine on a fresh loop."""
-    return asyncio.run(coroutine)
-
-
-__all__ = ["Clock", "TelegramTable", "group_chat", "run"]
+__all__ = ["Clock", "TelegramTable", "group_chat"]

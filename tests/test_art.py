@@ -99,9 +99,13 @@ def test_every_svg_is_a_scalable_svg_that_fetches_nothing(path: Path) -> None:
 
 
 def test_every_theme_draws_the_same_cards() -> None:
+    """Every card in every theme; a ballot with a word only for a language a catalog speaks, the same in every
+    theme (a new language needs none: the pages show the wordless ballot and print the word beside it)."""
+    worded = {f"vote-{vote}-{language}" for vote in ("ja", "nein") for language in languages("classic")}
+    drawn = {theme: {path.stem for path in (ART / theme).glob("*.svg")} for theme in THEMES}
     for theme in THEMES:
-        expected = CARDS | {f"vote-{vote}-{language}" for vote in ("ja", "nein") for language in languages(theme)}
-        assert {path.stem for path in (ART / theme).glob("*.svg")} == expected, theme
+        assert CARDS <= drawn[theme] <= CARDS | worded, theme
+        assert drawn[theme] == drawn[THEMES[0]], theme
         assert not [path for path in (ART / theme).iterdir() if path.suffix != ".svg"]
 
 
@@ -109,6 +113,8 @@ def test_every_theme_draws_the_same_cards() -> None:
 def test_the_ballots_carry_the_catalogs_vote_words(theme: str) -> None:
     for language in languages(theme):
         for vote in ("ja", "nein"):
+            if not (ART / theme / f"vote-{vote}-{language}.svg").is_file():
+                continue  # a language without its worded ballots (the pages print the word beside the card)
             root = ET.parse(ART / theme / f"vote-{vote}-{language}.svg").getroot()
             words = [element.text for element in root.iter(f"{SVG_NS}text")]
             assert words == [terms(theme, language)[vote]], f"{theme} {language} {vote}"

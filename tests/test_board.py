@@ -7,7 +7,6 @@ import dataclasses
 import io
 import json
 import random
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -38,10 +37,11 @@ from moderator.render import TableInfo
 from moderator.service import Service
 from moderator.simulate import random_game
 from moderator.store import Store
-from tests.telegram_table import TelegramTable, group_chat, run
+from tests.telegram_table import TelegramTable, group_chat
 
 NAMES = ("Ann", "Bob", "Cy", "Dee", "Eve", "Fay", "Gus", "Hal", "Ivy", "Jo")
 GROUP = group_chat(-100900)
+pytestmark = pytest.mark.anyio
 
 
 def _board(players: int = 7, theme: str = "classic", **changes: Any) -> Board:
@@ -168,34 +168,40 @@ def test_each_fascist_slot_prints_the_power_of_its_player_count() -> None:
     assert _same(medium, large, slots[1]) and _same(small, large, slots[3])  # the same power, the same picture
 
 
-class _Recording:
+class _Recording(Catalog):
     """A catalog that remembers which terms and messages were asked for."""
 
-    def __init__(self, catalog: Catalog) -> None:
-        self.catalog, self.asked = catalog, set()  # type: ignore[var-annotated]
+    asked: set[str]
+    """Set by ``of`` (the frozen dataclass's fields stay the catalog's)."""
+
+    @classmethod
+    def of(cls, catalog: Catalog) -> _Recording:
+        recording = cls(catalog.theme, catalog.lang, catalog.files, catalog.terms)
+        object.__setattr__(recording, "asked", set())
+        return recording
 
     def term(self, key: str) -> str:
         self.asked.add(key)
-        return self.catalog.term(key)
+        return super().term(key)
 
-    def text(self, message_id: str, **params: Any) -> str:
+    def text(self, message_id: str, *, sms: bool = False, **params: object) -> str:
         self.asked.add(message_id)
-        return self.catalog.text(message_id, **params)
+        return super().text(message_id, sms=sms, **params)
 
 
 def test_every_word_comes_from_the_catalog_in_the_tables_theme() -> None:
-    catalog = _Recording(Catalog.load("corporate", "en"))
+    catalog = _Recording.of(Catalog.load("corporate", "en"))
     board = _board(7, "corporate", phase=Phase.LEGISLATIVE_PRESIDENT, candidates=False, president=0, chancellor=1,
                    term_limited=(2,), alive=(True, True, True, False, True, True, True), fascist_policies=1)
-    render_png(board, catalog)  # type: ignore[arg-type]
+    render_png(board, catalog)
     assert {"game", "president", "chancellor", "liberal_policies", "fascist_policies", "election_tracker",
             "chaos", "veto", "draw_pile", "discard_pile", "executed", "fascist_card", "investigate_loyalty",
             "special_election", "execution", "board-term-limited"} <= catalog.asked
     over = dataclasses.replace(board, phase=Phase.GAME_OVER, winner=Role.LIBERAL.party)
-    render_png(over, catalog)  # type: ignore[arg-type]
+    render_png(over, catalog)
     assert {"board-game-over", "liberals"} <= catalog.asked
     # Candidates are named as candidates until they are elected.
-    render_png(dataclasses.replace(board, phase=Phase.ELECTION, candidates=True), catalog)  # type: ignore[arg-type]
+    render_png(dataclasses.replace(board, phase=Phase.ELECTION, candidates=True), catalog)
     assert {"presidential_candidate", "chancellor_candidate"} <= catalog.asked
     # The two themes draw different words and colours.
     assert not _same(_image(_board(theme="classic")), _image(_board(theme="corporate")), layout(7).header)
@@ -299,8 +305,7 @@ def test_sms_phones_and_computers_get_no_board_rows() -> None:
 
 async def _play_in_group(t: TelegramTable, players: int = 5, presses: int | None = None) -> list[str]:
     names = list(NAMES[:players])
-    await t.open_and_join(names, group=GROUP)
-    await t.say(names[0], "/startgame", chat=GROUP)
+    await t.open_and_start(names, group=GROUP)
     await t.play(names, random.Random(players), presses=presses)
     await t.settle()
     return names
@@ -311,46 +316,37 @@ def _board_photos(t: TelegramTable) -> list[Any]:
     return [c for c in t.api.of("sendPhoto", GROUP["id"]) if "reply_markup" not in c.params]
 
 
-def test_a_played_game_posts_one_board_photo_to_the_group_and_then_edits_it(tmp_path: Path) -> None:
-    async def scenario() -> None:
-        t = TelegramTable(tmp_path / "m.db", seed=5)
-        await t.boot()
-        await _play_in_group(t)
-        photos, edits = _board_photos(t), t.api.of("editMessageMedia", GROUP["id"])
-        assert len(photos) == 1 and len(edits) >= 5
-        shown = t.store.execute("SELECT message_id FROM board_messages").fetchall()
-        assert {int(e.params["message_id"]) for e in edits} == {int(shown[0][0])}
-        assert all(e.files for e in edits)  # every edit uploads the new picture
-        assert not [c for c in t.api.calls if c.method == "editMessageMedia" and (c.chat_id or 0) > 0]
-        statuses = dict(t.store.execute("SELECT status, count(*) FROM outbox GROUP BY status").fetchall())
-        assert set(statuses) == {"sent"}, statuses
-        await t.stop()
-
-    run(scenario())
+async def test_a_played_game_posts_one_board_photo_to_the_group_and_then_edits_it(telegram: TelegramTable) -> None:
+    t = telegram
+    await t.boot()
+    await _play_in_group(t)
+    photos, edits = _board_photos(t), t.api.of("editMessageMedia", GROUP["id"])
+    assert len(photos) == 1 and len(edits) >= 5
+    shown = t.store.execute("SELECT message_id FROM board_messages").fetchall()
+    assert {int(e.params["message_id"]) for e in edits} == {int(shown[0][0])}
+    assert all(e.files for e in edits)  # every edit uploads the new picture
+    assert not [c for c in t.api.calls if c.method == "editMessageMedia" and (c.chat_id or 0) > 0]
+    statuses = dict(t.store.execute("SELECT status, count(*) FROM outbox GROUP BY status").fetchall())
+    assert set(statuses) == {"sent"}, statuses
 
 
-def test_after_a_restart_the_same_board_message_is_edited(tmp_path: Path) -> None:
-    async def scenario() -> None:
-        t = TelegramTable(tmp_path / "m.db", seed=5)
-        await t.boot()
-        names = list(NAMES[:5])
-        await t.open_and_join(names, group=GROUP)
-        await t.say(names[0], "/startgame", chat=GROUP)
-        await t.play(names, random.Random(1), presses=12)
-        await t.settle()
-        assert len(_board_photos(t)) == 1
-        photo = _photo_id(t)
-        await t.stop()
-        await t.boot()  # a new Application, Service and channel on the same database file
-        before = len(t.api.of("editMessageMedia", GROUP["id"]))
-        await t.play(names, random.Random(2))
-        await t.settle()
-        assert len(_board_photos(t)) == 1
-        edits = t.api.of("editMessageMedia", GROUP["id"])[before:]
-        assert edits and {int(e.params["message_id"]) for e in edits} == {photo} and _photo_id(t) == photo
-        await t.stop()
-
-    run(scenario())
+async def test_after_a_restart_the_same_board_message_is_edited(telegram: TelegramTable) -> None:
+    t = telegram
+    await t.boot()
+    names = list(NAMES[:5])
+    await t.open_and_start(names, group=GROUP)
+    await t.play(names, random.Random(1), presses=12)
+    await t.settle()
+    assert len(_board_photos(t)) == 1
+    photo = _photo_id(t)
+    await t.stop()
+    await t.boot()  # a new Application, Service and channel on the same database file
+    before = len(t.api.of("editMessageMedia", GROUP["id"]))
+    await t.play(names, random.Random(2))
+    await t.settle()
+    assert len(_board_photos(t)) == 1
+    edits = t.api.of("editMessageMedia", GROUP["id"])[before:]
+    assert edits and {int(e.params["message_id"]) for e in edits} == {photo} and _photo_id(t) == photo
 
 
 def _photo_id(t: TelegramTable) -> int:
@@ -360,23 +356,18 @@ def _photo_id(t: TelegramTable) -> int:
     return int(ids[0])
 
 
-def test_a_deleted_board_message_is_replaced_by_a_new_photo(tmp_path: Path) -> None:
-    async def scenario() -> None:
-        t = TelegramTable(tmp_path / "m.db", seed=5)
-        await t.boot()
-        names = list(NAMES[:5])
-        await t.open_and_join(names, group=GROUP)
-        await t.say(names[0], "/startgame", chat=GROUP)
-        await t.settle()
-        old = _photo_id(t)
-        del t.api.chats[GROUP["id"]][old]  # someone deleted it
-        await t.play(names, random.Random(3))
-        await t.settle()
-        assert len(_board_photos(t)) == 2 and _photo_id(t) != old
-        shown = t.store.execute("SELECT message_id FROM board_messages").fetchone()
-        assert int(shown[0]) == _photo_id(t)
-        statuses = dict(t.store.execute("SELECT status, count(*) FROM outbox GROUP BY status").fetchall())
-        assert set(statuses) == {"sent"}, statuses
-        await t.stop()
-
-    run(scenario())
+async def test_a_deleted_board_message_is_replaced_by_a_new_photo(telegram: TelegramTable) -> None:
+    t = telegram
+    await t.boot()
+    names = list(NAMES[:5])
+    await t.open_and_start(names, group=GROUP)
+    await t.settle()
+    old = _photo_id(t)
+    del t.api.chats[GROUP["id"]][old]  # someone deleted it
+    await t.play(names, random.Random(3))
+    await t.settle()
+    assert len(_board_photos(t)) == 2 and _photo_id(t) != old
+    shown = t.store.execute("SELECT message_id FROM board_messages").fetchone()
+    assert int(shown[0]) == _photo_id(t)
+    statuses = dict(t.store.execute("SELECT status, count(*) FROM outbox GROUP BY status").fetchall())
+    assert set(statuses) == {"sent"}, statuses

@@ -8,7 +8,8 @@ from pathlib import Path
 
 from moderator.app import CHANNELS, create_app
 from moderator.board_view import board_of
-from moderator.channels import Kind, Option, Outbound, Press, Seating
+from moderator.channels import Kind, Option, Outbound, Seating
+from moderator.commands import Press
 from moderator.engine import new_game, public_view
 from moderator.render import TableInfo
 from moderator.service import Service

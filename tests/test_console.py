@@ -107,7 +107,7 @@ def test_typed_lines_become_commands() -> None:
 
 
 def play(answers: list[str], *, name: str | None = "Zoe", players: int = 5, seed: int = 9, lang: str = "en",
-         **options: object) -> tuple[int, str]:
+         record: Path | None = None) -> tuple[int, str]:
     """A console game answered by ``answers`` (then Ctrl-D); its exit status and everything it printed."""
     out = io.StringIO()
     lines = iter(answers)
@@ -120,7 +120,7 @@ def play(answers: list[str], *, name: str | None = "Zoe", players: int = 5, seed
             raise EOFError from None
 
     status = play_console(players=players, name=name, theme="classic", language=lang, seed=seed, watch=False,
-                          read=read, output=out, **options)  # type: ignore[arg-type]
+                          read=read, output=out, record=record)
     return status, out.getvalue()
 
 

@@ -257,9 +257,9 @@ def test_killed_and_restarted_games_finish_the_same(tmp_path: Path, round_: int)
         assert not lost, f"{to} never received {sum(lost.values())} message(s): {sorted(lost)[:3]}"
     assert duplicates == crashed.journal_lines - reference.journal_lines
 
-    actions = sum(len(a) for _, _, a in reference.results.values())
+    actions_played = sum(len(a) for _, _, a in reference.results.values())
     print(
-        f"\ncrash round {round_} (seed {seed}): {TABLES} tables, {actions} actions, {reference.journal_lines} "
+        f"\ncrash round {round_} (seed {seed}): {TABLES} tables, {actions_played} actions, {reference.journal_lines} "
         f"messages; {kills} kills over {runs} runs; {duplicates} duplicate deliveries, 0 lost; "
         f"{time.perf_counter() - started:.1f} s"
     )

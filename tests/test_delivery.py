@@ -4,7 +4,6 @@ failure; the messages behind it go on."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from pathlib import Path
 
@@ -15,6 +14,8 @@ from moderator.delivery import CRASH_ATTEMPTS, Worker
 from moderator.service import Service
 from moderator.store import Store
 from tests.fakes import CHANNEL, FakeClock, Harness, RecordingChannel
+
+pytestmark = pytest.mark.anyio
 
 
 def _outbox(h: Harness, address: str) -> list[tuple[str, str, int, str | None]]:
@@ -90,25 +91,21 @@ def test_a_network_error_a_channel_raises_is_retried_as_a_temporary_failure() ->
     assert channel.ids("p0").count("player-not-sent") == 0
 
 
-def test_the_delivery_worker_tells_the_host_of_a_message_that_crashed(tmp_path: Path) -> None:
+async def test_the_delivery_worker_tells_the_host_of_a_message_that_crashed(tmp_path: Path) -> None:
     clock = FakeClock()
     path = tmp_path / "moderator.db"
     store = Store(path)
     service = Service(store, clock=clock)
     channel = RecordingChannel(crash={("p1", "table-joined")})
-
-    async def play() -> None:
-        worker = Worker(lambda: Store(path), {CHANNEL: channel}, clock=clock, not_sent=service.not_sent)
-        try:
-            service.handle(Inbound(CHANNEL, "p0", OpenTable("Ximena"), external_id="1"))
-            code = store.execute("SELECT code FROM game_tables").fetchone()[0]
-            service.handle(Inbound(CHANNEL, "p1", Join(code, "Quentin"), external_id="2"))
-            for _ in range(40):
-                clock.advance(0.25)
-                await worker.deliver()
-        finally:
-            await worker.stop()
-
-    asyncio.run(play())
+    worker = Worker(lambda: Store(path), {CHANNEL: channel}, clock=clock, not_sent=service.not_sent)
+    try:
+        service.handle(Inbound(CHANNEL, "p0", OpenTable("Ximena"), external_id="1"))
+        code = store.execute("SELECT code FROM game_tables").fetchone()[0]
+        service.handle(Inbound(CHANNEL, "p1", Join(code, "Quentin"), external_id="2"))
+        for _ in range(40):
+            clock.advance(0.25)
+            await worker.deliver()
+    finally:
+        await worker.stop()
     store.close()
     assert channel.ids("p0") == ["table-opened", "seat-taken", "player-not-sent"]

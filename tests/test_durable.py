@@ -3,12 +3,10 @@ counts once, an input that could not be stored is asked for again, and storage f
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sqlite3
 import time
 import warnings
-from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -20,29 +18,20 @@ from moderator.settings import Settings
 from moderator.transports.telegram import Poller, callback
 from tests.fake_telegram import private_chat
 from tests.fake_twilio import FakeTwilio
+from tests.serve_app import ANN, LOCAL, SMS_URL, Server, Updates, WebhookBotAPI, env, open_table
 from tests.telegram_table import TelegramTable
-from tests.test_serve import ANN, LOCAL, SMS_URL, Server, WebhookBotAPI, env, open_table
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")  # Starlette 1.x asks for httpx2; httpx works the same here
     from starlette.testclient import TestClient
 
-
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[Server]:
-    db = tmp_path / "m.db"
-    api = WebhookBotAPI(clock=lambda: 1_800_000_000.0)
-    twilio = FakeTwilio()
-    app = create_app(Settings.load(env(db), cwd=tmp_path), network={"telegram": api, "sms": twilio},
-                     deliver=False)
-    with TestClient(app, raise_server_exceptions=False, client=LOCAL) as client:
-        yield Server(client, api, twilio, db)
-
+pytestmark = pytest.mark.anyio
 
 def _unwritable(server: Server, on: bool) -> None:
     """The database as a full or read-only disk leaves it (SQLite's own switch: tests run as root)."""
     store = server.app_state().store
-    portal = server.client.portal  # type: ignore[attr-defined]
+    portal = server.client.portal
+    assert portal is not None  # the app is running
     portal.call(lambda: store.execute(f"PRAGMA query_only={'ON' if on else 'OFF'}"))  # the loop's connection
 
 
@@ -93,46 +82,41 @@ def test_an_sms_that_could_not_be_stored_is_answered_send_it_again_and_its_resen
     assert server.rows("SELECT count(*) FROM game_tables") == [(1,)]
 
 
-def test_long_polling_pauses_while_the_database_cannot_be_written_and_takes_the_update_again_after(
-        tmp_path: Path) -> None:
-    async def scenario() -> None:
-        table = TelegramTable(tmp_path / "m.db")
-        await table.boot()
-        try:
-            await table.say("Ann", "/newgame")
-            pauses: list[float] = []
+async def test_long_polling_pauses_while_the_database_cannot_be_written_and_takes_the_update_again_after(
+        telegram: TelegramTable) -> None:
+    table = telegram
+    table.seed = 1
+    await table.boot()
+    await table.say("Ann", "/newgame")
+    pauses: list[float] = []
 
-            async def sleep(seconds: float) -> None:
-                pauses.append(seconds)
+    async def sleep(seconds: float) -> None:
+        pauses.append(seconds)
 
-            poller = Poller(table.app, table.bot, timeout=0, sleep=sleep)
-            ann = table.person("Ann")
+    poller = Poller(table.app, table.bot, timeout=0, sleep=sleep)
+    ann = table.person("Ann")
 
-            def typed(update_id: int, text: str) -> dict[str, Any]:
-                return {"update_id": update_id, "message": {
-                    "message_id": update_id, "from": ann, "chat": private_chat(ann), "date": 1_800_000_000,
-                    "text": text, "entities": [{"type": "bot_command", "offset": 0, "length": len(text.split()[0])}]}}
+    def typed(update_id: int, text: str) -> dict[str, Any]:
+        return {"update_id": update_id, "message": {
+            "message_id": update_id, "from": ann, "chat": private_chat(ann), "date": 1_800_000_000,
+            "text": text, "entities": [{"type": "bot_command", "offset": 0, "length": len(text.split()[0])}]}}
 
-            table.api.updates += [typed(500, "/computers 4"), typed(501, "/status")]
-            seats = "SELECT count(*) FROM seats"
-            table.store.execute("PRAGMA query_only=ON")  # the disk is full
-            for tries in (1, 2):
-                await poller.step()
-                assert pauses == [poller.pause] * tries  # paused, not polling on
-                assert [u["update_id"] for u in table.api.updates] == [500, 501]  # nothing confirmed
-                assert all((c.params.get("offset") or 0) <= 500 for c in table.api.of("getUpdates"))
-                assert table.store.execute(seats).fetchone()[0] == 1
-            table.store.execute("PRAGMA query_only=OFF")  # space is back: it goes on by itself
-            await poller.step()
-            assert len(pauses) == 2 and not poller.paused
-            assert table.store.execute(seats).fetchone()[0] == 5
-            await poller.step()
-            assert table.api.updates == []  # both confirmed once stored
-            assert table.store.execute(seats).fetchone()[0] == 5  # and applied once
-        finally:
-            await table.stop()
-
-    asyncio.run(scenario())
+    table.api.updates += [typed(500, "/computers 4"), typed(501, "/status")]
+    seats = "SELECT count(*) FROM seats"
+    table.store.execute("PRAGMA query_only=ON")  # the disk is full
+    for tries in (1, 2):
+        await poller.step()
+        assert pauses == [poller.pause] * tries  # paused, not polling on
+        assert [u["update_id"] for u in table.api.updates] == [500, 501]  # nothing confirmed
+        assert all((c.params.get("offset") or 0) <= 500 for c in table.api.of("getUpdates"))
+        assert table.store.execute(seats).fetchone()[0] == 1
+    table.store.execute("PRAGMA query_only=OFF")  # space is back: it goes on by itself
+    await poller.step()
+    assert len(pauses) == 2 and not poller.paused
+    assert table.store.execute(seats).fetchone()[0] == 5
+    await poller.step()
+    assert table.api.updates == []  # both confirmed once stored
+    assert table.store.execute(seats).fetchone()[0] == 5  # and applied once
 
 
 class TooLateBotAPI(WebhookBotAPI):
@@ -204,7 +188,7 @@ def _prompts(tmp_path: Path) -> int:
 
 
 def _table_waiting_for_ann(tmp_path: Path, clock: Clock) -> None:
-    s = Server(None, None, None, tmp_path)  # type: ignore[arg-type]
+    s = Updates()
     updates = [s.say(ANN, "/newgame"), s.say(ANN, "/computers 4"), s.say(ANN, "/startgame")]
     _run(tmp_path, clock, *updates)
     assert _prompts(tmp_path) >= 1, "the table waits for Ann (computers decide at once)"
@@ -268,7 +252,7 @@ def test_start_pressed_again_brings_the_decision_the_table_waits_for(tmp_path: P
     clock = Clock()
     _table_waiting_for_ann(tmp_path, clock)
     before = _prompts(tmp_path)
-    s = Server(None, None, None, tmp_path)  # type: ignore[arg-type]
+    s = Updates()
     _run(tmp_path, clock, s.say(ANN, "/start", update_id=50_000))
     assert _prompts(tmp_path) == before + 1
 
@@ -278,7 +262,8 @@ def test_start_pressed_again_brings_the_decision_the_table_waits_for(tmp_path: P
 
 def _deliver(server: Server) -> int:
     """One delivery of everything due, by every channel's sender (the fixture delivers nothing by itself)."""
-    portal = server.client.portal  # type: ignore[attr-defined]
+    portal = server.client.portal
+    assert portal is not None  # the app is running
     return sum(portal.call(worker.deliver) for worker in server.app_state().wiring.workers)
 
 

@@ -17,7 +17,7 @@ def test_the_fast_history_constructor_gives_the_same_frozen_value_as_history() -
     assert built == History(*fields)
     assert (built.sessions, built.investigations, built.peeks, built.not_hitler, built.reshuffles) == fields
     with pytest.raises(dataclasses.FrozenInstanceError):
-        built.not_hitler = ()  # type: ignore[misc]
+        built.not_hitler = ()  # type: ignore[misc]  # assigning to a frozen field is what must fail here
 
 
 def test_votes_read_from_the_masks_show_each_seats_ballot_and_who_has_not_voted() -> None:

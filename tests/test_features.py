@@ -27,12 +27,8 @@ from moderator.engine import Phase, awaiting
 from moderator.engine.events import VoteCast
 from moderator.grammar import grammar
 from moderator.store import TableStatus
-from tests.fakes import Harness
+from tests.fakes import Harness, last
 from tests.test_service import NAMES, human_table, replayed, until_phase
-
-
-def last(h: Harness, address: str) -> str:
-    return h.channel.ids(address)[-1]
 
 
 def test_a_player_leaves_a_lobby_and_the_table_sees_the_seats_left() -> None:

@@ -13,6 +13,7 @@ import dataclasses
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 import pytest
 
@@ -42,10 +43,12 @@ from moderator.engine.errors import (
 GOLDEN = Path(__file__).parent / "golden"
 RECORDS = sorted(p for p in GOLDEN.glob("*.json") if not p.name.endswith(".expected.json"))
 F, L = Policy.FASCIST, Policy.LIBERAL
+E = TypeVar("E", bound=Event)
 
 
-def expected_of(path: Path) -> dict:
-    return json.loads(path.with_name(path.stem + ".expected.json").read_text(encoding="utf-8"))
+def expected_of(path: Path) -> dict[str, Any]:
+    expected: dict[str, Any] = json.loads(path.with_name(path.stem + ".expected.json").read_text(encoding="utf-8"))
+    return expected
 
 
 def replay_file(path: Path) -> records.Replay:
@@ -60,7 +63,7 @@ def seat(result: records.Replay, name: str) -> int:
     return result.record.seat(name)
 
 
-def of(result: records.Replay, kind: type[Event]) -> list:
+def of(result: records.Replay, kind: type[E]) -> list[E]:
     return [e for e in result.events if isinstance(e, kind)]
 
 
@@ -82,7 +85,7 @@ def prefix(result: records.Replay, actions: int) -> records.Replay:
     return records.replay(dataclasses.replace(result.record, actions=result.record.actions[:actions]))
 
 
-def index_of(result: records.Replay, entry: dict) -> int:
+def index_of(result: records.Replay, entry: dict[str, Any]) -> int:
     """The index of the first action of the record equal to this record entry."""
     names = result.record.players
     return [records.action_to_json(names, a) for a in result.record.actions].index(entry)
@@ -159,7 +162,9 @@ def check_03(r: records.Replay) -> None:
         ev.TermLimitsCleared,
         ev.PresidentialCandidateChosen,
     ]
-    new_deck = tail[1].order
+    shuffled = tail[1]
+    assert isinstance(shuffled, ev.DrawPileShuffled)
+    new_deck = shuffled.order
     assert new_deck == r.record.reshuffles[0]
     assert tail[2] == ev.ElectionTrackerAdvanced(3)
     assert tail[3] == ev.PolicyEnacted(new_deck[0], True, 1, 5)

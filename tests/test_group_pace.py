@@ -7,8 +7,6 @@ the outbox's order rule through the ``Sender`` with recording channels."""
 from __future__ import annotations
 
 import random
-from collections.abc import Awaitable, Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,32 +18,21 @@ from moderator.store import Store, TableRow, TableStatus
 from moderator.transports.telegram import CHANNEL, GROUP_INTERVAL, GROUP_PER_MINUTE
 from tests.fake_telegram import buttons
 from tests.fakes import RecordingChannel
-from tests.telegram_table import TelegramTable, _is_game, group_chat, run
+from tests.telegram_table import TelegramTable, _is_game, group_chat
 
 EN = Catalog.load("classic", "en")
 NAMES = ["Ann", "Bob", "Cy", "Dee", "Eve", "Fay", "Gus"]
 GROUP = group_chat(-100600)
+pytestmark = pytest.mark.anyio
 
 
-async def _quick_table(t: TelegramTable) -> None:
-    """Seven people at a table in the group, the game started; they will press half a second after a prompt."""
+async def _quick_table(t: TelegramTable, seed: int) -> None:
+    """Seven people at a table in the group, dealt with ``seed``, the game started; they will press half a second
+    after a prompt."""
     t.typing = 0.0
+    t.seed = seed
     await t.boot()
-    await t.open_and_join(NAMES, group=GROUP)
-    t.clock.advance(4.0)
-    await t.say(NAMES[0], "/startgame", chat=GROUP)
-
-
-def _at_quick_table(tmp_path: Path, seed: int, scenario: Callable[[TelegramTable], Awaitable[None]]) -> None:
-    """Run ``scenario`` at a ``_quick_table`` dealt with ``seed`` on a fresh database, then stop its bot."""
-
-    async def play() -> None:
-        t = TelegramTable(tmp_path / "m.db", seed=seed)
-        await _quick_table(t)
-        await scenario(t)
-        await t.stop()
-
-    run(play())
+    await t.open_and_start(NAMES, group=GROUP, pause=4.0)
 
 
 async def _press_first(t: TelegramTable, name: str, prompt: dict[str, Any]) -> None:
@@ -102,98 +89,97 @@ def _group_texts(t: TelegramTable) -> list[tuple[int, str]]:
             if c.method == "sendMessage" and c.chat_id == GROUP["id"]]
 
 
-def test_the_ballots_reach_nobody_before_the_group_has_the_nomination(tmp_path: Path) -> None:
-    async def scenario(t: TelegramTable) -> None:
-        await t.settle()
-        president = next(n for n in NAMES if t.prompt(n) is not None)
-        prompt = t.prompt(president)
-        assert prompt is not None
-        # Something goes to the group just before the nomination, so the nomination must wait for its slot.
-        await t.say(NAMES[1], "/board", chat=GROUP)
+async def test_the_ballots_reach_nobody_before_the_group_has_the_nomination(telegram: TelegramTable) -> None:
+    t = telegram
+    await _quick_table(t, 3)
+    await t.settle()
+    president = next(n for n in NAMES if t.prompt(n) is not None)
+    prompt = t.prompt(president)
+    assert prompt is not None
+    # Something goes to the group just before the nomination, so the nomination must wait for its slot.
+    await t.say(NAMES[1], "/board", chat=GROUP)
+    t.clock.advance(0.5)
+    start = len(t.api.calls)
+    await _press_first(t, president, prompt)
+    nominated = EN.text("chancellor-nominated", president=president, chancellor="x").split(" nominates")[0]
+    assert not any(f"{nominated} nominates" in text for _, text in _group_texts(t))  # paced, not yet
+    assert all(t.prompt(n) is None for n in NAMES)  # ...and so is every ballot
+    for _ in range(int(GROUP_INTERVAL / 0.5) + 1):
         t.clock.advance(0.5)
-        start = len(t.api.calls)
-        await _press_first(t, president, prompt)
-        nominated = EN.text("chancellor-nominated", president=president, chancellor="x").split(" nominates")[0]
-        assert not any(f"{nominated} nominates" in text for _, text in _group_texts(t))  # paced, not yet
-        assert all(t.prompt(n) is None for n in NAMES)  # ...and so is every ballot
-        for _ in range(int(GROUP_INTERVAL / 0.5) + 1):
-            t.clock.advance(0.5)
-            await t.bot.deliver()
-        told = next(i for i, text in _group_texts(t) if f"{nominated} nominates" in text)
-        ballots = [i for i, c in enumerate(t.api.calls) if i >= start and c.method == "sendMessage"
-                   and (c.chat_id or 0) > 0
-                   and any(_is_game(b.get("callback_data", "")) for row in
-                           c.params.get("reply_markup", {}).get("inline_keyboard", []) for b in row)]
-        assert ballots and all(i > told for i in ballots)
-        assert all(t.prompt(n) is not None for n in NAMES)  # everyone alive votes
-
-    _at_quick_table(tmp_path, 3, scenario)
+        await t.bot.deliver()
+    told = next(i for i, text in _group_texts(t) if f"{nominated} nominates" in text)
+    ballots = [i for i, c in enumerate(t.api.calls) if i >= start and c.method == "sendMessage"
+               and (c.chat_id or 0) > 0
+               and any(_is_game(b.get("callback_data", "")) for row in
+                       c.params.get("reply_markup", {}).get("inline_keyboard", []) for b in row)]
+    assert ballots and all(i > told for i in ballots)
+    assert all(t.prompt(n) is not None for n in NAMES)  # everyone alive votes
 
 
-def test_at_a_fast_table_no_prompt_reaches_a_seat_before_the_group_has_the_result_it_follows(tmp_path: Path) -> None:
-    async def scenario(t: TelegramTable) -> None:
-        await _press_quickly(t, random.Random(8), presses=10_000)  # asserts the order after every press
-        assert t.table().status == "over"
-
-    _at_quick_table(tmp_path, 8, scenario)
+async def test_at_a_fast_table_no_prompt_reaches_a_seat_before_the_group_has_the_result_it_follows(
+    telegram: TelegramTable
+) -> None:
+    t = telegram
+    await _quick_table(t, 8)
+    await _press_quickly(t, random.Random(8), presses=10_000)  # asserts the order after every press
+    assert t.table().status == "over"
 
 
 @pytest.mark.parametrize("restarts", [0, 6])
-def test_the_group_never_gets_more_than_20_calls_a_minute_across_restarts(tmp_path: Path, restarts: int) -> None:
-    async def scenario(t: TelegramTable) -> None:
-        rng = random.Random(5)
-        for _ in range(restarts):  # a restart every few seconds: each new process must know the minute's calls
-            await _press_quickly(t, rng, presses=6)
-            await t.stop()
-            await t.boot()
-        await _press_quickly(t, rng, presses=10_000)
-        await t.settle(600.0)
-        assert t.api.max_per_minute(GROUP["id"]) <= GROUP_PER_MINUTE
-        assert t.table().status == "over"
-
-    _at_quick_table(tmp_path, 5, scenario)
-
-
-def test_a_result_never_waits_for_a_counter_edit(tmp_path: Path) -> None:
-    async def scenario(t: TelegramTable) -> None:
-        await _president_nominates(t)
-        await t.settle()
-        # Six vote slowly enough that the counter is edited and then held back by its interval.
-        for name in NAMES[:6]:
-            ballot = t.prompt(name)
-            assert ballot is not None
-            t.clock.advance(1.0)
-            await _press_first(t, name, ballot)
-        counters = [c for c in t.api.of("editMessageText", GROUP["id"]) if "voted" in str(c.params.get("text"))]
-        assert counters  # the first count was shown; the later ones wait for the counter's interval
-        last = t.prompt(NAMES[6])
-        assert last is not None
-        t.clock.advance(GROUP_INTERVAL)
-        pressed = t.clock()
-        await _press_first(t, NAMES[6], last)
-        result = next(c for c in t.api.of("sendMessage", GROUP["id"]) if "Ja to" in str(c.params.get("text")))
-        assert result.at - pressed <= GROUP_INTERVAL
-        await t.settle()
-        late = [c for c in t.api.of("editMessageText", GROUP["id"])
-                if c.at >= result.at and "voted" in str(c.params.get("text"))]
-        assert late == []  # the counters held back were folded into the result, never shown after it
-
-    _at_quick_table(tmp_path, 3, scenario)
+async def test_the_group_never_gets_more_than_20_calls_a_minute_across_restarts(
+    telegram: TelegramTable, restarts: int
+) -> None:
+    t = telegram
+    await _quick_table(t, 5)
+    rng = random.Random(5)
+    for _ in range(restarts):  # a restart every few seconds: each new process must know the minute's calls
+        await _press_quickly(t, rng, presses=6)
+        await t.stop()
+        await t.boot()
+    await _press_quickly(t, rng, presses=10_000)
+    await t.settle(600.0)
+    assert t.api.max_per_minute(GROUP["id"]) <= GROUP_PER_MINUTE
+    assert t.table().status == "over"
 
 
-def test_the_board_is_edited_in_a_slot_of_its_own_and_shown_during_a_fast_game(tmp_path: Path) -> None:
-    async def scenario(t: TelegramTable) -> None:
-        await _press_quickly(t, random.Random(8), presses=10_000)
-        await t.settle(600.0)
-        group = [c.at for c in t.api.calls if c.chat_id == GROUP["id"] and c.method in
-                 ("sendMessage", "editMessageText", "editMessageMedia", "sendPhoto")]
-        boards = [c.at for c in t.api.of("editMessageMedia", GROUP["id"])]
-        assert len(boards) >= 2  # the board was shown again during the game, not only at its end
-        for at in boards:
-            others = [g for g in group if g != at]
-            assert all(abs(g - at) >= GROUP_INTERVAL - 1e-6 for g in others)
+async def test_a_result_never_waits_for_a_counter_edit(telegram: TelegramTable) -> None:
+    t = telegram
+    await _quick_table(t, 3)
+    await _president_nominates(t)
+    await t.settle()
+    # Six vote slowly enough that the counter is edited and then held back by its interval.
+    for name in NAMES[:6]:
+        ballot = t.prompt(name)
+        assert ballot is not None
+        t.clock.advance(1.0)
+        await _press_first(t, name, ballot)
+    counters = [c for c in t.api.of("editMessageText", GROUP["id"]) if "voted" in str(c.params.get("text"))]
+    assert counters  # the first count was shown; the later ones wait for the counter's interval
+    last = t.prompt(NAMES[6])
+    assert last is not None
+    t.clock.advance(GROUP_INTERVAL)
+    pressed = t.clock()
+    await _press_first(t, NAMES[6], last)
+    result = next(c for c in t.api.of("sendMessage", GROUP["id"]) if "Ja to" in str(c.params.get("text")))
+    assert result.at - pressed <= GROUP_INTERVAL
+    await t.settle()
+    late = [c for c in t.api.of("editMessageText", GROUP["id"])
+            if c.at >= result.at and "voted" in str(c.params.get("text"))]
+    assert late == []  # the counters held back were folded into the result, never shown after it
 
-    _at_quick_table(tmp_path, 8, scenario)
+
+async def test_the_board_is_edited_in_a_slot_of_its_own_and_shown_during_a_fast_game(telegram: TelegramTable) -> None:
+    t = telegram
+    await _quick_table(t, 8)
+    await _press_quickly(t, random.Random(8), presses=10_000)
+    await t.settle(600.0)
+    group = [c.at for c in t.api.calls if c.chat_id == GROUP["id"] and c.method in
+             ("sendMessage", "editMessageText", "editMessageMedia", "sendPhoto")]
+    boards = [c.at for c in t.api.of("editMessageMedia", GROUP["id"])]
+    assert len(boards) >= 2  # the board was shown again during the game, not only at its end
+    for at in boards:
+        others = [g for g in group if g != at]
+        assert all(abs(g - at) >= GROUP_INTERVAL - 1e-6 for g in others)
 
 
 # --- the outbox's order rule, for any channel that declares it -----------------------------------------------
@@ -233,19 +219,17 @@ def test_a_public_first_channel_holds_a_tables_later_messages_to_its_people_and_
     store.close()
 
 
-def test_stored_paces_older_than_they_matter_are_forgotten_and_recent_ones_kept(tmp_path: Path) -> None:
-    async def scenario() -> None:
-        t = TelegramTable(tmp_path / "m.db", seed=3)
-        store = Store(tmp_path / "m.db")
-        pace = '{"free": 1.0, "window": [1.0]}'
-        store.set_paces(CHANNEL, {"-100900": pace}, t.clock() - PACE_KEPT - 1.0)  # a group of months ago
-        store.set_paces(CHANNEL, {"-100901": pace}, t.clock() - 60.0)  # a group a minute ago
-        store.close()
-        await _quick_table(t)
-        await t.settle()
-        kept = dict(t.store.execute("SELECT address, updated FROM pacing").fetchall())
-        assert "-100900" not in kept
-        assert "-100901" in kept and str(GROUP["id"]) in kept
-        await t.stop()
-
-    run(scenario())
+async def test_stored_paces_older_than_they_matter_are_forgotten_and_recent_ones_kept(
+    telegram: TelegramTable,
+) -> None:
+    t = telegram
+    store = Store(t.db)
+    pace = '{"free": 1.0, "window": [1.0]}'
+    store.set_paces(CHANNEL, {"-100900": pace}, t.clock() - PACE_KEPT - 1.0)  # a group of months ago
+    store.set_paces(CHANNEL, {"-100901": pace}, t.clock() - 60.0)  # a group a minute ago
+    store.close()
+    await _quick_table(t, 3)
+    await t.settle()
+    kept = dict(t.store.execute("SELECT address, updated FROM pacing").fetchall())
+    assert "-100900" not in kept
+    assert "-100901" in kept and str(GROUP["id"]) in kept

@@ -24,12 +24,8 @@ from moderator.commands import (
 from moderator.engine import Phase, awaiting
 from moderator.engine import events as ev
 from moderator.lobby import CODE_ALPHABET
-from tests.fakes import Harness
+from tests.fakes import Harness, last
 from tests.test_service import NAMES, human_table, replayed, snapshot, until_phase
-
-
-def last(h: Harness, address: str) -> str:
-    return h.channel.ids(address)[-1]
 
 
 def owing_addresses(h: Harness, table_id: str) -> list[str]:
@@ -68,7 +64,7 @@ def test_pause_refuses_decisions_until_resume() -> None:
         assert "game-resumed" in ids
         assert ("prompt-vote" in ids) == (address in owing), (address, ids)
     h.press(voter, rng)
-    assert h.table(table_id).state.votes[addresses.index(voter)] is not None  # type: ignore[union-attr]
+    assert h.state(table_id).votes[addresses.index(voter)] is not None
 
 
 def test_computers_wait_while_paused() -> None:
@@ -84,12 +80,12 @@ def test_computers_wait_while_paused() -> None:
     assert state is not None and state.phase is not Phase.GAME_OVER
     assert awaiting(state) and 0 in awaiting(state)
     h.send("p0", Host(HostCommand.PAUSE))
-    step = h.table(table_id).state.step  # type: ignore[union-attr]
+    step = h.state(table_id).step
     assert h.service.run_computers(table_id) == 0
-    assert h.table(table_id).state.step == step  # type: ignore[union-attr]
+    assert h.state(table_id).step == step
     h.send("p0", Host(HostCommand.RESUME))
     h.play_out(table_id, random.Random(2))
-    assert h.table(table_id).state.phase is Phase.GAME_OVER  # type: ignore[union-attr]
+    assert h.state(table_id).phase is Phase.GAME_OVER
 
 
 # --- nudge ------------------------------------------------------------------------------------------------
@@ -193,7 +189,7 @@ def test_a_seat_moves_to_a_new_phone() -> None:
     assert last(h, old) == "not-at-table"
     assert snapshot(h, table_id) == before
     h.press("new-phone", rng)
-    assert h.table(table_id).state.phase is Phase.ELECTION  # type: ignore[union-attr]
+    assert h.state(table_id).phase is Phase.ELECTION
     # The code works once.
     h.send("thief", Join(code, "Thief"))
     assert h.channel.ids("thief") == ["no-such-table"]
@@ -209,7 +205,7 @@ def test_a_seat_moves_to_a_new_phone() -> None:
 def move_code(h: Harness, host: str = "p0") -> str:
     reply = h.channel.inbox(host)[-1]
     assert reply["message_id"] == "move-code"
-    return next(w.strip(".,:") for w in reply["text"].split()
+    return next(str(w).strip(".,:") for w in reply["text"].split()
                 if len(w.strip(".,:")) >= 6 and set(w.strip(".,:")) <= set(CODE_ALPHABET))
 
 
@@ -282,6 +278,7 @@ def test_end_stops_the_game_and_rematch_deals_again() -> None:
     assert last(h, "p0") == "game-not-started"
     first_game = table.row.game
     first_record = h.service.export(table_id)
+    assert first_record is not None
     # Rematch: the same seats, a new game.
     counts = h.channel.count()
     h.send("p0", Host(HostCommand.REMATCH))
@@ -296,7 +293,7 @@ def test_end_stops_the_game_and_rematch_deals_again() -> None:
     h.play_out(table_id, rng)
     assert replayed(h, table_id).state == h.table(table_id).state
     # The first game's actions are kept apart from the second's.
-    assert len(h.store.actions(table_id, first_game)) == len(first_record["actions"])  # type: ignore[index]
+    assert len(h.store.actions(table_id, first_game)) == len(first_record["actions"])
 
 
 def test_rematch_after_a_finished_game() -> None:
@@ -309,7 +306,7 @@ def test_rematch_after_a_finished_game() -> None:
     assert table.state is not None and table.state.step == 0 and table.state != first
     assert table.row.status == "playing"
     h.play_out(table_id, rng)
-    assert h.table(table_id).state.phase is Phase.GAME_OVER  # type: ignore[union-attr]
+    assert h.state(table_id).phase is Phase.GAME_OVER
 
 
 def test_every_game_of_a_table_stays_exportable_after_rematches() -> None:
@@ -342,7 +339,7 @@ def test_a_button_from_the_previous_game_is_stale_after_a_rematch() -> None:
     """A rematch restarts the steps, but a prompt from the last game still says "no longer current"."""
     rng = random.Random(9)
     h, table_id, _ = human_table(5, seed=9)
-    first_president = h.table(table_id).state.president  # type: ignore[union-attr]
+    first_president = h.state(table_id).president
     old_prompt = h.channel.last_prompt(f"p{first_president}")
     assert old_prompt is not None and old_prompt["choices"]
     h.play_out(table_id, rng)
@@ -390,14 +387,15 @@ def test_physical_voting_the_president_records_the_votes() -> None:
     assert dict(decided[0].votes) == {s: NAMES[s] in {"Quentin", "Zora", "Yusuf", "Kasimir"} for s in range(7)}
     assert decided[0].elected
     assert table.state is not None and table.state.phase is Phase.LEGISLATIVE_PRESIDENT
+    assert table.state.president is not None
     assert all(e.seat == s for s, e in enumerate(x for x in table.log if isinstance(x, ev.VoteCast)))
     # Every vote by name, to everyone.
     for address in addresses:
         result = next(b for b in h.channel.inbox(address) if b["message_id"] == "election-elected")
         assert all(name in result["text"] for name in NAMES[:7])
     # The rest of the game still goes through prompts.
-    h.press(addresses[table.state.president], rng)  # type: ignore[index]
-    assert h.table(table_id).state.phase is Phase.LEGISLATIVE_CHANCELLOR  # type: ignore[union-attr]
+    h.press(addresses[table.state.president], rng)
+    assert h.state(table_id).phase is Phase.LEGISLATIVE_CHANCELLOR
 
 
 def test_physical_voting_nudge_reminds_the_president() -> None:

@@ -5,31 +5,22 @@ device) and a seat's own (the President recording the table's votes, rename, lan
 from __future__ import annotations
 
 import re
-from pathlib import Path
-
-import pytest
 
 from moderator.catalog import Catalog
 from moderator.engine import Phase
-from tests.web_table import WebTable, choices, text_of
+from tests.web_table import TestClient, WebTable, choices, text_of
 
 NAMES = ("Ann", "Bob", "Cy", "Dee", "Eve")
 EN = Catalog.load("classic", "en")
 
 
-@pytest.fixture
-def table(tmp_path: Path) -> WebTable:
-    with WebTable(tmp_path / "web.db") as wt:
-        yield wt
-
-
-def _nominate_someone(table: WebTable, table_id: str, phones: dict[str, object]) -> str:
+def _nominate_someone(table: WebTable, table_id: str, phones: dict[str, TestClient]) -> str:
     """The Presidential Candidate nominates from their page; returns the President's name."""
     t = table.service.table(table_id)
-    president = t.names[t.state.president]
-    page = phones[president].get(f"/play/{table_id}/live").text  # type: ignore[attr-defined]
+    president: str = t.names[t.state.president]
+    page = phones[president].get(f"/play/{table_id}/live").text
     pick = choices(page)[0]
-    phones[president].post(f"/play/{table_id}", data=pick.fields)  # type: ignore[attr-defined]
+    phones[president].post(f"/play/{table_id}", data=pick.fields)
     return president
 
 

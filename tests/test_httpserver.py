@@ -25,6 +25,7 @@ import pytest
 
 from moderator.guard import RateLimitedLog, StreamSlots
 from moderator.httpserver import quiet_accept_errors
+from tests.serve_driver import http, timed
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -39,7 +40,7 @@ class Served:
         return len(os.listdir(f"/proc/{self.pid}/fd"))
 
     def stats(self) -> dict[str, Any]:
-        status, body, _ = request(self.port, b"GET /stats HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+        status, _, body = http(self.port, b"GET /stats HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
         assert status == 200
         return dict(json.loads(body))
 
@@ -75,25 +76,6 @@ def serving(*, files: int | None = None, log: Path | None = None, **limits: Any)
         process.wait(timeout=10)
         if stderr is not None:
             stderr.close()
-
-
-def request(port: int, raw: bytes, timeout: float = 5.0) -> tuple[int, bytes, dict[str, str]]:
-    """Send one raw request (with ``Connection: close``); (status, body, headers)."""
-    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
-        sock.sendall(raw)
-        data = b""
-        while chunk := sock.recv(65536):
-            data += chunk
-    head, _, body = data.partition(b"\r\n\r\n")
-    lines = head.decode("latin-1").split("\r\n")
-    headers = {k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:])}
-    return int(lines[0].split()[1]), body, headers
-
-
-def timed(port: int, raw: bytes) -> tuple[int, float]:
-    start = time.perf_counter()
-    status, _, _ = request(port, raw)
-    return status, time.perf_counter() - start
 
 
 WEBHOOK = (b"POST /telegram HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Length: 15\r\n"
@@ -183,7 +165,7 @@ def test_out_of_files_the_server_fits_its_connections_to_the_limit_and_logs_a_fe
 
 def test_when_every_connection_is_working_a_newcomer_is_closed_at_once() -> None:
     with serving(max_connections=3, max_browser_requests=10) as served:
-        slow = [threading.Thread(target=request, args=(served.port, b"GET /slow?s=1.5 HTTP/1.1\r\nHost: t\r\n"
+        slow = [threading.Thread(target=http, args=(served.port, b"GET /slow?s=1.5 HTTP/1.1\r\nHost: t\r\n"
                                                        b"Connection: close\r\n\r\n")) for _ in range(3)]
         for thread in slow:
             thread.start()
@@ -255,20 +237,20 @@ def test_a_client_that_reads_nothing_is_cut_off_after_the_write_timeout(strict: 
 
 def test_page_requests_over_their_cap_get_503_while_webhooks_and_the_health_check_go_through(
         strict: Served) -> None:
-    slow = [threading.Thread(target=request, args=(strict.port, b"GET /slow?s=1.2 HTTP/1.1\r\nHost: t\r\n"
+    slow = [threading.Thread(target=http, args=(strict.port, b"GET /slow?s=1.2 HTTP/1.1\r\nHost: t\r\n"
                                                    b"Connection: close\r\n\r\n")) for _ in range(2)]
     for thread in slow:
         thread.start()
     time.sleep(0.3)
     try:
-        status, _, headers = request(strict.port, PAGE)
+        status, headers, _ = http(strict.port, PAGE)
         assert status == 503 and headers["retry-after"] == "5"
         assert timed(strict.port, WEBHOOK)[0] == 200
         assert timed(strict.port, HEALTH)[0] == 200
     finally:
         for thread in slow:
             thread.join(5)
-    assert request(strict.port, PAGE)[0] == 200
+    assert http(strict.port, PAGE)[0] == 200
 
 
 def test_refused_connections_are_a_few_log_lines_not_a_flood(caplog: pytest.LogCaptureFixture) -> None:

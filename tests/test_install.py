@@ -11,7 +11,6 @@ import html
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import sysconfig
@@ -23,6 +22,7 @@ import httpx
 import pytest
 
 from moderator.catalog import Catalog, languages, themes
+from tests.serve_driver import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 LEFT_BEHIND = shutil.ignore_patterns(".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", ".*_cache",
@@ -128,12 +128,6 @@ def test_an_installed_wheel_draws_its_board_with_its_own_fonts_and_health_finds_
     assert problems == "[]"
     assert Path(bundled).is_relative_to(installed), "the catalogs and fonts must come from the wheel"
     assert pngs == [b"\x89PNG\r\n\x1a\n".hex()] * len(themes())
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def test_an_installed_wheel_serves_every_page_of_a_table_played_in_browsers(installed: Path, tmp_path: Path) -> None:

@@ -27,7 +27,7 @@ from moderator.engine import events as ev
 from moderator.limits import TABLES_AT_ONCE
 from moderator.lobby import CODE_ALPHABET, CODE_LENGTH
 from moderator.names import NAME_LIMIT
-from tests.fakes import Harness
+from tests.fakes import Harness, last
 from tests.test_service import NAMES
 
 LOOK_ALIKES = "0O1IL2Z5S6G8B"
@@ -41,10 +41,6 @@ def lobby(players: int, *, seed: int = 1) -> tuple[Harness, str, str, list[str]]
 
 def seat_names(h: Harness, table_id: str) -> list[str]:
     return [s.name for s in h.table(table_id).seats]
-
-
-def last(h: Harness, address: str) -> str:
-    return h.channel.ids(address)[-1]
 
 
 # --- join codes ------------------------------------------------------------------------------------------
@@ -183,9 +179,9 @@ def fail_elections(h: Harness, table_id: str, rounds: int, rng: random.Random) -
     """Nominate and vote everyone Nein, ``rounds`` times: the presidency moves on each time."""
     for _ in range(rounds):
         state = h.table(table_id).state
-        assert state is not None and state.phase is Phase.NOMINATION
-        h.press(h.address_of(table_id, state.president), rng)  # type: ignore[arg-type]
-        for seat in awaiting(h.table(table_id).state):  # type: ignore[arg-type]
+        assert state is not None and state.phase is Phase.NOMINATION and state.president is not None
+        h.press(h.address_of(table_id, state.president), rng)
+        for seat in awaiting(h.state(table_id)):
             address = h.address_of(table_id, seat)
             prompt = h.channel.last_prompt(address)
             assert prompt is not None
@@ -272,7 +268,7 @@ def test_start_is_refused_above_ten_and_computers_stop_at_ten() -> None:
     h.send("p0", AddComputers(1))
     assert len(h.table(table_id).seats) == 10
     h.send("p0", Start())
-    assert h.table(table_id).state is not None and h.table(table_id).state.players == 10  # type: ignore[union-attr]
+    assert h.state(table_id).players == 10
 
 
 @pytest.mark.parametrize("command", [AddComputers(1), AddComputers(), LobbyControl("cpu")],

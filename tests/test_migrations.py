@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 import random
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -44,6 +46,18 @@ def schema_before(path: Path, migration: str) -> Database:
     return db
 
 
+@contextmanager
+def one_transaction(db: sqlite3.Connection) -> Iterator[None]:
+    """The rows a test adds go in as one commit, not one commit (and one fsync) per row as autocommit would."""
+    db.execute("BEGIN")
+    try:
+        yield
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
+
+
 def user_tables(db: sqlite3.Connection) -> list[str]:
     found = db.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").fetchall()
     return [name for (name,) in found if not name.startswith(("sqlite_", "_sqlite_"))]
@@ -68,6 +82,7 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str,
     """A database at today's schema with rows in every table; and each table's game as (step, phase)."""
     path = tmp_path_factory.mktemp("reference") / "moderator.db"
     store = Store(path)
+    store.execute("PRAGMA synchronous=OFF")  # a fixture need not survive a power cut: no fsync per action
     harness = Harness(store, seed=7)
     finished, _, _ = harness.seat_table(NAMES, prefix="a")
     harness.start(finished, "a0")
@@ -114,7 +129,7 @@ def test_a_database_at_an_earlier_schema_migrates_with_nothing_lost(
     db = schema_before(old, MIGRATIONS[applied])
     assert [m.name for m in migrations.applied(db)] == MIGRATIONS[:applied]
     kept: dict[str, list[str]] = {}
-    with sqlite3.connect(source) as ref:
+    with sqlite3.connect(source) as ref, one_transaction(db.conn):
         for table in user_tables(db.conn):
             if table in SUCCESSORS:  # a table a later migration replaced: its rows come from its successor
                 successor, query = SUCCESSORS[table]
@@ -137,9 +152,9 @@ def test_a_database_at_an_earlier_schema_migrates_with_nothing_lost(
             assert rows(store.db.conn, table, names) == rows(ref, table, names), table
     service = Service(store)
     for table_id, (step, phase) in games.items():
-        table = service.table(table_id)
-        assert table is not None and table.state is not None
-        assert (table.state.step, table.state.phase.value) == (step, phase)
+        played = service.table(table_id)
+        assert played is not None and played.state is not None
+        assert (played.state.step, played.state.phase.value) == (step, phase)
     store.close()
 
 
@@ -237,7 +252,7 @@ def test_m019_an_upgraded_database_keeps_each_tables_current_game_exportable(
     it started, so it exports as before and a rematch no longer overwrites it."""
     path = tmp_path / "old.db"
     db = schema_before(path, "m019_game_setups")
-    with sqlite3.connect(reference[0]) as ref:
+    with sqlite3.connect(reference[0]) as ref, one_transaction(db.conn):
         for table in ("game_tables", "seats", "actions"):
             names = columns(db.conn, table)
             marks = ", ".join("?" for _ in names)
@@ -249,9 +264,9 @@ def test_m019_an_upgraded_database_keeps_each_tables_current_game_exportable(
         assert rows(store.db.conn, "game_setups", ["table_id", "game", "setup", "started"]) == kept
         service = Service(store)
         for table_id in reference[1]:
-            table = service.table(table_id)
-            assert table is not None
-            assert table.row.setup is not None and store.setup(table_id, table.row.game) == table.row.setup
+            played = service.table(table_id)
+            assert played is not None
+            assert played.row.setup is not None and store.setup(table_id, played.row.game) == played.row.setup
     finally:
         store.close()
 

@@ -27,10 +27,11 @@ from moderator.engine import Phase, new_game
 from moderator.engine.events import VoteCast
 from moderator.grammar import RULES, Verb, grammar, offered
 from moderator.service import Service
-from moderator.store import Store
+from moderator.store import SeatRow, Store
+from moderator.tables import Table as GameTable
 from moderator.transports import console, sms, telegram
 from tests.fake_telegram import user
-from tests.test_serve import ANN
+from tests.serve_app import ANN
 from tests.web_table import browser_beside, choices, every_channel
 
 BOB_TG = user(502, "Bob")
@@ -63,7 +64,7 @@ class Case:
     """(``web`` None) the catalog text the asker's page shows."""
 
 
-def _seat(t: Any, name: str) -> Any:
+def _seat(t: GameTable, name: str) -> SeatRow:
     return next(s for s in t.seats if s.name == name)
 
 

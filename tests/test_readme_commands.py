@@ -26,7 +26,7 @@ TYPED: Final[dict[str, Capabilities]] = {
     "SMS": sms.CAPABILITIES,
 }
 ARGUMENTS: Final[dict[Verb, str]] = {
-    Verb.LANGUAGE: "en/de",
+    Verb.LANGUAGE: "[code]",
     Verb.RENAME: "name",
     Verb.OPEN: "[your name]",
     Verb.JOIN: "CODE name",

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from moderator import claims
 from moderator import record as records
 from moderator.claims import InvestigationClaim, Office, PeekClaim, SessionClaim, Spoken
 from moderator.cli import main
@@ -52,7 +53,7 @@ def test_an_exported_game_carries_every_claim_after_the_actions_applied_when_it_
     assert record is not None and table.said
     names = tuple(record["players"])
     assert record["claims"] == [
-        {"after": said.step, **records.claimed.to_json(said.claim, names)} for said in table.said
+        {"after": said.step, **claims.to_json(said.claim, names)} for said in table.said
     ]
     assert all(0 <= entry["after"] <= len(record["actions"]) for entry in record["claims"])
     parsed = records.loads(records.dumps(record))

@@ -78,7 +78,9 @@ def test_whoever_owes_a_decision_is_reminded_after_the_set_minutes_and_nothing_i
     """After N minutes the waiting player gets a reminder and the prompt again; the game does not move."""
     service, sender, inbox, clock = table_waiting_for_the_host(5)
     table_id = service.store.tables_of("phone", "host")[0].id
-    step = service.table(table_id).state.step  # type: ignore[union-attr]
+    table = service.table(table_id)
+    assert table is not None and table.state is not None
+    step = table.state.step
     clock.now += 4 * 60
     assert service.tick() == 0
     clock.now += 2 * 60
@@ -86,7 +88,8 @@ def test_whoever_owes_a_decision_is_reminded_after_the_set_minutes_and_nothing_i
     sender.deliver_due()
     ids = inbox.ids("host")
     assert ids[-2:] == ["reminder", "prompt-nominate"]
-    assert service.table(table_id).state.step == step  # type: ignore[union-attr]
+    table = service.table(table_id)
+    assert table is not None and table.state is not None and table.state.step == step
     # One reminder per decision: the deadline is spent.
     clock.now += 60 * 60
     assert service.tick() == 0

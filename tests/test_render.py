@@ -7,13 +7,13 @@ import dataclasses
 import random
 import re
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Final
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from moderator.catalog import SMS_LIMIT, Catalog, is_gsm7
+from moderator.catalog import SMS_LIMIT, Catalog, is_gsm7, languages, themes
 from moderator.channels import Capabilities, Kind
 from moderator.claims import Accusation, Claim, Clearance, InvestigationClaim, Office, PeekClaim, SessionClaim
 from moderator.engine import (
@@ -71,7 +71,8 @@ from moderator.render import (
     violation_message,
 )
 
-CATALOGS = [("classic", "en"), ("classic", "de"), ("corporate", "en"), ("corporate", "de")]
+CATALOGS = [(theme, lang) for theme in themes() for lang in languages(theme)]
+"""Every theme in every language it has a file for (a new catalog file is covered by every test that loops)."""
 F, L = Policy.FASCIST, Policy.LIBERAL
 
 
@@ -81,8 +82,11 @@ F, L = Policy.FASCIST, Policy.LIBERAL
 class Recording(Catalog):
     """A catalog that notes every message id and the params it was filled in with."""
 
+    log: list[tuple[str, dict[str, object]]]
+    """Set by ``recording`` (the frozen dataclass's fields stay the catalog's)."""
+
     def text(self, message_id: str, *, sms: bool = False, **params: object) -> str:
-        self.log.append((message_id, params))  # type: ignore[attr-defined]
+        self.log.append((message_id, params))
         return super().text(message_id, sms=sms, **params)
 
 
@@ -91,6 +95,13 @@ def caps_of(sms: bool) -> Capabilities:
     from moderator.transports.sms import CAPABILITIES
 
     return CAPABILITIES if sms else Capabilities()
+
+
+def sms_limit(lang: str) -> int:
+    """The characters one SMS in ``lang`` may have: one GSM-7 segment, or two UCS-2 ones for another script."""
+    from moderator.transports.sms import limit
+
+    return limit(lang)
 
 
 def recording(theme: str, lang: str) -> Recording:
@@ -477,7 +488,7 @@ def test_every_deal_has_the_same_shape(theme: str, lang: str, sms: bool) -> None
             assert len(shapes) == 1, (players, shapes)
             assert shapes.pop()[3] == expected
             if sms:
-                assert expected <= SMS_LIMIT
+                assert expected <= sms_limit(lang)
 
 
 @pytest.mark.parametrize("players", range(5, 11))
@@ -570,6 +581,10 @@ def _values(params: dict[str, object]) -> set[str]:
     return out
 
 
+NOT_HITLER_IDS: Final = frozenset({"chancellor-not-hitler", "player-executed-not-hitler"})
+"""Public facts about a name and the word Hitler: in Persian the name comes right before it ("X هیتلر نیست")."""
+
+
 def _check_public(
     log: list[tuple[str, dict[str, object]]],
     messages: list[Message],
@@ -588,7 +603,7 @@ def _check_public(
         assert not leaked, (mid, params)
     for m in messages:
         assert not m.secret and not m.choices
-        if game_over:
+        if game_over or m.message_id in NOT_HITLER_IDS:
             continue
         for _seat, name in enumerate(names):
             for word in hidden:
@@ -638,30 +653,31 @@ def test_no_message_tells_a_recipient_more_than_the_rules_allow(
     catalog = recording(*which)
     names = token_names(players, random.Random(seed))
     table = TableInfo(names, which[0])
-    shown = names if not sms else table.short_names
+    gsm7 = caps_of(sms).transliterates(which[1])
+    shown = tuple(table.name(seat, short=sms, gsm7=gsm7) for seat in range(players))
     over = False
     for _before, after, events in play(players, seed):
         board = public_view(after)
         for event in events:
             over = over or isinstance(event, ev.GameEnded)
-            catalog.log.clear()  # type: ignore[attr-defined]
+            catalog.log.clear()
             public = event_messages(event, None, table, catalog, caps=caps_of(sms), board=board)
-            public_log = list(catalog.log)  # type: ignore[attr-defined]
+            public_log = list(catalog.log)
             _check_public(public_log, public, catalog, after, shown, over)
             for seat in range(players):
                 if not event.audience.includes(seat):
                     with pytest.raises(AssertionError):
                         event_messages(event, seat, table, catalog, caps=caps_of(sms), board=board)
                     continue
-                catalog.log.clear()  # type: ignore[attr-defined]
+                catalog.log.clear()
                 mine = event_messages(event, seat, table, catalog, caps=caps_of(sms), board=board)
                 if event.audience.everyone:
                     assert mine == public  # a public event reads the same for everyone
                 else:
                     _check_private(event, seat, mine, after, catalog, shown, sms)
-        catalog.log.clear()  # type: ignore[attr-defined]
+        catalog.log.clear()
         board_text = board_messages(board, table, catalog, caps=caps_of(sms))
-        board_log = list(catalog.log)  # type: ignore[attr-defined]
+        board_log = list(catalog.log)
         _check_public(board_log, board_text, catalog, after, shown, after.phase is Phase.GAME_OVER)
 
 
@@ -693,7 +709,7 @@ def test_prompts_offer_exactly_the_legal_actions(players: int) -> None:
                     if sms:
                         for i, label in enumerate(labels, 1):
                             assert f"{i} {label}" in message.text
-                        assert len(message.text) <= SMS_LIMIT
+                        assert len(message.text) <= sms_limit(lang)
 
 
 def test_knowledge_is_private_and_complete() -> None:
@@ -726,12 +742,12 @@ def test_violations_and_bad_input_get_a_clear_reply_without_secrets(theme: str, 
         catalog.text("phase-unknown")
     }
     for error in corpus_violations():
-        catalog.log.clear()  # type: ignore[attr-defined]
+        catalog.log.clear()
         m = violation_message(error, table, catalog)
         assert not m.secret and not m.choices and m.message_id == "violation-" + error.code
         assert m.text.endswith(nothing_changed)
         # Structurally secret-free: the only thing filled in is the (public) phase the game is in.
-        for mid, params in catalog.log:  # type: ignore[attr-defined]
+        for mid, params in catalog.log:
             assert mid.startswith(("violation-", "phase-", "nothing-changed"))
             assert set(params) <= {"phase"} and set(params.values()) <= phases
     for problem in InputProblem:
@@ -791,9 +807,9 @@ def test_the_truth_timeline_tells_every_government_after_the_end_only() -> None:
         assert state.phase is Phase.GAME_OVER
         with pytest.raises(ValueError):
             truth_timeline([e for e in log if not isinstance(e, ev.GameEnded)], table, catalog)
-        catalog.log.clear()  # type: ignore[attr-defined]
+        catalog.log.clear()
         messages = truth_timeline(log, table, catalog)
-        ids = [mid for mid, _ in catalog.log]  # type: ignore[attr-defined]
+        ids = [mid for mid, _ in catalog.log]
         assert len(messages) == 1 and not messages[0].secret
         assert sum(mid.startswith("truth-session") for mid in ids) == len(state.history.sessions)
         assert ids.count("truth-investigation") == len(state.history.investigations)
@@ -867,3 +883,33 @@ def test_rules_for_a_table_cover_powers_term_limits_tracker_chaos_and_veto() -> 
         assert words in five
     assert "With 9 players" in "\n".join(m.text for m in rules_messages(9, catalog))
     assert "players the" not in "\n".join(m.text for m in rules_messages(None, catalog))
+
+
+# --- names in another direction than their sentence -----------------------------------------------------
+
+
+FSI, PDI = "\u2068", "\u2069"
+
+
+def test_a_name_running_the_other_way_is_isolated_in_its_sentence() -> None:
+    """A Persian name in an English sentence, a Latin one in a Persian sentence: between FSI and PDI, so that a
+    phone takes the sentence's direction from its own words and the name keeps its place. A name running the
+    sentence's way is left as it is."""
+    table = TableInfo(("زهرا", "Bob", "Алексей", "Cy", "Dee"))
+    nominated = ev.ChancellorNominated(0, 1)
+    english = event_messages(nominated, None, table, Catalog.load("classic", "en"))[0].text
+    assert english.startswith(f"{FSI}زهرا{PDI} nominates Bob as Chancellor.")
+    persian = event_messages(nominated, None, table, Catalog.load("classic", "fa"))[0].text
+    assert "زهرا" in persian and f"{FSI}زهرا" not in persian and f"{FSI}Bob{PDI}" in persian
+    # By SMS, an English text writes the Persian name in Latin letters (no isolate needed); a Persian text keeps the
+    # Cyrillic and Latin names, each isolated, or a list of them isolated once (ten isolates would not fit).
+    sms = event_messages(nominated, None, table, Catalog.load("classic", "en"), caps=caps_of(True))[0].text
+    assert FSI not in sms and "zhr" in sms
+    election = ev.ElectionDecided(0, 1, ((0, True), (1, False), (2, False), (3, True), (4, False)), False)
+    text = event_messages(election, None, table, Catalog.load("classic", "fa"), caps=caps_of(True))[0].text
+    assert f"{FSI}Bob, Алексей, Dee{PDI}" in text and f"زهرا, {FSI}Cy{PDI}" in text
+
+
+def test_a_quote_of_what_was_typed_is_isolated_too() -> None:
+    reply = input_message(InputProblem.UNPARSEABLE, TableInfo(("Ann",)), Catalog.load("classic", "fa"), text="hello")
+    assert f"{FSI}hello{PDI}" in reply.text

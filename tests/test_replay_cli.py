@@ -248,7 +248,7 @@ def test_undecodable_bytes_exit_2_with_one_line(tmp_path: Path, capsys: pytest.C
 
 # Five elected governments enact F, F, F (peek), F (execution), L: the fifth session leaves 2 cards, so the
 # first reshuffle string is used then, holding the 2 leftovers (F, L) and the 10 discards (4 L, 6 F).
-FIVE_SESSIONS = {
+FIVE_SESSIONS: dict[str, Any] = {
     "players": ["Ann", "Bob", "Cy", "Dee", "Eve"],
     "roles": {"Ann": "liberal", "Bob": "fascist", "Cy": "liberal", "Dee": "hitler", "Eve": "liberal"},
     "deck": "FFLFFLFFLFFLLFFFL",
@@ -261,7 +261,7 @@ def _five_sessions(reshuffles: list[str] | None) -> dict[str, Any]:
     if reshuffles is not None:
         record["reshuffles"] = reshuffles
     alive = ["Ann", "Bob", "Cy", "Dee", "Eve"]
-    actions = record["actions"]
+    actions: list[dict[str, str]] = record["actions"]
 
     def gov(president: str, chancellor: str, discard: str, enact: str) -> None:
         actions.append({"player": president, "action": "nominate", "target": chancellor})

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from moderator import record as records
-from moderator.catalog import Catalog, literals, messages_dir, plural_forms, plural_specs, read_file
+from moderator.catalog import Catalog, languages, literals, messages_dir, plural_forms, plural_specs, read_file
 from moderator.cli import main
 from moderator.engine import Event, Party, Policy, Power, Role, RuleViolation, WinReason, errors
 from moderator.engine import events as ev
@@ -106,8 +106,12 @@ def replay_ids() -> set[str]:
     for theme, lang in CATALOGS:
         catalog = recording(theme, lang)
         replay_corpus(TableInfo(worst_names(), theme), catalog)
-        used |= {mid for mid, _ in catalog.log}  # type: ignore[attr-defined]
+        used |= {mid for mid, _ in catalog.log}
     return used
+
+
+QUOTED = re.compile(r'"[^"]+"|«[^»]+»')
+"""A span of words in quotation marks."""
 
 
 def test_the_timeline_tells_every_event() -> None:
@@ -122,8 +126,8 @@ def test_every_line_of_the_timeline_renders_in_every_catalog(theme: str, lang: s
     claims = corpus_claims()
     told = [line for line in lines if line.strip()]
     assert not [line for line in told if "{" in line or "}" in line]
-    # Every claim is told as its speaker's words in quotes.
-    assert sum(line.count('"') == 2 for line in told) == len(claims)
+    # Every claim is told as its speaker's words in quotes (the language's own: "...", «...»).
+    assert sum(QUOTED.search(line) is not None for line in told) == len(claims)
 
 
 def test_the_english_timeline_names_each_broken_rule_as_the_engine_states_it() -> None:
@@ -243,10 +247,21 @@ def test_a_recorded_game_replays_in_the_corporate_theme_in_either_language_any_c
     assert "Chefingenieur" in out and "Kanzler " not in out and "Gesetz" not in out
 
 
+@pytest.mark.parametrize("lang", languages())
+def test_a_recorded_game_replays_in_every_language(recorded: Path, capsys: pytest.CaptureFixture[str],
+                                                    lang: str) -> None:
+    catalog = Catalog.load("classic", lang)
+    code, out, err = _replay(capsys, recorded, "--lang", lang.upper())
+    assert (code, err) == (0, "")
+    assert out.startswith(catalog.text("replay-game", players=7) + "\n")
+    _, english, _ = _replay(capsys, recorded)
+    assert len(out.splitlines()) == len(english.splitlines())  # every event told, one line each
+
+
 @pytest.mark.parametrize(
     ("args", "problem"),
     [
-        (("--lang", "fr"), "no language 'fr'; choose one of: de, en"),
+        (("--lang", "xx"), f"no language 'xx'; choose one of: {', '.join(languages())}"),
         (("--theme", "office"), "no theme 'office'; choose one of: classic, corporate"),
     ],
 )

@@ -24,15 +24,24 @@ from moderator.catalog import Catalog
 from tests import test_browser
 from tests.test_browser import NAMES, Server, settled
 
-pytest.importorskip("selenium.webdriver")  # (tests.test_browser has skipped this module if there is no browser)
+pytest.importorskip("selenium.webdriver")  # (tests.test_browser has skipped this module if there is no Selenium)
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-browser = test_browser.browser  # the same fixtures: one Chromium for the module, a server for each test
-server = test_browser.server
+server = test_browser.server  # the same server for each test (Chromium is conftest's, one for the run)
 EN = Catalog.load("classic", "en")
 SIZES = ((1920, 1080), (1280, 720))
 BUTTON = re.compile(r'<form method="post" class="inline">(.*?)</form>', re.S)
+
+
+def choosing(word: str) -> Callable[[list[str]], int]:
+    """A phone's choice: the option labelled ``word``."""
+    return lambda labels: labels.index(word)
+
+
+def refreshed(least: int) -> Callable[[Any], bool]:
+    """A wait's condition: the screen's live part has been swapped in at least ``least`` times."""
+    return lambda d: int(d.find_element(By.ID, "live").get_attribute("data-refreshes") or 0) >= least
 
 
 class Table:
@@ -90,7 +99,7 @@ class Table:
             self.press(name, lambda labels: 0)  # the nomination
         for name, vote in ballots.items():
             word = ja if vote else nein
-            self.press(name, lambda labels, word=word: labels.index(word))
+            self.press(name, choosing(word))
 
     def play_out(self, rng: random.Random, before: Callable[[], None] = lambda: None) -> None:
         """Random decisions (Ja in votes, to keep games short) until the game is over."""
@@ -226,7 +235,7 @@ def test_ten_long_names_fit_the_screen_at_1080p_and_720p_from_lobby_to_the_end(s
     check_layout(browser, "ten-vote")
     ja, nein = EN.term("ja"), EN.term("nein")
     for n, name in enumerate(TEN):
-        table.press(name, lambda labels, word=ja if n % 3 else nein: labels.index(word))
+        table.press(name, choosing(ja if n % 3 else nein))
     WebDriverWait(browser, 10).until(lambda d: len(d.find_elements(By.CSS_SELECTOR, ".reveal li")) == len(TEN))
     check_layout(browser, "ten-reveal")  # every one of the ten ballots on screen, none cut off
     whole(browser, ".reveal .name")
@@ -265,8 +274,7 @@ def test_a_vote_neither_moves_nor_fetches_the_board_again(server: Server, browse
     for name in NAMES[:3]:  # votes, but not the last: the election is still open
         table.press(name, lambda labels: labels.index(ja))
         refreshes += 1
-        WebDriverWait(browser, 10).until(
-            lambda d, least=refreshes: int(d.find_element(By.ID, "live").get_attribute("data-refreshes") or 0) >= least)
+        WebDriverWait(browser, 10).until(refreshed(refreshes))
     board = browser.find_element(By.CSS_SELECTOR, ".board img")
     assert board.get_attribute("data-mark") == "first"  # the same element, never blanked
     assert board.rect == before

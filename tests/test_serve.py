@@ -6,17 +6,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
-import itertools
 import json
 import logging
-import os
 import shutil
 import sqlite3
 import threading
 import time
 import warnings
-from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -32,108 +28,17 @@ from moderator.settings import Settings
 from moderator.store import FairLock, SerialStore, Store
 from moderator.transports.telegram import SECRET_HEADER, TelegramSettings, callback
 from moderator.transports.telegram import SPEC as TELEGRAM
-from tests.fake_telegram import TOKEN, FakeBotAPI, private_chat, user
-from tests.fake_twilio import ACCOUNT_SID, AUTH_TOKEN, OUR_NUMBER, PUBLIC_URL, FakeTwilio, incoming, signature
+from tests.fake_telegram import TOKEN, private_chat
+from tests.fake_twilio import AUTH_TOKEN, OUR_NUMBER, PUBLIC_URL, FakeTwilio, incoming, signature
+from tests.serve_app import ANN, BOB, HOOK, LOCAL, SECRET, SMS_URL, Server, WebhookBotAPI, env, open_table
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")  # Starlette 1.x asks for httpx2; httpx works the same here
     from starlette.testclient import TestClient
 
-LONG = bool(os.environ.get("MODERATOR_LONG_TESTS"))
-"""The long reliability tests: 200 tables for 60 s under load, 60 s of random SIGKILLs (see README)."""
-SECRET = "webhook-secret_0123456789"
-HOOK = "/telegram"
-SMS_URL = f"{PUBLIC_URL}/sms"
-LOCAL = ("127.0.0.1", 50000)
-"""A client on this machine (``curl`` on the host, the container's health check): ``/healthz`` tells it everything."""
-
-
-class WebhookBotAPI(FakeBotAPI):
-    """The fake Bot API, also answering setWebhook (and remembering what it was told)."""
-
-    webhook: dict[str, Any] | None = None
-
-    def _result(self, api: str, params: dict[str, Any], chat: int | None) -> Any:
-        if api == "setWebhook":
-            self.webhook = params
-            return True
-        return super()._result(api, params, chat)
-
-
-def env(db: Path, **extra: str) -> dict[str, str]:
-    return {
-        "MODERATOR_DB": str(db),
-        "MODERATOR_PUBLIC_URL": PUBLIC_URL,
-        "TELEGRAM_TOKEN": TOKEN,
-        "TELEGRAM_WEBHOOK_SECRET": SECRET,
-        "TWILIO_ACCOUNT_SID": ACCOUNT_SID,
-        "TWILIO_AUTH_TOKEN": AUTH_TOKEN,
-        "TWILIO_FROM": OUR_NUMBER,
-        **extra,
-    }
-
-
-class Server:
-    """The app under a TestClient, with handles on the fakes and the database file."""
-
-    def __init__(self, client: TestClient, api: WebhookBotAPI, twilio: FakeTwilio, db: Path) -> None:
-        self.client, self.api, self.twilio, self.db = client, api, twilio, db
-        self.ids = itertools.count(1)
-
-    def update(self, body: dict[str, Any], *, secret: str | None = SECRET) -> int:
-        headers = {SECRET_HEADER: secret} if secret is not None else {}
-        return self.client.post(HOOK, json=body, headers=headers).status_code
-
-    def say(self, person: dict[str, Any], text: str, update_id: int | None = None) -> dict[str, Any]:
-        message: dict[str, Any] = {"message_id": next(self.ids), "from": person, "chat": private_chat(person),
-                                   "date": 1_800_000_000, "text": text}
-        if text.startswith("/"):
-            message["entities"] = [{"type": "bot_command", "offset": 0, "length": len(text.split()[0])}]
-        return {"update_id": update_id if update_id is not None else next(self.ids) + 1000, "message": message}
-
-    def text(self, sender: str, body: str, sid: str, *, token: str = AUTH_TOKEN) -> int:
-        form = incoming(sender, body, sid)
-        headers = {"X-Twilio-Signature": signature(SMS_URL, form, token)}
-        return self.client.post("/sms", data=form, headers=headers).status_code
-
-    def app_state(self) -> Any:
-        return self.client.app.state  # type: ignore[attr-defined]
-
-    def rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-        with sqlite3.connect(self.db) as conn:
-            return conn.execute(sql, params).fetchall()
-
-    def snapshot(self) -> str:
-        """Everything the database holds."""
-        with sqlite3.connect(self.db) as conn:
-            return hashlib.sha256("\n".join(conn.iterdump()).encode()).hexdigest()
-
-    def game_state(self) -> tuple[Any, ...]:
-        """Tables, seats and actions: what a refused input must not change."""
-        return tuple(self.rows(f"SELECT * FROM {t} ORDER BY rowid") for t in ("game_tables", "seats", "actions"))
-
-
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[Server]:
-    db = tmp_path / "m.db"
-    api = WebhookBotAPI(clock=lambda: 1_800_000_000.0)
-    twilio = FakeTwilio()
-    app = create_app(Settings.load(env(db), cwd=tmp_path), network={"telegram": api, "sms": twilio},
-                     deliver=False)
-    with TestClient(app, raise_server_exceptions=False, client=LOCAL) as client:
-        yield Server(client, api, twilio, db)
-
-
-ANN = user(501, "Ann")
-BOB = user(502, "Bob")
-
-
-def open_table(s: Server) -> str:
-    assert s.update(s.say(ANN, "/newgame")) == 200
-    [(code,)] = s.rows("SELECT code FROM game_tables")
-    return str(code)
-
-
+pytestmark = pytest.mark.anyio
+SHORT_AND_LONG = [pytest.param(False, id="short"), pytest.param(True, id="long", marks=pytest.mark.long)]
+"""The reliability tests short, and long (200 tables for 60 s under load, 60 s of random SIGKILLs): ``--long``."""
 # --- the routes -------------------------------------------------------------------------------------------
 
 
@@ -302,8 +207,9 @@ def test_one_players_button_pressed_by_another_user_is_refused(server: Server,
     prompt = [p for p in prompts if p["kind"] == "prompt"][-1]
     data = callback(prompt["table"], prompt["decision"], prompt["options"][0][1])
     before = server.game_state()
-    query = {"id": "q1", "from": BOB, "chat_instance": "ci", "data": data,
-             "message": {"message_id": 1, "chat": private_chat(BOB), "date": 1_800_000_000, "text": "?"}}
+    query: dict[str, Any] = {
+        "id": "q1", "from": BOB, "chat_instance": "ci", "data": data,
+        "message": {"message_id": 1, "chat": private_chat(BOB), "date": 1_800_000_000, "text": "?"}}
     assert server.update({"update_id": 9001, "callback_query": query}) == 200
     assert server.game_state() == before
     query = {**query, "id": "q2", "from": ANN, "message": {**query["message"], "chat": private_chat(ANN)}}
@@ -493,18 +399,20 @@ def test_export_writes_every_game_of_a_table(tmp_path: Path, capsys: pytest.Capt
 # --- over real HTTP ---------------------------------------------------------------------------------------
 
 
-def test_tables_played_at_once_over_http_give_no_errors(tmp_path: Path) -> None:
+@pytest.mark.parametrize("long", SHORT_AND_LONG)
+def test_tables_played_at_once_over_http_give_no_errors(tmp_path: Path, long: bool) -> None:
     """The load test, short (``python benchmarks/serve.py`` runs 200 tables for 60 s): the real server in a child
     process on loopback, tables played through the signed SMS webhook, stopped with SIGTERM."""
     from benchmarks.serve import load
 
-    tables, seconds, think = (200, 60.0, 1.0) if LONG else (8, 3.0, 0.1)
+    tables, seconds, think = (200, 60.0, 1.0) if long else (8, 3.0, 0.1)
     result, counts = load(tables=tables, seconds=seconds, think=think, db=tmp_path / "load.db")
     assert not result.errors, result.errors[:5]
     assert result.started == tables and counts["actions"] > 0 and counts["messages sent"] > 0
 
 
-def test_sigkill_at_random_moments_loses_no_accepted_action_and_no_message(tmp_path: Path) -> None:
+@pytest.mark.parametrize("long", SHORT_AND_LONG)
+def test_sigkill_at_random_moments_loses_no_accepted_action_and_no_message(tmp_path: Path, long: bool) -> None:
     """The crash test, short: the server in a child process is killed with SIGKILL at random moments while
     tables play through its webhook, and started again; a text not answered is sent again (same MessageSid).
     Every text answered 200 is in the database, every game still replays, and the outbox drains."""
@@ -521,7 +429,7 @@ def test_sigkill_at_random_moments_loses_no_accepted_action_and_no_message(tmp_p
 
     async def killer() -> int:
         kills = 0
-        for _ in range(10 if LONG else 2):  # a fixed number: a restart on a busy machine takes seconds
+        for _ in range(10 if long else 2):  # a fixed number: a restart on a busy machine takes seconds
             await asyncio.sleep(rng.uniform(0.3, 1.0))
             process[0].kill()
             process[0].wait()
@@ -531,7 +439,7 @@ def test_sigkill_at_random_moments_loses_no_accepted_action_and_no_message(tmp_p
         return kills
 
     async def play() -> tuple[Any, int]:
-        tables, seconds = (20, 60.0) if LONG else (6, 8.0)
+        tables, seconds = (20, 60.0) if long else (6, 8.0)
         result, kills = await asyncio.gather(drive(port, db, tables, seconds, 0.05, retry=True), killer())
         return result, kills
 
@@ -546,7 +454,7 @@ def test_sigkill_at_random_moments_loses_no_accepted_action_and_no_message(tmp_p
     finally:
         process[0].terminate()
         process[0].wait(timeout=60)
-    assert kills == (10 if LONG else 2) and not result.errors, result.errors[:5]
+    assert kills == (10 if long else 2) and not result.errors, result.errors[:5]
     with sqlite3.connect(db) as conn:
         assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
         handled = {r[0] for r in conn.execute("SELECT external_id FROM inbound WHERE channel = 'sms'")}
@@ -558,8 +466,8 @@ def test_sigkill_at_random_moments_loses_no_accepted_action_and_no_message(tmp_p
     try:
         service = Service(store)
         # every game replays
-        assert len(tables) == (20 if LONG else 6) and all(service.table(t) is not None for t in tables)
-        assert sum(len(service.table(t).actions) for t in tables) > 0  # type: ignore[union-attr]
+        assert len(tables) == (20 if long else 6) and all(service.table(t) is not None for t in tables)
+        assert sum(len(table.actions) for t in tables if (table := service.table(t)) is not None) > 0
     finally:
         store.close()
 
@@ -573,73 +481,61 @@ def _inbound_ids(db: Path) -> list[str]:
         return [r[0] for r in conn.execute("SELECT external_id FROM inbound ORDER BY external_id")]
 
 
-def test_inputs_handled_in_one_loop_iteration_share_one_commit(tmp_path: Path) -> None:
+async def test_inputs_handled_in_one_loop_iteration_share_one_commit(tmp_path: Path) -> None:
     db = tmp_path / "m.db"
-
-    async def scenario() -> None:
-        store = SerialStore(db)
-        try:
-            store.group_commits(lambda: None)
-            with store.transaction():
-                store.seen("sms", "SM1", 1.0)
-            with store.transaction():
-                store.seen("sms", "SM2", 1.0)
-            assert _inbound_ids(db) == []  # written, not yet committed
-            await store.durable()
-            assert _inbound_ids(db) == ["SM1", "SM2"]
-        finally:
-            store.close()
-
-    asyncio.run(scenario())
+    store = SerialStore(db)
+    try:
+        store.group_commits(lambda: None)
+        with store.transaction():
+            store.seen("sms", "SM1", 1.0)
+        with store.transaction():
+            store.seen("sms", "SM2", 1.0)
+        assert _inbound_ids(db) == []  # written, not yet committed
+        await store.durable()
+        assert _inbound_ids(db) == ["SM1", "SM2"]
+    finally:
+        store.close()
 
 
-def test_an_input_that_fails_in_a_group_rolls_back_alone(tmp_path: Path) -> None:
+async def test_an_input_that_fails_in_a_group_rolls_back_alone(tmp_path: Path) -> None:
     db = tmp_path / "m.db"
-
-    async def scenario() -> None:
-        store = SerialStore(db)
-        try:
-            store.group_commits(lambda: None)
-            with store.transaction():
-                store.seen("sms", "SM1", 1.0)
-            with pytest.raises(ZeroDivisionError), store.transaction():
-                store.seen("sms", "SM2", 1.0)
-                raise ZeroDivisionError
-            with store.transaction():
-                store.seen("sms", "SM3", 1.0)
-            await store.durable()
-        finally:
-            store.close()
-
-    asyncio.run(scenario())
+    store = SerialStore(db)
+    try:
+        store.group_commits(lambda: None)
+        with store.transaction():
+            store.seen("sms", "SM1", 1.0)
+        with pytest.raises(ZeroDivisionError), store.transaction():
+            store.seen("sms", "SM2", 1.0)
+            raise ZeroDivisionError
+        with store.transaction():
+            store.seen("sms", "SM3", 1.0)
+        await store.durable()
+    finally:
+        store.close()
     assert _inbound_ids(db) == ["SM1", "SM3"]
 
 
-def test_a_response_starts_only_after_its_writes_are_committed(tmp_path: Path) -> None:
+async def test_a_response_starts_only_after_its_writes_are_committed(tmp_path: Path) -> None:
     db = tmp_path / "m.db"
     seen_when_answered: list[list[str]] = []
+    store = SerialStore(db)
+    store.group_commits(lambda: None)
 
-    async def scenario() -> None:
-        store = SerialStore(db)
-        store.group_commits(lambda: None)
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        with store.transaction():
+            store.seen("sms", "SM1", 1.0)
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
 
-        async def app(scope: Any, receive: Any, send: Any) -> None:
-            with store.transaction():
-                store.seen("sms", "SM1", 1.0)
-            await send({"type": "http.response.start", "status": 200, "headers": []})
-            await send({"type": "http.response.body", "body": b""})
+    async def send(message: Any) -> None:
+        if message["type"] == "http.response.start":
+            seen_when_answered.append(_inbound_ids(db))
 
-        async def send(message: Any) -> None:
-            if message["type"] == "http.response.start":
-                seen_when_answered.append(_inbound_ids(db))
-
-        scope = {"type": "http", "app": SimpleNamespace(state=SimpleNamespace(store=store))}
-        try:
-            await Durable(app)(scope, None, send)
-        finally:
-            store.close()
-
-    asyncio.run(scenario())
+    scope = {"type": "http", "app": SimpleNamespace(state=SimpleNamespace(store=store))}
+    try:
+        await Durable(app)(scope, None, send)
+    finally:
+        store.close()
     assert seen_when_answered == [["SM1"]]
 
 
@@ -705,7 +601,7 @@ def test_serve_stops_cleanly_on_sigterm_and_says_where_it_serves(tmp_path: Path)
     process = subprocess.Popen([sys.executable, "-m", "moderator", "serve"], env=env, stdout=subprocess.DEVNULL,
                                stderr=subprocess.PIPE, text=True)
     try:
-        wait_healthy(port, process)  # type: ignore[arg-type]
+        wait_healthy(port, process)
         process.send_signal(signal.SIGTERM)
         _, err = process.communicate(timeout=60)
     finally:

@@ -15,7 +15,7 @@ import pytest
 
 from moderator import cli
 from moderator.app import create_app
-from moderator.catalog import SMS_LIMIT, Catalog, is_gsm7
+from moderator.catalog import SMS_LIMIT, UCS2_LIMIT, Catalog, gsm7_language, is_gsm7, languages, sms_segments
 from moderator.channels import (
     Capabilities,
     Delivered,
@@ -47,7 +47,6 @@ from moderator.commands import (
 )
 from moderator.delivery import Sender
 from moderator.engine import Phase, awaiting
-from moderator.game import fold as fold_words
 from moderator.game import match_label
 from moderator.qr import qr_png, qr_svg, qr_text
 from moderator.service import Service
@@ -93,7 +92,7 @@ ENV = {
     "MODERATOR_PUBLIC_URL": PUBLIC_URL,
 }
 HEADER = {lang: "\n".join([Catalog.load("classic", lang).text("private-header", sms=True),
-                            *["."] * (PREVIEW_LINES - 1)]) for lang in ("en", "de")}
+                            *["."] * (PREVIEW_LINES - 1)]) for lang in languages()}
 """A private text's first lines: the neutral header, then filler down to below a lock screen's preview."""
 NAMES = ("Ximena", "Quentin", "Zora", "Yusuf", "Wanda", "Kasimir", "Ulla", "Olek", "Ines", "Vito")
 LONG_NAMES = (
@@ -107,6 +106,18 @@ LONG_NAMES = (
     "Przemysław Żółtowski",
     "Đorđe Šćepanović-Ivo",
     "Zoë Ṁacḋonald-Ffions",
+)
+PERSIAN_LONG_NAMES = (
+    "محمدرضا حسین\u200cزاده فر",  # 20 characters each, as Persian writes them (a non-joiner inside some)
+    "فاطمه سادات موسوی\u200cنی",
+    "علی\u200cاکبر شریعتمدارین",
+    "زهرا کریمی خوانسارین",
+    "امیرحسین طباطبایی یز",
+    "نرگس رضایی اصفهانی\u200cز",
+    "سیدمهدی هاشمی\u200cنژاد ر",
+    "مریم قاسمی دهکردی\u200cنی",
+    "کیومرث پوراحمدیان کر",
+    "پریسا نوروزی گیلانیا",
 )
 
 
@@ -199,25 +210,45 @@ class Phones:
 
 
 @pytest.fixture
-def phones() -> Iterator[Phones]:
-    p = Phones()
-    yield p
-    p.close()
+def phones_dealt() -> Iterator[Callable[[int], Phones]]:
+    """Opens ``Phones`` whose games are dealt from a test's own seed; every one is closed after the test."""
+    opened: list[Phones] = []
+
+    def dealt(seed: int) -> Phones:
+        opened.append(Phones(seed=seed))
+        return opened[-1]
+
+    yield dealt
+    for p in opened:
+        p.close()
+
+
+@pytest.fixture
+def phones(phones_dealt: Callable[[int], Phones]) -> Phones:
+    """A Twilio number with the moderator behind it, its games dealt from seed 1."""
+    return phones_dealt(1)
+
+
+def numbered(text: str) -> list[str] | None:
+    """The labels of a text's numbered options, in any language (its last line ends ``1 Ann, 2 Bob``), or None."""
+    line = text.rsplit("\n", 1)[-1]
+    for start in re.finditer(r"(?:^|(?<=\s))1 ", line):
+        parts = line[start.start():].split(", ")
+        if all(part.startswith(f"{i} ") for i, part in enumerate(parts, 1)):
+            return [part[len(f"{i} "):] for i, part in enumerate(parts, 1)]
+    return None
 
 
 def options_of(text: str) -> list[str]:
     """The labels of a prompt's numbered options: ``Reply: 1 Ann, 2 Bob`` gives [Ann, Bob]."""
-    listed = text.rsplit("Reply: ", 1)[1] if "Reply: " in text else text.rsplit(": ", 1)[1]
-    labels = []
-    for i, part in enumerate(listed.split(", "), 1):
-        assert part.startswith(f"{i} "), (part, text)
-        labels.append(part[len(f"{i} "):])
+    labels = numbered(text)
+    assert labels, text
     return labels
 
 
 def last_prompt(p: Phones, phone: str) -> str:
     for text in reversed(p.inbox(phone)):
-        if re.search(r"(Reply|Antworte|Antwort): 1 ", text) or ": 1 " in text.rsplit("\n", 1)[-1]:
+        if numbered(text):
             return text
     raise AssertionError(f"{phone} has no prompt: {p.inbox(phone)}")
 
@@ -259,16 +290,25 @@ def play_by_text(p: Phones, rng: random.Random, *, limit: int = 3000) -> Table:
             answer = f"{pick + 1}."
         before = state.step
         p.text(phone, answer)
-        assert p.table_of(number(0)).state.step > before or state.phase is Phase.ELECTION, (answer, labels)
+        now = p.table_of(number(0)).state
+        assert now is not None and (now.step > before or state.phase is Phase.ELECTION), (answer, labels)
     raise AssertionError("the game did not end")
 
 
 def check_texts(p: Phones, phones: list[str]) -> None:
+    """Every text fits its language's rule (one GSM-7 segment, or two UCS-2 ones for another script), and one that
+    deals a role starts below what a lock screen shows."""
+    language = {seat.address: seat.language for seat in p.table_of(phones[0]).seats}
     for phone, texts in p.fake.by_number().items():
         assert phone in phones, phone
+        lang = language.get(phone, "en")
+        role = Catalog.load("classic", lang).template("deal-role", sms=True).split("{")[0]
         for text in texts:
-            assert len(text) <= SMS_LIMIT and is_gsm7(text), text
-            if any(word in text for word in ("Role:", "Rolle:", "You drew", "Du ziehst")):
+            if gsm7_language(lang):
+                assert len(text) <= SMS_LIMIT and is_gsm7(text), text
+            else:
+                assert len(text) <= UCS2_LIMIT and sms_segments(text) <= 2, text
+            if role in text or any(word in text for word in ("You drew", "Du ziehst")):
                 assert any(text.startswith(h + "\n") for h in HEADER.values()), text
 
 
@@ -419,7 +459,7 @@ def test_numbers_and_names_answer_the_last_prompt() -> None:
     assert parse("ann") == Decide("?", "ann")  # a name: the service matches it against the prompt's options
 
     def named(text: str, options: tuple[Option, ...] = OPTIONS) -> str | None:
-        found = match_label(fold_words(text), options)
+        found = match_label(text, options)
         return None if found is None else found.token
 
     assert named("ann") == "n1"
@@ -434,8 +474,8 @@ def test_a_number_answers_the_prompt_the_phone_was_sent_not_one_still_on_its_way
     open_table(p, NAMES[:5])
     p.text(number(0), "GO")
     table = p.table_of(number(0))
-    assert table.state is not None
-    president = table.seats[table.state.president].address  # type: ignore[index]
+    assert table.state is not None and table.state.president is not None
+    president = table.seats[table.state.president].address
     prompt = last_prompt(p, president)
     labels = options_of(prompt)
     p.text(president, "2")
@@ -718,25 +758,22 @@ def test_cost_counts_segments_sent_and_what_twilio_reports_delivered(phones: Pho
 
 
 @pytest.mark.parametrize("players,seed", [(5, 3), (7, 4)])
-def test_a_whole_game_played_only_by_text(players: int, seed: int) -> None:
-    p = Phones(seed=seed)
-    try:
-        rng = random.Random(seed)
-        seats = open_table(p, NAMES[:players])
-        started = len(p.fake.sent)
-        p.text(number(0), "GO")
-        table = play_by_text(p, rng)
-        assert table.state is not None and table.state.phase is Phase.GAME_OVER
-        check_texts(p, seats)
-        for phone in seats:  # every phone hears the end: who won and who was who (no pointer to a screen that
-            assert "win!" in p.inbox(phone)[-1] and "Hitler:" in p.inbox(phone)[-1]  # plain `sms` does not have)
-            assert not any("Full story" in t for t in p.inbox(phone))
-        # The host asks what the game cost: exactly the texts sent since GO.
-        game_texts = len(p.fake.sent) - started
-        p.text(number(0), "COST")
-        assert p.inbox(number(0))[-1] == Catalog.load().text("sms-cost", sms=True, segments=game_texts)
-    finally:
-        p.close()
+def test_a_whole_game_played_only_by_text(players: int, seed: int, phones_dealt: Callable[[int], Phones]) -> None:
+    p = phones_dealt(seed)
+    rng = random.Random(seed)
+    seats = open_table(p, NAMES[:players])
+    started = len(p.fake.sent)
+    p.text(number(0), "GO")
+    table = play_by_text(p, rng)
+    assert table.state is not None and table.state.phase is Phase.GAME_OVER
+    check_texts(p, seats)
+    for phone in seats:  # every phone hears the end: who won and who was who (no pointer to a screen that
+        assert "win!" in p.inbox(phone)[-1] and "Hitler:" in p.inbox(phone)[-1]  # plain `sms` does not have)
+        assert not any("Full story" in t for t in p.inbox(phone))
+    # The host asks what the game cost: exactly the texts sent since GO.
+    game_texts = len(p.fake.sent) - started
+    p.text(number(0), "COST")
+    assert p.inbox(number(0))[-1] == Catalog.load().text("sms-cost", sms=True, segments=game_texts)
 
 
 def test_public_results_on_the_host_phone_only(phones: Phones) -> None:
@@ -813,18 +850,23 @@ def test_a_mixed_table_of_sms_and_chat_players(phones: Phones) -> None:
     assert any(b["message_id"] == "vote-recorded" for b in chat["chat0"])
 
 
-def test_every_text_is_one_gsm7_segment_with_twenty_character_names_in_every_theme_and_language() -> None:
-    for theme, lang, players, seed in [("classic", "en", 10, 1), ("classic", "de", 10, 2),
-                                       ("corporate", "en", 10, 3), ("corporate", "de", 9, 4),
-                                       ("classic", "de", 5, 5), ("corporate", "en", 6, 6)]:
+def test_every_text_fits_its_languages_segments_with_twenty_character_names_in_every_theme_and_language() -> None:
+    """One GSM-7 segment in a language GSM-7 writes (transliterated), at most two UCS-2 segments in another."""
+    runs = [("classic", "en", 10, 1, LONG_NAMES), ("classic", "de", 10, 2, LONG_NAMES),
+            ("corporate", "en", 10, 3, LONG_NAMES), ("corporate", "de", 9, 4, LONG_NAMES),
+            ("classic", "de", 5, 5, LONG_NAMES), ("corporate", "en", 6, 6, LONG_NAMES)]
+    others = [lang for lang in languages() if lang not in ("en", "de")]  # every other catalog, both themes
+    runs += [(theme, lang, 10, 7 + n, LONG_NAMES if n % 2 else PERSIAN_LONG_NAMES)
+             for n, (theme, lang) in enumerate((t, lang) for lang in others for t in ("classic", "corporate"))]
+    for theme, lang, players, seed, long_names in runs:
         p = Phones(seed=seed)
         try:
-            names = LONG_NAMES[:players]
+            names = long_names[:players]
             assert all(len(n) == 20 for n in names)
             seats = open_table(p, names, seating=False)
-            if lang == "de":
+            if lang != "en":
                 for phone in seats:
-                    p.text(phone, "LANGUAGE de")
+                    p.text(phone, f"LANGUAGE {lang}")
             p.text(number(0), f"THEME {theme}")
             p.text(number(0), "go")
             for phone in seats:
@@ -968,7 +1010,7 @@ def test_newgame_while_seated_at_another_table_is_refused_with_how_to_leave(phon
     assert len(p.call(lambda: p.service.store.tables_of(CHANNEL, number(6)))) == 1
 
 
-def test_names_are_written_in_gsm7_and_a_name_without_letters_is_refused(phones: Phones) -> None:
+def test_names_in_any_script_are_written_in_gsm7_and_a_name_without_letters_is_refused(phones: Phones) -> None:
     p = phones
     p.text(number(0), "NEWGAME Zoe")
     code = p.code(number(0))
@@ -976,12 +1018,122 @@ def test_names_are_written_in_gsm7_and_a_name_without_letters_is_refused(phones:
     assert p.inbox(number(1))[-1].startswith("Welcome, Lukasz!")
     p.text(number(2), f"JOIN {code} José")
     assert p.inbox(number(2))[-1].startswith("Welcome, José!")  # GSM-7 has é
-    for name in ("\U0001f600\U0001f389", "#4", "5", "\u0418"):  # emoji, a number, and a letter GSM-7 cannot write
-        p.text(number(3), f"JOIN {code} {name}")
-        assert p.inbox(number(3))[-1] == Catalog.load().text("name-refused-join", sms=True, code=code)
-    assert len(p.table_of(number(0)).seats) == 3
+    p.text(number(3), f"JOIN {code} Алексей")  # Cyrillic: an English text writes it in Latin letters
+    assert p.inbox(number(3))[-1].startswith("Welcome, Aleksey!")
+    assert p.table_of(number(0)).names[-1] == "Алексей"  # the name itself stays as its owner wrote it
+    for name in ("\U0001f600\U0001f389", "#4", "5"):  # emoji, a number
+        p.text(number(4), f"JOIN {code} {name}")
+        assert p.inbox(number(4))[-1] == Catalog.load().text("name-refused-join", sms=True, code=code)
+    assert len(p.table_of(number(0)).seats) == 4
     p.text(number(1), "RENAME 7")
     assert p.inbox(number(1))[-1] == Catalog.load().text("name-refused", sms=True)
+
+
+# --- any script: names and numbers as people type them ------------------------------------------------------
+
+
+def _nominate_by_typing(p: Phones, phones: list[str], target: str, typed: str) -> str:
+    """The President texts ``typed`` to their nomination prompt, where ``target`` is an option (a round of Nein
+    votes first if ``target`` is the President). Returns the President's phone."""
+    table = p.table_of(phones[0])
+    seat = table.names.index(target)
+    assert table.state is not None
+    if table.state.president == seat:
+        president = phones[seat]
+        p.text(president, "1")
+        for phone in phones:
+            p.text(phone, "NEIN")
+        table = p.table_of(phones[0])
+    assert table.state is not None and table.state.president is not None
+    president = phones[table.state.president]
+    before = len(p.inbox(president))
+    p.text(president, typed)
+    state = p.table_of(phones[0]).state
+    assert state is not None and state.phase is Phase.ELECTION, p.inbox(president)[before:]
+    assert state.chancellor == seat, (typed, state.chancellor is not None and table.names[state.chancellor])
+    return president
+
+
+@pytest.mark.parametrize(("name", "typed"), [
+    ("José", "jose"),  # without its accent
+    ("Алексей", "алексей"),  # a Cyrillic name as a Russian keyboard types it
+    ("Алексей", "Aleksey"),  # as an English text shows it
+    ("کریمی", "كريمي"),  # a Persian name typed with the Arabic kaf and yeh
+    ("علی\u200cرضا", "علیرضا"),  # without its non-joiner
+    ("علی\u200cرضا", "علي رضا"),  # with a space for the non-joiner, and the Arabic yeh
+    ("فاطمه", "فاطمة"),  # a final teh marbuta for heh
+])
+def test_a_name_typed_without_its_accent_or_in_another_script_nominates_by_text(
+        name: str, typed: str, phones_dealt: Callable[[int], Phones]) -> None:
+    p = phones_dealt(3)
+    names = ("Zoe", name, "Ann", "Bob", "Cy")
+    phones = open_table(p, names, seating=False)
+    p.text(phones[0], "GO")
+    _nominate_by_typing(p, phones, name, typed)
+
+
+def test_a_cyrillic_name_reads_in_latin_letters_in_an_english_text_and_as_written_in_a_persian_one(
+        phones_dealt: Callable[[int], Phones]) -> None:
+    p = phones_dealt(4)
+    names = ("Zoe", "Алексей", "Ann", "Bob", "Cy")
+    phones = open_table(p, names, seating=False)
+    p.text(phones[2], "LANGUAGE fa")
+    p.text(phones[0], "GO")
+    assert any("Aleksey joined" in text for text in p.inbox(phones[0]))  # English: GSM-7, transliterated
+    persian = p.inbox(phones[2])
+    assert any("Алексей" in text and "\u2068" in text for text in persian)  # Persian: UCS-2, isolated
+    assert not any("Aleksey" in text for text in persian)
+
+
+def test_persian_digits_answer_a_prompt_and_take_a_seat_with_a_join_code(phones_dealt: Callable[[int], Phones]) -> None:
+    p = phones_dealt(5)
+    persian = str.maketrans("0123456789", "۰۱۲۳۴۵۶۷۸۹")
+    p.text(number(0), "NEWGAME Zoe")
+    code = p.code(number(0))
+    for i, name in enumerate(("Ann", "Bob", "Cy", "Dee"), 1):
+        typed = code.translate(persian) if i % 2 else code  # the code's digits as a Persian keyboard types them
+        p.text(number(i), f"JOIN {typed} {name}")
+        assert p.inbox(number(i))[-1].startswith(f"Welcome, {name}!"), (typed, p.inbox(number(i))[-1])
+    p.text(number(0), "GO")
+    state = p.table_of(number(0)).state
+    assert state is not None and state.president is not None
+    p.text(number(state.president), "۲")  # Persian two
+    state = p.table_of(number(0)).state
+    assert state is not None and state.phase is Phase.ELECTION
+    p.text(number(0), "٢")  # an Arabic-Indic digit answers the ballot: 2 is Nein
+    state = p.table_of(number(0)).state
+    assert state is not None and state.votes[0] is False
+
+
+def test_a_persian_players_texts_go_in_persian_within_two_ucs2_segments(phones_dealt: Callable[[int], Phones]) -> None:
+    p = phones_dealt(6)
+    iranian = "+989123456789"  # a number from Iran: Persian from the start
+    p.text(number(0), "NEWGAME Zoe")
+    code = p.code(number(0))
+    p.text(iranian, f"JOIN {code} زهرا")
+    welcome = p.inbox(iranian)[-1]
+    assert welcome.startswith(Catalog.load("classic", "fa").text("table-joined", sms=True, name="زهرا", players=2))
+    for phone in (number(1), number(2), number(3)):
+        p.text(phone, f"JOIN {code} P{phone[-1]}")
+    p.text(number(0), "GO")
+    texts = p.inbox(iranian)
+    assert texts and all(len(t) <= UCS2_LIMIT and sms_segments(t) <= 2 for t in texts)
+    assert any(not is_gsm7(t) and sms_segments(t) == 2 for t in texts)  # a text longer than one UCS-2 segment
+    assert any(t.startswith("\u2068P1\u2069 ") for t in texts)  # "P1 joined" in Persian: the Latin name isolated
+    assert all(is_gsm7(t) for t in p.inbox(number(0)))  # the English host's stay GSM-7
+
+
+def test_language_alone_or_a_wrong_one_lists_the_languages_there_are(phones: Phones) -> None:
+    p = phones
+    p.text(number(0), "NEWGAME Zoe")
+    en = Catalog.load()
+    codes = ", ".join(languages())
+    p.text(number(0), "LANGUAGE")
+    assert p.inbox(number(0))[-1] == en.text("languages", sms=True, language="en", languages=codes)
+    p.text(number(0), "language xx")
+    assert p.inbox(number(0))[-1] == en.text("unknown-language", sms=True, language="xx", languages=codes)
+    p.text(number(0), "LANGUAGE ES")
+    assert p.inbox(number(0))[-1] == Catalog.load("classic", "es").text("language-set", sms=True, language="es")
 
 
 def test_a_name_the_texts_call_their_reader_is_refused_by_text(phones: Phones) -> None:
@@ -1079,7 +1231,7 @@ def test_a_president_who_texts_a_computer_players_name_nominates_it(phones: Phon
     p.text(number(0), "COMPUTERS 1")
     p.text(number(0), "GO")
     table = p.table_of(number(0))
-    assert table.state is not None and table.state.phase is Phase.NOMINATION
+    assert table.state is not None and table.state.phase is Phase.NOMINATION and table.state.president is not None
     president = table.seats[table.state.president]
     assert not president.computer and "Computer 1" in options_of(last_prompt(p, president.address))
     p.text(president.address, "Computer 1")
@@ -1193,41 +1345,39 @@ def test_the_table_screen_link_follows_the_kind_of_message_never_its_id() -> Non
 
 @pytest.mark.parametrize("lang,theme,seed", [("en", "classic", 7), ("de", "corporate", 8)])
 def test_votes_at_the_table_by_text_fit_one_segment_and_each_election_reaches_the_host_in_one_text(
-        lang: str, theme: str, seed: int, caplog: pytest.LogCaptureFixture) -> None:
-    p = Phones(seed=seed)
+        lang: str, theme: str, seed: int, caplog: pytest.LogCaptureFixture, phones_dealt: Callable[[int], Phones]
+) -> None:
+    p = phones_dealt(seed)
     rng = random.Random(seed)
-    try:
-        seats = open_table(p, LONG_NAMES, seating=False)
-        if lang == "de":
-            for phone in seats:
-                p.text(phone, "LANGUAGE de")
-        p.text(number(0), f"THEME {theme}")
-        p.text(number(0), "HOSTONLY")
-        p.text(number(0), "TABLEVOTES on")
-        p.text(number(0), "go")
-        for _ in range(3000):
-            table = p.table_of(number(0))
-            state = table.state
-            assert state is not None
-            if table.row.status == "over":
-                break
-            if state.phase is Phase.ELECTION:
-                assert state.president is not None
-                p.text(seats[1], "STATUS")
-                ja = [table.names[s].split()[0] for s in range(len(seats)) if state.alive[s] and rng.random() < 0.6]
-                p.text(table.seats[state.president].address, " ".join(["VOTES" if lang == "en" else "STIMMEN", *ja]))
-                continue
-            phone = table.seats[rng.choice(awaiting(state))].address
-            p.text(phone, str(rng.randrange(len(options_of(last_prompt(p, phone)))) + 1))
-        else:
-            raise AssertionError("the game did not end")
-        check_texts(p, seats)
-        assert not [r for r in caplog.records if "was cut" in r.getMessage() or "cut to" in r.getMessage()]
-        # The nomination is never a text of its own on the phones: it rides with the election's result.
-        nominates = Catalog.load(theme, lang).text("chancellor-nominated", sms=True, president="X", chancellor="Y")
-        assert not any(nominates.split("X", 1)[1].split("Y")[0] in t for t in p.inbox(number(0)))
-    finally:
-        p.close()
+    seats = open_table(p, LONG_NAMES, seating=False)
+    if lang == "de":
+        for phone in seats:
+            p.text(phone, "LANGUAGE de")
+    p.text(number(0), f"THEME {theme}")
+    p.text(number(0), "HOSTONLY")
+    p.text(number(0), "TABLEVOTES on")
+    p.text(number(0), "go")
+    for _ in range(3000):
+        table = p.table_of(number(0))
+        state = table.state
+        assert state is not None
+        if table.row.status == "over":
+            break
+        if state.phase is Phase.ELECTION:
+            assert state.president is not None
+            p.text(seats[1], "STATUS")
+            ja = [table.names[s].split()[0] for s in range(len(seats)) if state.alive[s] and rng.random() < 0.6]
+            p.text(table.seats[state.president].address, " ".join(["VOTES" if lang == "en" else "STIMMEN", *ja]))
+            continue
+        phone = table.seats[rng.choice(awaiting(state))].address
+        p.text(phone, str(rng.randrange(len(options_of(last_prompt(p, phone)))) + 1))
+    else:
+        raise AssertionError("the game did not end")
+    check_texts(p, seats)
+    assert not [r for r in caplog.records if "was cut" in r.getMessage() or "cut to" in r.getMessage()]
+    # The nomination is never a text of its own on the phones: it rides with the election's result.
+    nominates = Catalog.load(theme, lang).text("chancellor-nominated", sms=True, president="X", chancellor="Y")
+    assert not any(nominates.split("X", 1)[1].split("Y")[0] in t for t in p.inbox(number(0)))
 
 
 def test_a_private_text_keeps_its_secret_below_the_lock_screen_preview(phones: Phones) -> None:

@@ -30,9 +30,9 @@ from moderator.settings import Settings
 from tests.fake_telegram import TOKEN, user
 from tests.fake_twilio import AUTH_TOKEN, FakeTwilio
 from tests.fakes import FakeClock, Harness
+from tests.serve_app import LOCAL, SECRET, Server, WebhookBotAPI, env
 from tests.serve_driver import http, moderator_serve, post, slow_clients, sms_text, telegram_update, timed
 from tests.test_host_controls import move_code
-from tests.test_serve import LOCAL, SECRET, Server, WebhookBotAPI, env
 from tests.test_service import NAMES, human_table
 from tests.web_table import SAME_ORIGIN
 
@@ -84,11 +84,11 @@ class Site:
         """The join page's "play in this browser": the POST's status (303: seated)."""
         page = phone.get(f"/join/{code}")
         if page.status_code != 200:
-            return page.status_code
+            return int(page.status_code)
         nonce = re.search(r'name="nonce" value="(\w+)"', page.text)
         assert nonce is not None
-        return phone.post(f"/join/{code}", data={"name": name, "nonce": nonce.group(1)},
-                          follow_redirects=False).status_code
+        return int(phone.post(f"/join/{code}", data={"name": name, "nonce": nonce.group(1)},
+                              follow_redirects=False).status_code)
 
     def tables(self) -> int:
         with sqlite3.connect(self.db) as db:

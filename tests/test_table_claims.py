@@ -313,9 +313,9 @@ def test_computer_players_vote_after_the_people_so_a_claim_made_before_voting_re
     h, table_id = ann_and_bob_started(vote_pause=20.0)
     table = _after_a_result(h, table_id, random.Random(1))
     opened = len(table.log)
-    assert table.computers_wait and _computer_votes(table) == []
+    assert table.computers_wait and _computer_votes(table) == [] and table.state is not None
     board = "\n".join(m.text for m in render.board_messages(
-        public_view(table.state), table.info(), h.service.ctx.catalog("classic", "en")))  # type: ignore[arg-type]
+        public_view(table.state), table.info(), h.service.ctx.catalog("classic", "en")))
     assert "Computer 1" in board.split("Still to vote:")[1] and "once the people have voted" in board
     h.send("p1", Speak("accuse", "Computer 1"), raw="accuse Computer 1")
     h.press("p0", random.Random(2))

@@ -17,7 +17,7 @@ from telegram.error import RetryAfter
 from telegram.ext import AIORateLimiter
 
 from moderator import app, cli
-from moderator.catalog import Catalog
+from moderator.catalog import Catalog, languages
 from moderator.channels import Kind, Outbound
 from moderator.grammar import grammar
 from moderator.settings import Settings
@@ -34,16 +34,17 @@ from moderator.transports.telegram import (
     menu,
 )
 from tests.fake_telegram import TOKEN, FakeBotAPI, buttons, parse_html, private_chat, user
-from tests.telegram_table import Clock, TelegramTable, group_chat, run
+from tests.telegram_table import Clock, TelegramTable, group_chat
 
 EN = Catalog.load("classic", "en")
 HEADER = EN.text("private-header")
 STALE = EN.text("input-stale")
 NAMES = ["Ann", "Bob", "Cy", "Dee", "Eve", "Fay", "Gus", "Hal", "Ivy", "Jo"]
 GROUP = group_chat(-100500)
+pytestmark = pytest.mark.anyio
 
 
-def _check_delivery(t: TelegramTable, group: dict | None) -> None:
+def _check_delivery(t: TelegramTable, group: dict[str, Any] | None) -> None:
     """Everything was delivered, no HTML was refused, secrets were hidden, groups were paced."""
     statuses = dict(t.store.execute("SELECT status, count(*) FROM outbox GROUP BY status").fetchall())
     assert set(statuses) == {"sent"}, statuses
@@ -65,46 +66,40 @@ def _check_delivery(t: TelegramTable, group: dict | None) -> None:
 
 @pytest.mark.parametrize("players", [5, 7, 10])
 @pytest.mark.parametrize("with_group", [True, False], ids=["group", "private"])
-def test_a_complete_game_driven_only_by_telegram_updates(tmp_path: Path, players: int, with_group: bool) -> None:
-    async def scenario() -> None:
-        t = TelegramTable(tmp_path / "m.db", seed=players)
-        await t.boot()
-        names = NAMES[:players]
-        group = GROUP if with_group else None
-        qr_chat = await t.open_and_join(names, group=group)
-        photo = t.api.of("sendPhoto")[0]
-        assert photo.chat_id == qr_chat and photo.files == ["photo"]
-        assert t.api.messages(qr_chat)[0]["reply_markup"]["inline_keyboard"][0][0]["url"].startswith(
-            "https://t.me/ModeratorTestBot?start="
-        )
-        lobby_chat = qr_chat
-        lobby = [m for m in t.api.messages(lobby_chat)
-                 if "text" in m and any(":L:" in b.get("callback_data", "") for b in buttons(m))]
-        assert len(lobby) == 1  # one lobby message, edited in place as people joined
-        assert all(n in lobby[0]["text"] for n in names)
-        start = next(b for b in buttons(lobby[0]) if b["callback_data"].endswith(":L:go"))
-        await t.press(names[0], lobby_chat, lobby[0]["message_id"], start["callback_data"])
-        assert t.table().row.status == "playing"
-        await t.play(names, random.Random(players))
-        await t.settle()
-        end_chats = [GROUP["id"]] if with_group else [t.chat_of(n) for n in names]
-        for chat in end_chats:
-            assert any("What really happened" in text for text in t.api.texts(chat)), chat
-        _check_delivery(t, group)
-        await t.stop()
-
-    run(scenario())
-
-
-def _game(tmp_path: Path, players: int = 5, *, group: dict | None = GROUP, seed: int = 5) -> TelegramTable:
-    return TelegramTable(tmp_path / "m.db", seed=seed)
-
-
-async def _started(t: TelegramTable, players: int = 5, group: dict | None = GROUP) -> list[str]:
+async def test_a_complete_game_driven_only_by_telegram_updates(
+    telegram: TelegramTable, players: int, with_group: bool
+) -> None:
+    t = telegram
+    t.seed = players
     await t.boot()
     names = NAMES[:players]
-    await t.open_and_join(names, group=group)
-    await t.say(names[0], "/startgame", chat=group)
+    group = GROUP if with_group else None
+    qr_chat = await t.open_and_join(names, group=group)
+    photo = t.api.of("sendPhoto")[0]
+    assert photo.chat_id == qr_chat and photo.files == ["photo"]
+    assert t.api.messages(qr_chat)[0]["reply_markup"]["inline_keyboard"][0][0]["url"].startswith(
+        "https://t.me/ModeratorTestBot?start="
+    )
+    lobby_chat = qr_chat
+    lobby = [m for m in t.api.messages(lobby_chat)
+             if "text" in m and any(":L:" in b.get("callback_data", "") for b in buttons(m))]
+    assert len(lobby) == 1  # one lobby message, edited in place as people joined
+    assert all(n in lobby[0]["text"] for n in names)
+    start = next(b for b in buttons(lobby[0]) if b["callback_data"].endswith(":L:go"))
+    await t.press(names[0], lobby_chat, lobby[0]["message_id"], start["callback_data"])
+    assert t.table().row.status == "playing"
+    await t.play(names, random.Random(players))
+    await t.settle()
+    end_chats = [GROUP["id"]] if with_group else [t.chat_of(n) for n in names]
+    for chat in end_chats:
+        assert any("What really happened" in text for text in t.api.texts(chat)), chat
+    _check_delivery(t, group)
+
+
+async def _started(t: TelegramTable, players: int = 5, group: dict[str, Any] | None = GROUP) -> list[str]:
+    await t.boot()
+    names = NAMES[:players]
+    await t.open_and_start(names, group=group)
     assert t.table().row.status == "playing"
     t.clock.advance(2)
     await t.bot.deliver()  # what private pacing held back
@@ -113,79 +108,67 @@ async def _started(t: TelegramTable, players: int = 5, group: dict | None = GROU
 
 def _president(t: TelegramTable, names: list[str]) -> str:
     state = t.table().state
-    assert state is not None
+    assert state is not None and state.president is not None
     return names[state.president]
 
 
-def test_a_stale_button_is_answered_no_longer_current_and_changes_nothing(tmp_path: Path) -> None:
-    async def scenario() -> None:
-        t = _game(tmp_path)
-        names = await _started(t)
-        president = _president(t, names)
-        prompt = t.prompt(president)
-        assert prompt is not None
-        first, second = buttons(prompt)[:2]
-        chat = t.chat_of(president)
-        await t.press(president, chat, prompt["message_id"], first["callback_data"])
-        step = t.table().row.decision_step
-        actions = len(t.table().actions)
-        # The same prompt again, another name: the decision has moved on.
-        await t.press(president, chat, prompt["message_id"], second["callback_data"])
-        answer = t.api.of("answerCallbackQuery")[-1]
-        assert answer.params["text"] == STALE
-        assert t.table().row.decision_step == step and len(t.table().actions) == actions
-        # The pressed prompt shows the choice and lost its buttons.
-        shown = t.api.chats[chat][prompt["message_id"]]
-        assert first["text"] in shown["text"] and "reply_markup" not in shown
-        await t.stop()
-
-    run(scenario())
+async def test_a_stale_button_is_answered_no_longer_current_and_changes_nothing(telegram: TelegramTable) -> None:
+    t = telegram
+    names = await _started(t)
+    president = _president(t, names)
+    prompt = t.prompt(president)
+    assert prompt is not None
+    first, second = buttons(prompt)[:2]
+    chat = t.chat_of(president)
+    await t.press(president, chat, prompt["message_id"], first["callback_data"])
+    step = t.table().row.decision_step
+    actions = len(t.table().actions)
+    # The same prompt again, another name: the decision has moved on.
+    await t.press(president, chat, prompt["message_id"], second["callback_data"])
+    answer = t.api.of("answerCallbackQuery")[-1]
+    assert answer.params["text"] == STALE
+    assert t.table().row.decision_step == step and len(t.table().actions) == actions
+    # The pressed prompt shows the choice and lost its buttons.
+    shown = t.api.chats[chat][prompt["message_id"]]
+    assert first["text"] in shown["text"] and "reply_markup" not in shown
 
 
-def test_a_button_pressed_by_another_user_changes_nothing(tmp_path: Path) -> None:
-    async def scenario() -> None:
-        t = _game(tmp_path)
-        names = await _started(t)
-        president = _president(t, names)
-        intruder = next(n for n in names if n != president)
-        prompt = t.prompt(president)
-        assert prompt is not None
-        before = len(t.table().actions)
-        await t.press(intruder, t.chat_of(president), prompt["message_id"], buttons(prompt)[0]["callback_data"])
-        assert len(t.table().actions) == before
-        told = t.api.texts(t.chat_of(intruder))[-1]
-        assert EN.text("violation-not-the-president") in told
-        assert "reply_markup" in t.api.chats[t.chat_of(president)][prompt["message_id"]]  # untouched
-        await t.stop()
-
-    run(scenario())
+async def test_a_button_pressed_by_another_user_changes_nothing(telegram: TelegramTable) -> None:
+    t = telegram
+    names = await _started(t)
+    president = _president(t, names)
+    intruder = next(n for n in names if n != president)
+    prompt = t.prompt(president)
+    assert prompt is not None
+    before = len(t.table().actions)
+    await t.press(intruder, t.chat_of(president), prompt["message_id"], buttons(prompt)[0]["callback_data"])
+    assert len(t.table().actions) == before
+    told = t.api.texts(t.chat_of(intruder))[-1]
+    assert EN.text("violation-not-the-president") in told
+    assert "reply_markup" in t.api.chats[t.chat_of(president)][prompt["message_id"]]  # untouched
 
 
-def test_a_group_member_without_a_seat_cannot_act(tmp_path: Path) -> None:
-    async def scenario() -> None:
-        t = _game(tmp_path)
-        await t.boot()
-        names = NAMES[:5]
-        await t.open_and_join(names, group=GROUP)
-        stranger = "Zed"
-        lobby = next(m for m in t.api.messages(GROUP["id"]) if "reply_markup" in m and "text" in m)
-        start = next(b for b in buttons(lobby) if b["callback_data"].endswith(":L:go"))
-        await t.press(stranger, GROUP["id"], lobby["message_id"], start["callback_data"])
-        assert t.table().row.status == "lobby"
-        assert EN.text("not-host") in t.api.texts(t.chat_of(stranger))[-1]
-        await t.say(names[0], "/startgame", chat=GROUP)
-        before = len(t.table().actions)
-        await t.say(stranger, "/ja", chat=GROUP)
-        await t.say(stranger, "/whoami", chat=GROUP)
-        assert len(t.table().actions) == before
-        assert t.api.texts(t.chat_of(stranger))[-1] == EN.text("not-at-table")
-        # /board in the group is answered in the group, for everyone.
-        await t.say(stranger, "/board", chat=GROUP)
-        await t.settle()
-        assert any(EN.text("board-title") in text for text in t.api.texts(GROUP["id"]))
-        await t.stop()
-
-    run(scenario())
+async def test_a_group_member_without_a_seat_cannot_act(telegram: TelegramTable) -> None:
+    t = telegram
+    await t.boot()
+    names = NAMES[:5]
+    await t.open_and_join(names, group=GROUP)
+    stranger = "Zed"
+    lobby = next(m for m in t.api.messages(GROUP["id"]) if "reply_markup" in m and "text" in m)
+    start = next(b for b in buttons(lobby) if b["callback_data"].endswith(":L:go"))
+    await t.press(stranger, GROUP["id"], lobby["message_id"], start["callback_data"])
+    assert t.table().row.status == "lobby"
+    assert EN.text("not-host") in t.api.texts(t.chat_of(stranger))[-1]
+    await t.say(names[0], "/startgame", chat=GROUP)
+    before = len(t.table().actions)
+    await t.say(stranger, "/ja", chat=GROUP)
+    await t.say(stranger, "/whoami", chat=GROUP)
+    assert len(t.table().actions) == before
+    assert t.api.texts(t.chat_of(stranger))[-1] == EN.text("not-at-table")
+    # /board in the group is answered in the group, for everyone.
+    await t.say(stranger, "/board", chat=GROUP)
+    await t.settle()
+    assert any(EN.text("board-title") in text for text in t.api.texts(GROUP["id"]))
 
 
 async def _voting(t: TelegramTable) -> list[str]:
@@ -199,117 +182,99 @@ async def _voting(t: TelegramTable) -> list[str]:
     return names
 
 
-def test_a_vote_typed_in_the_group_is_not_counted_and_deleted(tmp_path: Path) -> None:
-    async def scenario() -> None:
-        t = _game(tmp_path)
-        names = await _voting(t)
-        voter = names[1]
-        before = t.table().state
-        await t.say(voter, "/ja", chat=GROUP)
-        assert t.table().state is before  # nothing applied
-        assert t.api.of("deleteMessage", GROUP["id"])
+async def test_a_vote_typed_in_the_group_is_not_counted_and_deleted(telegram: TelegramTable) -> None:
+    t = telegram
+    names = await _voting(t)
+    voter = names[1]
+    before = t.table().state
+    await t.say(voter, "/ja", chat=GROUP)
+    assert t.table().state is before  # nothing applied
+    assert t.api.of("deleteMessage", GROUP["id"])
+    assert EN.text("decide-in-private") in t.api.texts(t.chat_of(voter))[-1]
+    # Typed in the private chat, the same vote counts, and the prompt shows it.
+    await t.say(voter, "/ja")
+    state = t.table().state
+    assert state is not None and state.votes[names.index(voter)] is True
+
+
+async def test_a_vote_typed_in_the_group_without_a_command_is_deleted_and_other_talk_is_left_alone(
+    telegram: TelegramTable
+) -> None:
+    t = telegram
+    voter = (await _voting(t))[1]
+    before, inputs = t.table().state, t.store.execute("SELECT count(*) FROM inbound").fetchone()[0]
+    calls = len(t.api.calls)
+    # The table talks in its group: words that are no vote are none of the bot's business, even a command's.
+    for talk in ("I trust Bob", "board", "whoami", "nominate Cy"):
+        await t.say(voter, talk, chat=GROUP)
+    assert t.api.calls[calls:] == []  # nothing deleted, nothing answered
+    assert t.store.execute("SELECT count(*) FROM inbound").fetchone()[0] == inputs  # nor stored
+    # A vote, or an option's number, would give a secret away: deleted, not counted, answered privately.
+    for deleted, vote in enumerate(("ja", "2"), 1):
+        await t.say(voter, vote, chat=GROUP)
+        assert len(t.api.of("deleteMessage", GROUP["id"])) == deleted
+        assert t.table().state is before
         assert EN.text("decide-in-private") in t.api.texts(t.chat_of(voter))[-1]
-        # Typed in the private chat, the same vote counts, and the prompt shows it.
-        await t.say(voter, "/ja")
-        state = t.table().state
-        assert state is not None and state.votes[names.index(voter)] is True
-        await t.stop()
-
-    run(scenario())
 
 
-def test_a_vote_typed_in_the_group_without_a_command_is_deleted_and_other_talk_is_left_alone(tmp_path: Path) -> None:
-    async def scenario() -> None:
-        t = _game(tmp_path)
-        voter = (await _voting(t))[1]
-        before, inputs = t.table().state, t.store.execute("SELECT count(*) FROM inbound").fetchone()[0]
-        calls = len(t.api.calls)
-        # The table talks in its group: words that are no vote are none of the bot's business, even a command's.
-        for talk in ("I trust Bob", "board", "whoami", "nominate Cy"):
-            await t.say(voter, talk, chat=GROUP)
-        assert t.api.calls[calls:] == []  # nothing deleted, nothing answered
-        assert t.store.execute("SELECT count(*) FROM inbound").fetchone()[0] == inputs  # nor stored
-        # A vote, or an option's number, would give a secret away: deleted, not counted, answered privately.
-        for deleted, vote in enumerate(("ja", "2"), 1):
-            await t.say(voter, vote, chat=GROUP)
-            assert len(t.api.of("deleteMessage", GROUP["id"])) == deleted
-            assert t.table().state is before
-            assert EN.text("decide-in-private") in t.api.texts(t.chat_of(voter))[-1]
-        await t.stop()
-
-    run(scenario())
-
-
-def test_a_player_who_never_opened_the_bot_is_named_and_the_table_waits(tmp_path: Path) -> None:
-    async def scenario() -> None:
-        t = _game(tmp_path)
-        await t.boot()
-        names = NAMES[:5]
-        host = names[0]
-        t.api.never_opened.add(t.chat_of(host))  # opens the table in the group, never the private chat
-        await t.open_and_join(names, group=GROUP)
-        await t.say(host, "/startgame", chat=GROUP)
-        await t.settle()
-        unreachable = EN.text("player-unreachable", name=host)
-        assert sum(unreachable in text for text in t.api.texts(GROUP["id"])) == 1
-        assert not t.api.messages(t.chat_of(host))
-        # Nobody moved for the host; once they open the chat, they learn their role and get their prompt.
-        t.api.never_opened.clear()
-        await t.say(host, "/start")
-        assert t.api.texts(t.chat_of(host))[-1].startswith(HEADER)
-        await t.say(host, "/nudge", chat=GROUP)
-        state = t.table().state
-        assert state is not None
-        if state.president == 0:
-            assert t.prompt(host) is not None
-        await t.play(names, random.Random(3))
-        await t.stop()
-
-    run(scenario())
+async def test_a_player_who_never_opened_the_bot_is_named_and_the_table_waits(telegram: TelegramTable) -> None:
+    t = telegram
+    await t.boot()
+    names = NAMES[:5]
+    host = names[0]
+    t.api.never_opened.add(t.chat_of(host))  # opens the table in the group, never the private chat
+    await t.open_and_start(names, group=GROUP)  # names[0] is the host
+    await t.settle()
+    unreachable = EN.text("player-unreachable", name=host)
+    assert sum(unreachable in text for text in t.api.texts(GROUP["id"])) == 1
+    assert not t.api.messages(t.chat_of(host))
+    # Nobody moved for the host; once they open the chat, they learn their role and get their prompt.
+    t.api.never_opened.clear()
+    await t.say(host, "/start")
+    assert t.api.texts(t.chat_of(host))[-1].startswith(HEADER)
+    await t.say(host, "/nudge", chat=GROUP)
+    state = t.table().state
+    assert state is not None
+    if state.president == 0:
+        assert t.prompt(host) is not None
+    await t.play(names, random.Random(3))
 
 
-def test_a_429_with_retry_after_is_delivered_after_the_wait(tmp_path: Path) -> None:
-    async def scenario() -> None:
-        t = _game(tmp_path)
-        names = await _started(t)
-        voter = names[2]
-        chat = t.chat_of(voter)
-        t.api.fail_once[("sendMessage", chat)] = (
-            429, {"description": "Too Many Requests: retry after 7", "parameters": {"retry_after": 7}})
-        president = _president(t, names)
-        prompt = t.prompt(president)
-        assert prompt is not None
-        t.clock.advance(5)
-        await t.press(president, t.chat_of(president), prompt["message_id"], buttons(prompt)[0]["callback_data"])
-        assert t.prompt(voter) is None  # the vote prompt waits
-        t.clock.advance(3)
-        await t.bot.deliver()
-        assert t.prompt(voter) is None
-        t.clock.advance(5)
-        await t.bot.deliver()
-        assert t.prompt(voter) is not None
-        assert len(t.api.of("sendMessage", chat)) == len(t.api.messages(chat)) + 1  # one refused, then one each
-        await t.stop()
-
-    run(scenario())
+async def test_a_429_with_retry_after_is_delivered_after_the_wait(telegram: TelegramTable) -> None:
+    t = telegram
+    names = await _started(t)
+    voter = names[2]
+    chat = t.chat_of(voter)
+    t.api.fail_once[("sendMessage", chat)] = (
+        429, {"description": "Too Many Requests: retry after 7", "parameters": {"retry_after": 7}})
+    president = _president(t, names)
+    prompt = t.prompt(president)
+    assert prompt is not None
+    t.clock.advance(5)
+    await t.press(president, t.chat_of(president), prompt["message_id"], buttons(prompt)[0]["callback_data"])
+    assert t.prompt(voter) is None  # the vote prompt waits
+    t.clock.advance(3)
+    await t.bot.deliver()
+    assert t.prompt(voter) is None
+    t.clock.advance(5)
+    await t.bot.deliver()
+    assert t.prompt(voter) is not None
+    assert len(t.api.of("sendMessage", chat)) == len(t.api.messages(chat)) + 1  # one refused, then one each
 
 
-def test_the_rate_limiter_never_sleeps_on_a_flood_inside_ptb() -> None:
-    async def scenario() -> None:
-        clock = Clock()
-        api = FakeBotAPI(clock)
-        app = build_application(TOKEN, request=api)
-        assert isinstance(app.bot.rate_limiter, AIORateLimiter)
-        api.fail_once[("sendMessage", 42)] = (429, {"description": "retry", "parameters": {"retry_after": 2}})
-        async with app:
-            started = time.monotonic()
-            with pytest.raises(RetryAfter):  # back to the outbox at once, which waits without blocking
-                await app.bot.send_message(42, "hello")
-            assert time.monotonic() - started < 1.0 and len(api.of("sendMessage")) == 1
-            message = await app.bot.send_message(42, "hello")
-        assert message.text == "hello" and len(api.of("sendMessage")) == 2
-
-    run(scenario())
+async def test_the_rate_limiter_never_sleeps_on_a_flood_inside_ptb() -> None:
+    clock = Clock()
+    api = FakeBotAPI(clock)
+    app = build_application(TOKEN, request=api)
+    assert isinstance(app.bot.rate_limiter, AIORateLimiter)
+    api.fail_once[("sendMessage", 42)] = (429, {"description": "retry", "parameters": {"retry_after": 2}})
+    async with app:
+        started = time.monotonic()
+        with pytest.raises(RetryAfter):  # back to the outbox at once, which waits without blocking
+            await app.bot.send_message(42, "hello")
+        assert time.monotonic() - started < 1.0 and len(api.of("sendMessage")) == 1
+        message = await app.bot.send_message(42, "hello")
+    assert message.text == "hello" and len(api.of("sendMessage")) == 2
 
 
 def test_a_call_that_times_out_is_cancelled_before_it_is_retried(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -324,6 +289,7 @@ def test_a_call_that_times_out_is_cancelled_before_it_is_retried(monkeypatch: py
         landed.append("sent")
 
     try:
+        # No Bot: _call runs the coroutine it is given and never touches one (a real Bot would need a network).
         channel = telegram_transport.TelegramChannel(None, loop)  # type: ignore[arg-type]
         with pytest.raises(TimeoutError):
             channel._call(slow_send())
@@ -335,90 +301,81 @@ def test_a_call_that_times_out_is_cancelled_before_it_is_retried(monkeypatch: py
         loop.close()
 
 
-def test_a_restart_mid_game_resumes_and_old_buttons_work_or_say_no_longer_current(tmp_path: Path) -> None:
-    async def scenario() -> None:
-        t = _game(tmp_path, seed=11)
-        names = await _started(t, 7)
-        rng = random.Random(4)
-        president = _president(t, names)
-        old = t.prompt(president)
-        assert old is not None
-        await t.press(president, t.chat_of(president), old["message_id"], buttons(old)[0]["callback_data"])
-        await t.settle()  # the group hears the nomination first, then the ballots go out
-        # Everyone but one votes; then the bot process dies.
-        voters = names[:-1]
-        ballots = {}
-        for name in voters:
-            prompt = t.prompt(name)
-            assert prompt is not None
-            ballots[name] = prompt["message_id"]
-            t.pressed.add((t.chat_of(name), prompt["message_id"]))
-            await t.press(name, t.chat_of(name), prompt["message_id"], buttons(prompt)[0]["callback_data"])
-        await t.stop()
-        await t.boot()  # a new Application and Service on the same database file
-        last = names[-1]
-        prompt = t.prompt(last)
+async def test_a_restart_mid_game_resumes_and_old_buttons_work_or_say_no_longer_current(
+    telegram: TelegramTable
+) -> None:
+    t = telegram
+    t.seed = 11
+    names = await _started(t, 7)
+    rng = random.Random(4)
+    president = _president(t, names)
+    old = t.prompt(president)
+    assert old is not None
+    await t.press(president, t.chat_of(president), old["message_id"], buttons(old)[0]["callback_data"])
+    await t.settle()  # the group hears the nomination first, then the ballots go out
+    # Everyone but one votes; then the bot process dies.
+    voters = names[:-1]
+    ballots = {}
+    for name in voters:
+        prompt = t.prompt(name)
         assert prompt is not None
-        await t.press(last, t.chat_of(last), prompt["message_id"], buttons(prompt)[1]["callback_data"])
-        state = t.table().state
-        assert state is not None and state.phase.value != "election"  # the vote closed after the restart
-        # A vote is confirmed in the answer to the press (a toast only its voter sees), not by a message.
-        assert t.api.of("answerCallbackQuery")[-1].params["text"].startswith("Your vote")
-        assert not [m for m in t.api.messages(t.chat_of(last)) if "Your vote" in m.get("text", "")]
-        # A ballot from before the restart keeps its buttons; the election is over, so a press says how it went.
-        first = names[0]
-        ballot = t.api.chats[t.chat_of(first)][ballots[first]]
-        actions = len(t.table().actions)
-        await t.press(first, t.chat_of(first), ballots[first], buttons(ballot)[1]["callback_data"])
-        assert t.api.of("answerCallbackQuery")[-1].params["text"].startswith("That vote is over:")
-        assert len(t.table().actions) == actions
+        ballots[name] = prompt["message_id"]
+        t.pressed.add((t.chat_of(name), prompt["message_id"]))
+        await t.press(name, t.chat_of(name), prompt["message_id"], buttons(prompt)[0]["callback_data"])
+    await t.stop()
+    await t.boot()  # a new Application and Service on the same database file
+    last = names[-1]
+    prompt = t.prompt(last)
+    assert prompt is not None
+    await t.press(last, t.chat_of(last), prompt["message_id"], buttons(prompt)[1]["callback_data"])
+    state = t.table().state
+    assert state is not None and state.phase.value != "election"  # the vote closed after the restart
+    # A vote is confirmed in the answer to the press (a toast only its voter sees), not by a message.
+    assert t.api.of("answerCallbackQuery")[-1].params["text"].startswith("Your vote")
+    assert not [m for m in t.api.messages(t.chat_of(last)) if "Your vote" in m.get("text", "")]
+    # A ballot from before the restart keeps its buttons; the election is over, so a press says how it went.
+    first = names[0]
+    ballot = t.api.chats[t.chat_of(first)][ballots[first]]
+    actions = len(t.table().actions)
+    await t.press(first, t.chat_of(first), ballots[first], buttons(ballot)[1]["callback_data"])
+    assert t.api.of("answerCallbackQuery")[-1].params["text"].startswith("That vote is over:")
+    assert len(t.table().actions) == actions
 
-        await t.play(names, rng)
-        await t.settle()
-        _check_delivery(t, GROUP)
-        await t.stop()
-
-    run(scenario())
+    await t.play(names, rng)
+    await t.settle()
+    _check_delivery(t, GROUP)
 
 
-def test_names_with_markup_emoji_and_right_to_left_text(tmp_path: Path) -> None:
+async def test_names_with_markup_emoji_and_right_to_left_text(telegram: TelegramTable) -> None:
     names = ["<b>Ann</b>", "Tom & Jerry", "snake_case_x", "*star*", "\U0001f3b2 Dice", "\u05e9\u05dc\u05d5\u05dd",
              "\u0645\u0631\u062d\u0628\u0627"]
-
-    async def scenario() -> None:
-        t = TelegramTable(tmp_path / "m.db", seed=2)
-        await t.boot()
-        await t.open_and_join(names, group=GROUP)
-        lobby = [m for m in t.api.messages(GROUP["id"]) if "text" in m][-1]
-        for name in names:
-            assert name in lobby["text"]  # parsed by the strict fake: every name came through as typed
-        await t.say(names[0], "/startgame", chat=GROUP)
-        await t.play(names, random.Random(9))
-        await t.settle()
-        _check_delivery(t, GROUP)
-        assert any("&lt;b&gt;Ann&lt;/b&gt;" in str(c.params.get("text")) for c in t.api.sends())
-        await t.stop()
-
-    run(scenario())
+    t = telegram
+    t.seed = 2
+    await t.boot()
+    await t.open_and_join(names, group=GROUP)
+    lobby = [m for m in t.api.messages(GROUP["id"]) if "text" in m][-1]
+    for name in names:
+        assert name in lobby["text"]  # parsed by the strict fake: every name came through as typed
+    await t.say(names[0], "/startgame", chat=GROUP)
+    await t.play(names, random.Random(9))
+    await t.settle()
+    _check_delivery(t, GROUP)
+    assert any("&lt;b&gt;Ann&lt;/b&gt;" in str(c.params.get("text")) for c in t.api.sends())
 
 
-def test_a_group_upgraded_to_a_supergroup_keeps_working(tmp_path: Path) -> None:
-    async def scenario() -> None:
-        t = _game(tmp_path)
-        names = await _started(t)
-        new = -1009999
-        t.api.fail_once[("sendMessage", GROUP["id"])] = (
-            400, {"description": "Bad Request: group chat was upgraded to a supergroup chat",
-                  "parameters": {"migrate_to_chat_id": new}})
-        await t.play(names, random.Random(2), presses=3)  # a few presses: group messages go out
-        assert t.table().row.public_address == str(new)
-        supergroup = group_chat(new, kind="supergroup")
-        await t.say(names[1], "/board", chat=supergroup)
-        await t.settle()
-        assert any(EN.text("board-title") in text for text in t.api.texts(new))
-        await t.stop()
-
-    run(scenario())
+async def test_a_group_upgraded_to_a_supergroup_keeps_working(telegram: TelegramTable) -> None:
+    t = telegram
+    names = await _started(t)
+    new = -1009999
+    t.api.fail_once[("sendMessage", GROUP["id"])] = (
+        400, {"description": "Bad Request: group chat was upgraded to a supergroup chat",
+              "parameters": {"migrate_to_chat_id": new}})
+    await t.play(names, random.Random(2), presses=3)  # a few presses: group messages go out
+    assert t.table().row.public_address == str(new)
+    supergroup = group_chat(new, kind="supergroup")
+    await t.say(names[1], "/board", chat=supergroup)
+    await t.settle()
+    assert any(EN.text("board-title") in text for text in t.api.texts(new))
 
 
 def test_secrets_start_with_a_neutral_line_and_hide_in_a_spoiler() -> None:
@@ -433,77 +390,64 @@ def test_secrets_start_with_a_neutral_line_and_hide_in_a_spoiler() -> None:
     assert compose([public]) == ("Ann nominates Bob.", False)
 
 
-def test_commands_are_registered_in_every_language_and_buttons_fit_callback_data(tmp_path: Path) -> None:
-    async def scenario() -> None:
-        t = _game(tmp_path)
-        await _started(t, 10)
-        menus = t.api.of("setMyCommands")
-        assert {c.params.get("language_code") for c in menus} == {None, "de"}
-        for call in menus:
-            language = call.params.get("language_code") or "en"
-            commands = [c["command"] for c in call.params["commands"]]
-            assert commands == [c for c, _ in menu(language)] and len(commands) == len(MENU)
-            for command in commands:  # every word the menu offers is one the bot takes
-                assert grammar().parse("/" + command) is not None, command
-        for call in t.api.sends():
-            markup = call.params.get("reply_markup") or {}
-            for row in markup.get("inline_keyboard", []):
-                for button in row:
-                    assert len(button.get("callback_data", "").encode()) <= CALLBACK_LIMIT
-        await t.stop()
-
-    run(scenario())
+async def test_commands_are_registered_in_every_language_and_buttons_fit_callback_data(telegram: TelegramTable) -> None:
+    t = telegram
+    await _started(t, 10)
+    menus = t.api.of("setMyCommands")
+    assert {c.params.get("language_code") for c in menus} == {None} | set(languages()) - {"en"}
+    for call in menus:
+        language = call.params.get("language_code") or "en"
+        commands = [c["command"] for c in call.params["commands"]]
+        assert commands == [c for c, _ in menu(language)] and len(commands) == len(MENU)
+        for command in commands:  # every word the menu offers is one the bot takes
+            assert grammar().parse("/" + command) is not None, command
+    for call in t.api.sends():
+        markup = call.params.get("reply_markup") or {}
+        for row in markup.get("inline_keyboard", []):
+            for button in row:
+                assert len(button.get("callback_data", "").encode()) <= CALLBACK_LIMIT
 
 
-def _seat_moves(tmp_path: Path, *presses: str) -> tuple[str, ...]:
+async def _seat_moves(t: TelegramTable, *presses: str) -> tuple[str, ...]:
     """A 5-seat lobby in the group; the host presses the first lobby message's "move up" buttons for the given
     seat numbers (as drawn when the lobby opened), in order. Returns the seating order and the edited lobby."""
-
-    async def scenario() -> tuple[str, ...]:
-        t = _game(tmp_path)
-        await t.boot()
-        names = NAMES[:5]
-        await t.open_and_join(names, group=GROUP)
-        lobby = next(m for m in t.api.messages(GROUP["id"]) if "text" in m and "reply_markup" in m)
-        drawn = {b["callback_data"].split(":L:u")[1].split(".")[0]: b["callback_data"]
-                 for b in buttons(lobby) if ":L:u" in b["callback_data"]}
-        t.clock.advance(5)
-        for seat in presses:
-            await t.press(names[0], GROUP["id"], lobby["message_id"], drawn[seat])
-        order = (*t.table().names, t.api.chats[GROUP["id"]][lobby["message_id"]]["text"])
-        await t.stop()
-        return order
-
-    return asyncio.run(scenario())
+    await t.boot()
+    names = NAMES[:5]
+    await t.open_and_join(names, group=GROUP)
+    lobby = next(m for m in t.api.messages(GROUP["id"]) if "text" in m and "reply_markup" in m)
+    drawn = {b["callback_data"].split(":L:u")[1].split(".")[0]: b["callback_data"]
+             for b in buttons(lobby) if ":L:u" in b["callback_data"]}
+    t.clock.advance(5)
+    for seat in presses:
+        await t.press(names[0], GROUP["id"], lobby["message_id"], drawn[seat])
+    return (*t.table().names, t.api.chats[GROUP["id"]][lobby["message_id"]]["text"])
 
 
-def test_the_host_orders_the_seats_with_buttons(tmp_path: Path) -> None:
-    *order, lobby_text = _seat_moves(tmp_path, "4")
+async def test_the_host_orders_the_seats_with_buttons(telegram: TelegramTable) -> None:
+    *order, lobby_text = await _seat_moves(telegram, "4")
     assert tuple(order) == ("Ann", "Bob", "Cy", "Eve", "Dee")
     assert "4. Eve, 5. Dee" in lobby_text
 
 
-def test_a_seat_button_made_for_an_older_seating_order_moves_nobody(tmp_path: Path) -> None:
+async def test_a_seat_button_made_for_an_older_seating_order_moves_nobody(telegram: TelegramTable) -> None:
     """A press on a lobby button drawn before the order changed is not current: it must not move someone else."""
     # After "move Eve up", the old "move Dee up" button points at position 3, which now holds Eve.
-    *order, _ = _seat_moves(tmp_path, "4", "3")
+    *order, _ = await _seat_moves(telegram, "4", "3")
     assert tuple(order) == ("Ann", "Bob", "Cy", "Eve", "Dee")
 
 
-def test_computers_at_a_full_table_are_refused_in_the_hosts_chat_and_the_group_hears_nothing(tmp_path: Path) -> None:
-    async def scenario() -> None:
-        t = _game(tmp_path)
-        await t.boot()
-        await t.open_and_join(NAMES, group=GROUP)
-        await t.settle()
-        group, host = len(t.api.texts(GROUP["id"])), len(t.api.texts(t.chat_of(NAMES[0])))
-        await t.say(NAMES[0], "/computers", chat=GROUP)
-        await t.settle()
-        assert t.api.texts(t.chat_of(NAMES[0]))[host:] == ["This table is full: at most 10 players."]
-        assert len(t.api.texts(GROUP["id"])) == group and len(t.table().seats) == 10
-        await t.stop()
-
-    asyncio.run(scenario())
+async def test_computers_at_a_full_table_are_refused_in_the_hosts_chat_and_the_group_hears_nothing(
+    telegram: TelegramTable
+) -> None:
+    t = telegram
+    await t.boot()
+    await t.open_and_join(NAMES, group=GROUP)
+    await t.settle()
+    group, host = len(t.api.texts(GROUP["id"])), len(t.api.texts(t.chat_of(NAMES[0])))
+    await t.say(NAMES[0], "/computers", chat=GROUP)
+    await t.settle()
+    assert t.api.texts(t.chat_of(NAMES[0]))[host:] == ["This table is full: at most 10 players."]
+    assert len(t.api.texts(GROUP["id"])) == group and len(t.table().seats) == 10
 
 
 def test_settings_read_the_environment_then_a_dotenv_file(tmp_path: Path) -> None:
@@ -572,95 +516,83 @@ def test_moderator_telegram_without_a_token_says_so_and_exits_2(
     assert len(err.strip().splitlines()) == 1 and "TELEGRAM_TOKEN" in err
 
 
-def test_a_group_upgraded_while_the_qr_code_is_sent_moves_only_the_group(tmp_path: Path) -> None:
-    async def scenario() -> None:
-        t = _game(tmp_path)
-        await t.boot()
-        new = -1007777
-        t.api.migrated[GROUP["id"]] = new  # every send to the old group now answers migrate_to_chat_id
-        names = NAMES[:5]
-        await t.say(names[0], "/newgame", chat=GROUP)  # the QR code is sent into the group: it moved
-        assert t.api.of("sendPhoto", new) and t.table().row.public_address == str(new)
-        code = t.join_code(new)
-        for name in names[1:]:
-            await t.say(name, f"/start {code}")
-        supergroup = group_chat(new, kind="supergroup")
-        await t.say(names[0], "/startgame", chat=supergroup)
-        await t.settle()
-        assert t.table().row.status == "playing"
-        # The host's role reached the host's private chat, never the group.
-        assert any(text.startswith(HEADER) for text in t.api.texts(t.chat_of(names[0])))
-        assert not any(HEADER in text for text in t.api.texts(new))
-        await t.stop()
-
-    run(scenario())
+async def test_a_group_upgraded_while_the_qr_code_is_sent_moves_only_the_group(telegram: TelegramTable) -> None:
+    t = telegram
+    await t.boot()
+    new = -1007777
+    t.api.migrated[GROUP["id"]] = new  # every send to the old group now answers migrate_to_chat_id
+    names = NAMES[:5]
+    await t.say(names[0], "/newgame", chat=GROUP)  # the QR code is sent into the group: it moved
+    assert t.api.of("sendPhoto", new) and t.table().row.public_address == str(new)
+    code = t.join_code(new)
+    for name in names[1:]:
+        await t.say(name, f"/start {code}")
+    supergroup = group_chat(new, kind="supergroup")
+    await t.say(names[0], "/startgame", chat=supergroup)
+    await t.settle()
+    assert t.table().row.status == "playing"
+    # The host's role reached the host's private chat, never the group.
+    assert any(text.startswith(HEADER) for text in t.api.texts(t.chat_of(names[0])))
+    assert not any(HEADER in text for text in t.api.texts(new))
 
 
-def test_a_prompt_that_cannot_be_edited_never_stalls_the_table(tmp_path: Path) -> None:
-    async def scenario() -> None:
-        t = _game(tmp_path)
-        names = await _started(t)
-        president = _president(t, names)
-        chat = t.chat_of(president)
-        gone = {"description": "Bad Request: message to edit not found"}
-        t.api.fail_once[("editMessageText", chat)] = (400, gone)
-        prompt = t.prompt(president)
-        assert prompt is not None
-        t.pressed.add((chat, prompt["message_id"]))
-        await t.press(president, chat, prompt["message_id"], buttons(prompt)[0]["callback_data"])
-        await t.settle(30)
-        edits = len(t.api.of("editMessageText", chat))
-        assert t.prompt(president) is not None  # the vote prompt that came with the press was delivered
-        # A vote needs no edit at all: it is confirmed in the answer to the press.
-        voter = next(n for n in names if n != president)
-        ballot = t.prompt(voter)
-        assert ballot is not None
-        before = len(t.api.messages(t.chat_of(voter)))
-        t.api.fail_once[("editMessageText", t.chat_of(voter))] = (400, gone)
-        t.pressed.add((t.chat_of(voter), ballot["message_id"]))
-        await t.press(voter, t.chat_of(voter), ballot["message_id"], buttons(ballot)[0]["callback_data"])
-        await t.settle(30)
-        assert len(t.api.messages(t.chat_of(voter))) == before
-        assert t.api.of("answerCallbackQuery")[-1].params["text"].startswith("Your vote")
+async def test_a_prompt_that_cannot_be_edited_never_stalls_the_table(telegram: TelegramTable) -> None:
+    t = telegram
+    names = await _started(t)
+    president = _president(t, names)
+    chat = t.chat_of(president)
+    gone = {"description": "Bad Request: message to edit not found"}
+    t.api.fail_once[("editMessageText", chat)] = (400, gone)
+    prompt = t.prompt(president)
+    assert prompt is not None
+    t.pressed.add((chat, prompt["message_id"]))
+    await t.press(president, chat, prompt["message_id"], buttons(prompt)[0]["callback_data"])
+    await t.settle(30)
+    edits = len(t.api.of("editMessageText", chat))
+    assert t.prompt(president) is not None  # the vote prompt that came with the press was delivered
+    # A vote needs no edit at all: it is confirmed in the answer to the press.
+    voter = next(n for n in names if n != president)
+    ballot = t.prompt(voter)
+    assert ballot is not None
+    before = len(t.api.messages(t.chat_of(voter)))
+    t.api.fail_once[("editMessageText", t.chat_of(voter))] = (400, gone)
+    t.pressed.add((t.chat_of(voter), ballot["message_id"]))
+    await t.press(voter, t.chat_of(voter), ballot["message_id"], buttons(ballot)[0]["callback_data"])
+    await t.settle(30)
+    assert len(t.api.messages(t.chat_of(voter))) == before
+    assert t.api.of("answerCallbackQuery")[-1].params["text"].startswith("Your vote")
 
-        statuses = dict(t.store.execute("SELECT status, count(*) FROM outbox GROUP BY status").fetchall())
-        assert set(statuses) == {"sent"}, statuses
-        assert len(t.api.of("editMessageText", chat)) == edits  # the failed edit is not retried
-        await t.play(names, random.Random(6))
-        await t.stop()
-
-    run(scenario())
+    statuses = dict(t.store.execute("SELECT status, count(*) FROM outbox GROUP BY status").fetchall())
+    assert set(statuses) == {"sent"}, statuses
+    assert len(t.api.of("editMessageText", chat)) == edits  # the failed edit is not retried
+    await t.play(names, random.Random(6))
 
 
-def test_after_a_restart_a_secret_prompt_shows_the_choice_in_a_spoiler(tmp_path: Path) -> None:
-    async def scenario() -> None:
-        t = _game(tmp_path)
-        names = await _started(t)
-        rng = random.Random(1)
-        # Play until a prompt sent with protect_content (discard, enact) is waiting; then the bot restarts.
-        while True:
-            waiting = [(n, m) for n in names if (m := t.prompt(n)) is not None]
-            secret = [(n, m) for n, m in waiting if m.get("has_protected_content")]
-            if secret:
-                break
-            await t.play(names, rng, presses=1)
-        await t.stop()
-        await t.boot()  # the channel no longer remembers the prompt: it is edited from the update's text
-        name, prompt = secret[0]
-        chat = t.chat_of(name)
-        button = buttons(prompt)[0]
-        t.pressed.add((chat, prompt["message_id"]))
-        await t.press(name, chat, prompt["message_id"], button["callback_data"])
-        await t.settle(30)
-        edited = t.api.chats[chat][prompt["message_id"]]
-        assert "reply_markup" not in edited and edited.get("edit_date")  # the edit went through
-        spoilers = [edited["text"][e["offset"] : e["offset"] + e["length"]]
-                    for e in edited["entities"] if e["type"] == "spoiler"]
-        assert spoilers and edited["text"].endswith(spoilers[-1])  # the choice shown last, hidden
-        assert button["text"] in spoilers[-1]
-        await t.stop()
-
-    run(scenario())
+async def test_after_a_restart_a_secret_prompt_shows_the_choice_in_a_spoiler(telegram: TelegramTable) -> None:
+    t = telegram
+    names = await _started(t)
+    rng = random.Random(1)
+    # Play until a prompt sent with protect_content (discard, enact) is waiting; then the bot restarts.
+    while True:
+        waiting = [(n, m) for n in names if (m := t.prompt(n)) is not None]
+        secret = [(n, m) for n, m in waiting if m.get("has_protected_content")]
+        if secret:
+            break
+        await t.play(names, rng, presses=1)
+    await t.stop()
+    await t.boot()  # the channel no longer remembers the prompt: it is edited from the update's text
+    name, prompt = secret[0]
+    chat = t.chat_of(name)
+    button = buttons(prompt)[0]
+    t.pressed.add((chat, prompt["message_id"]))
+    await t.press(name, chat, prompt["message_id"], button["callback_data"])
+    await t.settle(30)
+    edited = t.api.chats[chat][prompt["message_id"]]
+    assert "reply_markup" not in edited and edited.get("edit_date")  # the edit went through
+    spoilers = [edited["text"][e["offset"] : e["offset"] + e["length"]]
+                for e in edited["entities"] if e["type"] == "spoiler"]
+    assert spoilers and edited["text"].endswith(spoilers[-1])  # the choice shown last, hidden
+    assert button["text"] in spoilers[-1]
 
 
 def test_the_fake_accepts_the_html_telegram_accepts() -> None:
@@ -674,83 +606,86 @@ def test_the_fake_accepts_the_html_telegram_accepts() -> None:
             parse_html(refused)
 
 
-def test_superscript_and_other_unicode_digits_are_unparseable_not_a_crash(tmp_path: Path) -> None:
-    async def scenario() -> None:
-        t = _game(tmp_path)
-        await t.boot()
-        names = NAMES[:5]
-        await t.open_and_join(names, group=GROUP)
-        await t.say(names[0], "/computers \u00b2", chat=GROUP)  # t.feed asserts no handler failed
-        await t.say(names[0], "/reminders \u00b2")
-        await t.say(names[0], "/startgame", chat=GROUP)
-        await t.settle(10)
-        president = _president(t, names)
-        before = len(t.api.messages(t.chat_of(president)))
-        await t.say(president, "\u00b2")
-        await t.say(president, "\u0663")  # an Arabic-Indic three: decimal, not ASCII
-        assert len(t.api.messages(t.chat_of(president))) > before  # answered, as any text we cannot read
-        prompt = t.prompt(president)
-        assert prompt is not None
-        table, _, token = buttons(prompt)[0]["callback_data"].split(":")
-        await t.press(president, t.chat_of(president), prompt["message_id"], f"{table}:\u00b2:{token}")
-        lobby = f"{table}:L:u\u00b2"
-        await t.press(president, t.chat_of(president), prompt["message_id"], lobby)
-        await t.stop()
-
-    run(scenario())
+async def test_superscript_and_other_unicode_digits_are_unparseable_not_a_crash(telegram: TelegramTable) -> None:
+    t = telegram
+    await t.boot()
+    names = NAMES[:5]
+    await t.open_and_join(names, group=GROUP)
+    await t.say(names[0], "/computers \u00b2", chat=GROUP)  # t.feed asserts no handler failed
+    await t.say(names[0], "/reminders \u00b2")
+    await t.say(names[0], "/startgame", chat=GROUP)
+    await t.settle(10)
+    president = _president(t, names)
+    before = len(t.api.messages(t.chat_of(president)))
+    await t.say(president, "\u00b2")
+    await t.say(president, "\u0663")  # an Arabic-Indic three: decimal, not ASCII
+    assert len(t.api.messages(t.chat_of(president))) > before  # answered, as any text we cannot read
+    prompt = t.prompt(president)
+    assert prompt is not None
+    table, _, token = buttons(prompt)[0]["callback_data"].split(":")
+    await t.press(president, t.chat_of(president), prompt["message_id"], f"{table}:\u00b2:{token}")
+    lobby = f"{table}:L:u\u00b2"
+    await t.press(president, t.chat_of(president), prompt["message_id"], lobby)
 
 
-def test_newgame_takes_the_hosts_name_as_the_readme_writes_it(tmp_path: Path) -> None:
-    async def scenario() -> None:
-        t = _game(tmp_path)
-        await t.boot()
-        await t.say("Ann", "/newgame Annie")
-        assert t.table().names == ("Annie",)
-        await t.say("Ann", "/leave")
-        await t.say("Ann", "/newgame corporate")  # a theme first: the name is Telegram's
-        assert t.table().names == ("Ann",) and t.table().row.theme == "corporate"
-        await t.stop()
-
-    run(scenario())
+async def test_newgame_takes_the_hosts_name_as_the_readme_writes_it(telegram: TelegramTable) -> None:
+    t = telegram
+    await t.boot()
+    await t.say("Ann", "/newgame Annie")
+    assert t.table().names == ("Annie",)
+    await t.say("Ann", "/leave")
+    await t.say("Ann", "/newgame corporate")  # a theme first: the name is Telegram's
+    assert t.table().names == ("Ann",) and t.table().row.theme == "corporate"
 
 
-def test_a_group_that_refuses_the_qr_code_is_not_blamed_on_the_host(tmp_path: Path) -> None:
-    async def scenario() -> None:
-        t = _game(tmp_path)
-        await t.boot()
-        host = NAMES[0]
-        kicked = {"description": "Forbidden: bot was kicked from the group chat"}
-        t.api.fail_once[("sendPhoto", GROUP["id"])] = (403, kicked)
-        await t.say(host, "/newgame", chat=GROUP)
-        await t.settle(30)
-        unreachable = EN.text("player-unreachable", name=host)
-        everywhere = [text for chat in list(t.api.chats) for text in t.api.texts(chat)]
-        assert not any(unreachable in text for text in everywhere)
-        errors = [e for (e,) in t.store.execute("SELECT last_error FROM outbox WHERE status = 'failed'")]
-        assert errors and all(str(GROUP["id"]) in e for e in errors), errors
-        await t.say(host, "/whoami")  # the host's private chat works as before
-        assert t.api.texts(t.chat_of(host))
-        await t.stop()
-
-    run(scenario())
+async def test_a_group_that_refuses_the_qr_code_is_not_blamed_on_the_host(telegram: TelegramTable) -> None:
+    t = telegram
+    await t.boot()
+    host = NAMES[0]
+    kicked = {"description": "Forbidden: bot was kicked from the group chat"}
+    t.api.fail_once[("sendPhoto", GROUP["id"])] = (403, kicked)
+    await t.say(host, "/newgame", chat=GROUP)
+    await t.settle(30)
+    unreachable = EN.text("player-unreachable", name=host)
+    everywhere = [text for chat in list(t.api.chats) for text in t.api.texts(chat)]
+    assert not any(unreachable in text for text in everywhere)
+    errors = [e for (e,) in t.store.execute("SELECT last_error FROM outbox WHERE status = 'failed'")]
+    assert errors and all(str(GROUP["id"]) in e for e in errors), errors
+    await t.say(host, "/whoami")  # the host's private chat works as before
+    assert t.api.texts(t.chat_of(host))
 
 
-def test_a_group_hears_the_language_of_whoever_opened_the_table_there_and_of_the_host_later(tmp_path: Path) -> None:
-    async def scenario() -> None:
-        t = _game(tmp_path)
-        await t.boot()
-        t.person("Ann", "de")  # her Telegram app speaks German
-        try:
-            await t.open_and_join(["Ann", "Bob"], group=GROUP)
-            texts = "\n".join(t.api.texts(GROUP["id"]))
-            assert "Bob ist dabei." in texts and "Bob joined." not in texts
-            await t.say("Bob", "/language en", chat=GROUP)  # not the host: only his own language
-            await t.say("Cy", "/start " + t.join_code(GROUP["id"]))
-            assert "Cy ist dabei." in "\n".join(t.api.texts(GROUP["id"]))
-            await t.say("Ann", "/language en", chat=GROUP)  # the host, in the group: the group's language
-            await t.say("Dee", "/start " + t.join_code(GROUP["id"]))
-            assert "Dee joined." in "\n".join(t.api.texts(GROUP["id"]))
-        finally:
-            await t.stop()
+async def test_a_group_hears_the_language_of_whoever_opened_the_table_there_and_of_the_host_later(
+    telegram: TelegramTable
+) -> None:
+    t = telegram
+    await t.boot()
+    t.person("Ann", "de")  # her Telegram app speaks German
+    await t.open_and_join(["Ann", "Bob"], group=GROUP)
+    texts = "\n".join(t.api.texts(GROUP["id"]))
+    assert "Bob ist dabei." in texts and "Bob joined." not in texts
+    await t.say("Bob", "/language en", chat=GROUP)  # not the host: only his own language
+    await t.say("Cy", "/start " + t.join_code(GROUP["id"]))
+    assert "Cy ist dabei." in "\n".join(t.api.texts(GROUP["id"]))
+    await t.say("Ann", "/language en", chat=GROUP)  # the host, in the group: the group's language
+    await t.say("Dee", "/start " + t.join_code(GROUP["id"]))
+    assert "Dee joined." in "\n".join(t.api.texts(GROUP["id"]))
 
-    run(scenario())
+
+async def test_a_telegram_apps_regional_language_is_matched_by_its_base_code(telegram: TelegramTable) -> None:
+    """``fa-IR`` is Persian and ``es-419`` Spanish; ``pt-BR`` without a Portuguese catalog is English."""
+    t = telegram
+    await t.boot()
+    t.person("Ann", "fa-IR")
+    t.person("Bob", "es-419")
+    t.person("Cy", "pt-BR")
+    await t.open_and_join(["Ann", "Bob", "Cy"], group=GROUP)
+    persian, spanish = Catalog.load("classic", "fa"), Catalog.load("classic", "es")
+    # The group speaks its opener's language; the Latin name and seat list isolated in the Persian sentence.
+    seated = persian.text("seat-taken", name="\u2068Cy\u2069", players=3,
+                          seating="\u20681. Ann, 2. Bob, 3. Cy\u2069")
+    assert t.api.texts(GROUP["id"])[-1] == seated
+    await t.say("Bob", "/whoami")
+    assert t.api.texts(t.chat_of("Bob"))[-1] == spanish.text("game-not-started")
+    await t.say("Cy", "/whoami")
+    assert t.api.texts(t.chat_of("Cy"))[-1] == Catalog.load().text("game-not-started")

@@ -29,12 +29,6 @@ from tests.web_table import TestClient, WebTable, browser_beside, choices, every
 NAMES = ("Ann", "Bob", "Cy", "Dee", "Eve")
 
 
-@pytest.fixture
-def table(tmp_path: Path) -> WebTable:
-    with WebTable(tmp_path / "web.db") as wt:
-        yield wt
-
-
 def five_started(wt: WebTable) -> tuple[str, dict[str, TestClient]]:
     """Five phones at a table the host opened (without a seat) and started; returns (table id, phones by name)."""
     table_id, code = wt.open("Host", play=False)
@@ -228,7 +222,8 @@ def test_browser_telegram_and_sms_seats_play_one_game_together(tmp_path: Path) -
     import json
 
     from moderator.transports.telegram import callback
-    from tests.test_serve import ANN, open_table, private_chat
+    from tests.fake_telegram import private_chat
+    from tests.serve_app import ANN, open_table
 
     with every_channel(tmp_path) as s:
         app = s.client.app
@@ -284,7 +279,7 @@ HOSTILE = st.one_of(st.binary(max_size=600), st.text(max_size=300).map(str.encod
        content_type=st.sampled_from(["application/x-www-form-urlencoded", "multipart/form-data; boundary=x",
                                      "text/plain", "application/json", None]))
 def test_hostile_requests_to_the_pages_never_give_a_5xx_nor_change_the_game(
-    game: tuple[WebTable, str, object], body: bytes, route: str, content_type: str | None
+    game: tuple[WebTable, str, TestClient], body: bytes, route: str, content_type: str | None
 ) -> None:
     table, table_id, phone = game
     before = (table.service.table(table_id).state.step, table.service.table(table_id).names, table.status(table_id))
@@ -309,7 +304,7 @@ def test_hostile_requests_to_the_pages_never_give_a_5xx_nor_change_the_game(
 
 
 @pytest.fixture
-def game(table: WebTable) -> tuple[WebTable, str, object]:
+def game(table: WebTable) -> tuple[WebTable, str, TestClient]:
     """A 5-player game under way; one of its phones."""
     table_id, phones = five_started(table)
     return table, table_id, phones[NAMES[0]]
@@ -320,7 +315,7 @@ def test_a_table_opened_on_telegram_links_its_table_screen(tmp_path: Path) -> No
     import time
 
     from tests.fake_twilio import OUR_NUMBER, PUBLIC_URL
-    from tests.test_serve import ANN, open_table
+    from tests.serve_app import ANN, open_table
 
     with every_channel(tmp_path, deliver=True) as s:
         api, client = s.api, s.client
@@ -347,7 +342,9 @@ def test_a_table_opened_on_telegram_links_its_table_screen(tmp_path: Path) -> No
         assert f'href="{PUBLIC_URL}/tv/{code}"' in screen and screen.count("<svg") == 4
 
 
-def test_numbers_too_long_to_be_a_decision_or_a_seat_are_refused_quietly(game: tuple[WebTable, str, object]) -> None:
+def test_numbers_too_long_to_be_a_decision_or_a_seat_are_refused_quietly(
+    game: tuple[WebTable, str, TestClient]
+) -> None:
     table, table_id, phone = game
     step = table.service.table(table_id).state.step
     huge = "9" * 5000  # int() of this many digits raises in Python 3.11
@@ -357,7 +354,9 @@ def test_numbers_too_long_to_be_a_decision_or_a_seat_are_refused_quietly(game: t
     assert table.service.table(table_id).state.step == step
 
 
-def test_the_table_screen_says_when_the_game_is_paused_or_ended_by_the_host(game: tuple[WebTable, str, object]) -> None:
+def test_the_table_screen_says_when_the_game_is_paused_or_ended_by_the_host(
+    game: tuple[WebTable, str, TestClient]
+) -> None:
     table, table_id, _ = game
     catalog = Catalog.load("classic", "en")
     table.host_do(table_id, "pause")
@@ -415,7 +414,7 @@ def test_a_rematch_starts_a_new_feed(table: WebTable) -> None:
 def test_a_browser_seat_at_a_table_whose_results_go_to_a_telegram_group_sees_them_on_its_page(
         tmp_path: Path) -> None:
     from tests.fake_telegram import group_chat
-    from tests.test_serve import ANN
+    from tests.serve_app import ANN
 
     with every_channel(tmp_path) as s:
         app = s.client.app
@@ -512,7 +511,9 @@ def test_a_tap_sent_in_the_background_is_answered_counted_and_a_retry_says_it_is
 def _unwritable(wt: WebTable, on: bool) -> None:
     """The database as a full or read-only disk (or a lock held too long) leaves it: no write commits."""
     store = wt.app.state.store
-    wt.host.portal.call(lambda: store.execute(f"PRAGMA query_only={'ON' if on else 'OFF'}"))  # type: ignore[attr-defined]
+    portal = wt.host.portal
+    assert portal is not None  # the app is running
+    portal.call(lambda: store.execute(f"PRAGMA query_only={'ON' if on else 'OFF'}"))
 
 
 def test_a_tap_that_cannot_be_stored_says_not_saved_tap_again_and_the_tap_again_counts(table: WebTable) -> None:
@@ -783,3 +784,12 @@ def test_the_pages_name_exactly_the_messages_the_catalogs_are_checked_for() -> N
     listed = set(web.WEB_MESSAGES)
     assert shown <= listed, sorted(shown - listed)
     assert {m for m in listed - shown if not any(m.startswith(f) for f in families)} == set()
+
+
+def test_a_browsers_regional_language_is_matched_by_its_base_code(table: WebTable) -> None:
+    """``fa-IR`` is Persian; ``pt-BR`` without a Portuguese catalog falls to the next it asks for, then English."""
+    _table_id, code = table.open("Host", play=False)
+    for asked, lang in (("fa-IR,fa;q=0.9", "fa"), ("pt-BR,pt;q=0.9", "en"), ("pt-BR,es;q=0.8", "es")):
+        page = table.device().get(f"/join/{code}", headers={"Accept-Language": asked}).text
+        assert f'<html lang="{lang}">' in page, asked
+        assert Catalog.load("classic", lang).text("web-take-seat") in page

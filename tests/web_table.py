@@ -20,7 +20,7 @@ from moderator.settings import Settings
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")  # Starlette 1.x asks for httpx2; httpx works the same here
-    from starlette.testclient import TestClient
+    from starlette.testclient import TestClient as TestClient  # (re-exported: the web tests take it from here)
 
 SAME_ORIGIN = {"Origin": "http://testserver"}
 """What a browser sends with a page's POST (the server refuses a POST from another origin, or from none)."""
@@ -127,9 +127,9 @@ def browser_beside(client: TestClient) -> TestClient:
 @contextmanager
 def every_channel(tmp_path: Path, *, deliver: bool = False) -> Iterator[Any]:
     """``serve``'s app with Telegram (the fake Bot API), SMS (the fake Twilio) and the browser channel on, running;
-    yields ``tests.test_serve.Server`` (``.client.app`` is the app; ``browser_beside(.client)`` a phone)."""
+    yields ``tests.serve_app.Server`` (``.client.app`` is the app; ``browser_beside(.client)`` a phone)."""
     from tests.fake_twilio import FakeTwilio
-    from tests.test_serve import Server, WebhookBotAPI, env
+    from tests.serve_app import Server, WebhookBotAPI, env
 
     db = tmp_path / "every.db"
     api, twilio = WebhookBotAPI(clock=lambda: 1_800_000_000.0), FakeTwilio()

@@ -4,8 +4,9 @@ It translates and nothing else. ``POST /sms`` is Twilio's incoming-message webho
 ``X-Twilio-Signature`` is checked against ``MODERATOR_PUBLIC_URL`` + ``/sms`` (the URL Twilio called, also behind
 a proxy), the text becomes a command (``parse``) and an ``Inbound`` for the service with the ``MessageSid`` as
 its id, so a retried webhook changes nothing; the reply is empty TwiML. Everything the players receive goes
-through the outbox: ``SmsChannel`` folds what is due for one phone into as few texts as fit one segment each,
-and sends each with the twilio ``Client``; ``POST /sms/status`` hands Twilio's delivery reports to the service.
+through the outbox: ``SmsChannel`` folds what is due for one phone into as few texts as fit its language's limit
+(one GSM-7 segment, transliterated, for a language GSM-7 writes; two UCS-2 segments for another script), and
+sends each with the twilio ``Client``; ``POST /sms/status`` hands Twilio's delivery reports to the service.
 
 Twilio's own keywords (``STOP``, ``START``, ``HELP`` ...) are never game commands. Twilio answers them itself; an
 opt-out also becomes ``OptOut`` (that phone is never prompted again, and the host is told what to do), an opt-in
@@ -23,6 +24,7 @@ from typing import Any, Final
 from urllib.parse import quote
 
 import phonenumbers
+from babel.languages import get_official_languages
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
@@ -32,7 +34,16 @@ from twilio.request_validator import RequestValidator
 from twilio.rest import Client
 from twilio.twiml.messaging_response import MessagingResponse
 
-from ..catalog import DEFAULT_LANGUAGE, DEFAULT_THEME, SMS_LIMIT, Catalog, is_gsm7, languages, sms_segments, to_gsm7
+from ..catalog import (
+    DEFAULT_LANGUAGE,
+    DEFAULT_THEME,
+    SMS_LIMIT,
+    UCS2_LIMIT,
+    Catalog,
+    is_gsm7,
+    languages,
+    sms_segments,
+)
 from ..channels import (
     NOT_STORED_MESSAGE,
     Capabilities,
@@ -96,16 +107,14 @@ PREVIEW_LINES: Final = 4
 characters, widely reported); Android shows one line collapsed, and Messages' expanded notification a few (README,
 "Secrets on the lock screen")."""
 CAPABILITIES: Final = Capabilities(
-    buttons=False, text_limit=SMS_LIMIT, gsm7=True, paid_per_message=True, word_style=WordStyle.CAPITALS,
-    reserved_words=RESERVED_WORDS - PASSED_ON, preview_lines=PREVIEW_LINES,
+    buttons=False, text_limit=SMS_LIMIT, unicode_limit=UCS2_LIMIT, gsm7=True, paid_per_message=True,
+    word_style=WordStyle.CAPITALS, reserved_words=RESERVED_WORDS - PASSED_ON, preview_lines=PREVIEW_LINES,
 )
-"""One GSM-7 segment per text, options written into the text, every text costs, and a private text's secret
-starts below what a lock screen shows."""
+"""One GSM-7 segment per text (two UCS-2 segments in a language GSM-7 cannot write), options written into the
+text, every text costs, and a private text's secret starts below what a lock screen shows."""
 
 OPTED_OUT_ERROR: Final = 21610
 """Twilio's error code for a send to a number that replied STOP."""
-GERMAN_REGIONS: Final = frozenset({"DE", "AT", "LI"})
-"""Numbers from these countries get German messages when a German catalog exists (``LANGUAGE xx`` changes it)."""
 
 
 # --- configuration ----------------------------------------------------------------------------------------
@@ -180,9 +189,11 @@ def normalise_number(raw: str, region: str | None = None) -> str | None:
 
 
 def language_of(number: str) -> str | None:
-    """The language a number's country suggests, if we have a catalog for it; None means the default."""
+    """The language a number's country suggests (the first of its official languages, CLDR's, that a catalog
+    speaks: German for Austria, Persian for Iran), if any; None means the default. ``LANGUAGE xx`` changes it."""
     region = phonenumbers.region_code_for_number(phonenumbers.parse(number))
-    return "de" if region in GERMAN_REGIONS and "de" in languages() else None
+    spoken = get_official_languages(region, de_facto=True) if region else ()
+    return next((lang for lang in spoken if lang in languages()), None)
 
 
 # --- text in: what a player's SMS means ---------------------------------------------------------------------
@@ -300,7 +311,8 @@ def routes(settings: SmsSettings) -> list[BaseRoute]:
             log.error("an SMS could not be stored (%s); its sender is asked to send it again", exc)
             number = normalise_number(params.get("From", ""), gateway(request).region)
             language = language_of(number) if number else None
-            return _twiml(fit_sms(Catalog.load(DEFAULT_THEME, language or DEFAULT_LANGUAGE).text(NOT_STORED_MESSAGE)))
+            language = language or DEFAULT_LANGUAGE
+            return _twiml(fit_sms(Catalog.load(DEFAULT_THEME, language).text(NOT_STORED_MESSAGE), language))
         return _twiml()
 
     async def status(request: Request) -> Response:
@@ -317,12 +329,19 @@ def routes(settings: SmsSettings) -> list[BaseRoute]:
 # --- text out ---------------------------------------------------------------------------------------------
 
 
-def fit_sms(text: str) -> str:
-    """``text`` as one GSM-7 segment: transliterated, and cut (logged: the renderer should never need it)."""
-    plain = to_gsm7(text)
-    if len(plain) > SMS_LIMIT:
-        log.warning("an SMS was %d characters; cut to %d", len(plain), SMS_LIMIT)
-        plain = plain[: SMS_LIMIT - 3] + "..."
+def limit(language: str) -> int:
+    """The characters one text in ``language`` may have: one GSM-7 segment, or two UCS-2 ones (``CAPABILITIES``)."""
+    return CAPABILITIES.limit(language) or SMS_LIMIT
+
+
+def fit_sms(text: str, language: str) -> str:
+    """``text`` as one text in its language: transliterated where it goes in GSM-7, and cut (logged: the renderer
+    should never need it)."""
+    plain = CAPABILITIES.written(text, language)
+    most = limit(language)
+    if len(plain) > most:
+        log.warning("an SMS was %d characters; cut to %d", len(plain), most)
+        plain = plain[: most - 3] + "..."
     return plain
 
 
@@ -393,7 +412,8 @@ class SmsChannel:
         )
         if self.status_callback:
             origin["status_callback"] = self.status_callback
-        body = with_links(fit_sms(merged_text(parts)), parts, self.screen_url, self.join_page)
+        language = parts[-1].language
+        body = with_links(fit_sms(merged_text(parts), language), parts, self.screen_url, self.join_page)
         handed = [m.handed for m in parts if m.handed is not None]
         if handed:  # it may have gone out before a crash: ask Twilio before sending it again
             try:
@@ -446,8 +466,8 @@ def _strip_header(text: str) -> str:
 
 
 def fold(messages: Sequence[Outbound]) -> list[list[int]]:
-    """Messages due for one phone, in order, in groups (of their places) that each go out as one text of at most
-    one segment.
+    """Messages due for one phone, in order, in groups (of their places) that each go out as one text within its
+    language's limit (one GSM-7 segment, or two UCS-2).
 
     A group ends with a prompt (its options stay last), and a secret part makes the whole text start with the
     neutral private header. The deal may share a text: it is padded to one length for every role, so what
@@ -457,7 +477,8 @@ def fold(messages: Sequence[Outbound]) -> list[list[int]]:
     for i in range(len(messages)):
         last = groups[-1] if groups else None
         if (last is not None and messages[last[-1]].kind is not Kind.PROMPT
-                and len(merged_text([messages[j] for j in [*last, i]])) <= SMS_LIMIT):
+                and messages[last[-1]].language == messages[i].language
+                and len(merged_text([messages[j] for j in [*last, i]])) <= limit(messages[i].language)):
             last.append(i)
         else:
             groups.append([i])
@@ -481,10 +502,10 @@ def _shown(messages: Sequence[Outbound]) -> list[Outbound]:
 
 
 def merged_text(messages: Sequence[Outbound]) -> str:
-    """The text of messages sent as one SMS: the header first if any is secret, then every part in order
-    (less the parts a later one says again)."""
+    """The text of messages sent as one SMS, as the phone gets it (``Capabilities.written``): the header first if
+    any is secret, then every part in order (less the parts a later one says again)."""
     shown = _shown(messages)
-    texts = [to_gsm7(m.text) for m in shown]
+    texts = [CAPABILITIES.written(m.text, m.language) for m in shown]
     if len(texts) == 1:
         return texts[0]
     secret = [t for m, t in zip(shown, texts, strict=True) if m.secret]
@@ -496,13 +517,15 @@ def merged_text(messages: Sequence[Outbound]) -> str:
 def with_links(body: str, parts: Sequence[Outbound], screen_url: Callable[[str], str | None],
                join_page: Callable[[str], str | None]) -> str:
     """The text, and on new lines after a join code its join page's address, and after a join code or a game's
-    end the table screen's, each where it exists and the text still fits one segment (links only where they
+    end the table screen's, each where it exists and the text still fits its limit (links only where they
     exist: no table screen under plain ``moderator sms``)."""
     urls = [join_page(m.join_code) for m in parts if m.kind is Kind.JOIN and m.join_code]
     linked = [m.table for m in parts if m.table and m.kind in (Kind.JOIN, Kind.END)]
     urls += [screen_url(linked[-1])] if linked else []
     for url in urls:
-        if url and is_gsm7(url) and len(body) + 1 + len(url) <= SMS_LIMIT:
+        language = parts[-1].language if parts else DEFAULT_LANGUAGE
+        fits = len(body) + 1 + len(url or "") <= limit(language)
+        if url and fits and (is_gsm7(url) or not CAPABILITIES.transliterates(language)):
             body += "\n" + url
     return body
 

@@ -125,39 +125,55 @@ def play(state: GameState, *steps: Step) -> tuple[GameState, list[Event]]:
 def _run(state: GameState, step: Step, events: list[Event]) -> GameState:
     if step is None:
         return state
-    if isinstance(step, (list, tuple)):
-        for inner in step:
-            state = _run(state, inner, events)
+    if isinstance(step, Action):
+        state, new = apply(state, step)
+        events.extend(new)
         return state
-    if callable(step) and not _is_action(step):
+    if callable(step):
         return _run(state, step(state), events)
-    state, new = apply(state, step)  # type: ignore[arg-type]
-    events.extend(new)
+    for inner in step:
+        state = _run(state, inner, events)
     return state
 
 
-def _is_action(obj: object) -> bool:
-    return isinstance(
-        obj,
-        (
-            NominateChancellor,
-            CastVote,
-            DiscardPolicy,
-            EnactPolicy,
-            ProposeVeto,
-            AnswerVeto,
-            InvestigateLoyalty,
-            CallSpecialElection,
-            ExecutePlayer,
-        ),
-    )
+# --- what a seat may do now ---------------------------------------------------------------------------------
+
+
+def nominees(state: GameState, seat: int) -> set[int]:
+    """Whom ``seat`` may nominate now: every legal action of theirs is a nomination."""
+    found = set()
+    for action in legal_actions(state, seat):
+        assert isinstance(action, NominateChancellor), action
+        found.add(action.chancellor)
+    return found
+
+
+def targets(state: GameState, seat: int) -> set[int]:
+    """Whom ``seat`` may investigate, choose or execute now: every legal action of theirs is that power's."""
+    found = set()
+    for action in legal_actions(state, seat):
+        assert isinstance(action, InvestigateLoyalty | CallSpecialElection | ExecutePlayer), action
+        found.add(action.target)
+    return found
 
 
 # --- steps: actions on behalf of whoever holds the office now --------------------------------------------
 
 
+def president(s: GameState) -> int:
+    """The seat of the President (or Presidential Candidate) now; a step that needs one has one."""
+    assert s.president is not None, "no President now"
+    return s.president
+
+
+def chancellor(s: GameState) -> int:
+    """The seat of the Chancellor (or Chancellor nominee) now."""
+    assert s.chancellor is not None, "no Chancellor now"
+    return s.chancellor
+
+
 def nominate(chancellor: int) -> Step:
-    return lambda s: NominateChancellor(s.president, chancellor)
+    return lambda s: NominateChancellor(president(s), chancellor)
 
 
 def vote(*ja: int) -> Step:
@@ -170,31 +186,31 @@ def all_vote(ja: bool) -> Step:
 
 
 def discard(policy: str | Policy) -> Step:
-    return lambda s: DiscardPolicy(s.president, Policy(policy))
+    return lambda s: DiscardPolicy(president(s), Policy(policy))
 
 
 def enact(policy: str | Policy) -> Step:
-    return lambda s: EnactPolicy(s.chancellor, Policy(policy))
+    return lambda s: EnactPolicy(chancellor(s), Policy(policy))
 
 
 def propose_veto() -> Step:
-    return lambda s: ProposeVeto(s.chancellor)
+    return lambda s: ProposeVeto(chancellor(s))
 
 
 def answer_veto(accept: bool) -> Step:
-    return lambda s: AnswerVeto(s.president, accept)
+    return lambda s: AnswerVeto(president(s), accept)
 
 
 def investigate(target: int) -> Step:
-    return lambda s: InvestigateLoyalty(s.president, target)
+    return lambda s: InvestigateLoyalty(president(s), target)
 
 
 def special_election(target: int) -> Step:
-    return lambda s: CallSpecialElection(s.president, target)
+    return lambda s: CallSpecialElection(president(s), target)
 
 
 def execute(target: int) -> Step:
-    return lambda s: ExecutePlayer(s.president, target)
+    return lambda s: ExecutePlayer(president(s), target)
 
 
 def elect(chancellor: int | None = None) -> Step:
@@ -224,7 +240,7 @@ def keep(policy: str | Policy) -> Step:
     def step(s: GameState) -> Step:
         assert wanted in s.hand, f"the President holds {s.hand}, not {wanted}"
         others = [p for p in s.hand if p is not wanted]
-        return DiscardPolicy(s.president, others[0] if others else wanted)
+        return DiscardPolicy(president(s), others[0] if others else wanted)
 
     return step
 
@@ -292,14 +308,14 @@ def values(event: Event) -> list[object]:
 # --- random legal play, for invariants ---------------------------------------------------------------------
 
 
-def random_game(players: int, seed: int) -> Iterator[tuple[GameState, GameState, tuple[Event, ...]]]:
+def random_game(players: int, seed: int) -> Iterator[tuple[GameState | None, GameState, tuple[Event, ...]]]:
     """Every step of one random legal game (seeded, so always the same game): (before, after, events).
 
     The first step has ``before`` None and the opening events.
     """
     state = new_game(players, seed=seed)
     rng = random.Random(seed)
-    yield None, state, opening_events(state)  # type: ignore[misc]
+    yield None, state, opening_events(state)
     while state.phase is not Phase.GAME_OVER:
         seat = rng.choice(awaiting(state))
         action = rng.choice(legal_actions(state, seat))
@@ -317,10 +333,10 @@ def card_count(state: GameState) -> tuple[int, int]:
     )
 
 
-_GAMES: dict[tuple[int, int], list[tuple[GameState, GameState, tuple[Event, ...]]]] = {}
+_GAMES: dict[tuple[int, int], list[tuple[GameState | None, GameState, tuple[Event, ...]]]] = {}
 
 
-def random_games(count: int = 204) -> Iterator[list[tuple[GameState, GameState, tuple[Event, ...]]]]:
+def random_games(count: int = 204) -> Iterator[list[tuple[GameState | None, GameState, tuple[Event, ...]]]]:
     """``count`` seeded random legal games spread over 5-10 players, each as the list of its steps (cached)."""
     for i in range(count):
         key = (5 + i % 6, i)

@@ -218,5 +218,9 @@ def test_every_secret_event_goes_only_to_its_entitled_seat():
                 if isinstance(event, ev.DrawPileShuffled):
                     assert event.audience.seats == frozenset()
                     continue
-                seat = entitled[type(event)](event, before) if before is not None else event.seat
+                if before is None:  # the opening: each seat is dealt its own role
+                    assert isinstance(event, ev.RoleDealt), event
+                    seat = event.seat
+                else:
+                    seat = entitled[type(event)](event, before)
                 assert event.audience.seats == frozenset({seat}), event

@@ -16,7 +16,7 @@ from moderator.engine import (
     view_for,
 )
 from moderator.engine import events as ev
-from moderator.engine.errors import NotTheChancellor, NotThePresident, OutOfTurn, PolicyNotInHand
+from moderator.engine.errors import NotTheChancellor, NotThePresident, OutOfTurn, PolicyNotInHand, RuleViolation
 
 from .scenario import (
     F,
@@ -133,6 +133,7 @@ def test_only_the_president_then_the_chancellor_act_in_the_session():
     changes nothing."""
     state = rigged(5, deck="FFF" "LLF")
     state, _ = play(state, elect(1))
+    error: type[RuleViolation]
     for action, error in (
         (EnactPolicy(1, F), OutOfTurn),
         (ProposeVeto(1), OutOfTurn),
@@ -163,6 +164,7 @@ def test_only_the_president_then_the_chancellor_act_in_the_session():
 def test_a_card_named_by_its_letter_enacts_that_card() -> None:
     """Item 55: the Chancellor enacts the card chosen, even when it is named by its record letter."""
     state, _ = play(rigged(5, deck="FLF" + "F" * 9 + "L" * 5), elect(1))
+    # Both "F"s below are a record's letter, not a Policy: what a record hands the engine (this test's point).
     state, _ = apply(state, DiscardPolicy(0, "F"))  # type: ignore[arg-type]
     assert state.hand == (F, L)
     state, _ = apply(state, EnactPolicy(1, "F"))  # type: ignore[arg-type]

@@ -27,10 +27,12 @@ from .scenario import (
     one,
     play,
     rigged,
+    targets,
 )
 
 # One letter per power, so the table below reads like the board.
-_, I, S, P, E = None, Power.INVESTIGATE_LOYALTY, Power.SPECIAL_ELECTION, Power.POLICY_PEEK, Power.EXECUTION  # noqa: E741
+_: Power | None = None
+I, S, P, E = Power.INVESTIGATE_LOYALTY, Power.SPECIAL_ELECTION, Power.POLICY_PEEK, Power.EXECUTION  # noqa: E741
 BOARD = {
     5: (_, _, P, E, E),
     6: (_, _, P, E, E),
@@ -106,12 +108,12 @@ def test_the_presidents_team_does_not_matter_for_powers():
     one, Hitler and fellow fascists included."""
     liberal_president = rigged(7, "LLLLFFH", deck="FFF", first=0, fascist=3)
     fascist_president = rigged(7, "FLLLLFH", deck="FFF", first=0, fascist=3)
-    targets = []
+    offered: list[set[int]] = []
     for state in (liberal_president, fascist_president):
         state, events = play(state, govern(1, "F"))
         assert one(events, ev.PresidentialPowerGranted).power is E
-        targets.append({a.target for a in legal_actions(state, 0)})
-    assert targets[0] == targets[1] == {1, 2, 3, 4, 5, 6}
+        offered.append(targets(state, 0))
+    assert offered[0] == offered[1] == {1, 2, 3, 4, 5, 6}
 
 
 def test_chaos_fascist_policy_counts_for_the_slot_but_its_power_is_never_made_up():

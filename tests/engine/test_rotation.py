@@ -14,6 +14,7 @@ from .scenario import (
     keep,
     one,
     play,
+    president,
     propose_veto,
     reject,
     rigged,
@@ -28,7 +29,7 @@ def test_presidency_passes_clockwise_whether_the_vote_passes_or_fails():
     for step in (govern(None, "L"), reject(), govern(None, "L")):
         state, events = play(state, step)
         presidents.append(state.president)
-        assert one(events, ev.PresidentialCandidateChosen) == ev.PresidentialCandidateChosen(state.president, False)
+        assert one(events, ev.PresidentialCandidateChosen) == ev.PresidentialCandidateChosen(president(state), False)
     assert presidents == [0, 1, 2, 3]
 
 

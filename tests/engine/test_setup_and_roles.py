@@ -47,7 +47,7 @@ def test_role_counts_are_exact_and_each_seat_gets_each_role_roughly_uniformly(pl
     every role with about its share of the deals."""
     liberals, fascists = ROLE_TABLE[players]
     deals = 1000
-    per_seat = [Counter() for _ in range(players)]
+    per_seat: list[Counter[Role]] = [Counter() for _ in range(players)]
     for seed in range(deals):
         roles = new_game(players, seed=seed).roles
         assert Counter(roles) == {Role.LIBERAL: liberals, Role.FASCIST: fascists, Role.HITLER: 1}

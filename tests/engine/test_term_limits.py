@@ -9,7 +9,6 @@ from moderator.engine import (
     Phase,
     apply,
     eligible_chancellors,
-    legal_actions,
     public_view,
 )
 from moderator.engine import events as ev
@@ -23,6 +22,7 @@ from moderator.engine.errors import (
 
 from .scenario import (
     answer_veto,
+    chancellor,
     chaos,
     elect,
     execute,
@@ -31,12 +31,14 @@ from .scenario import (
     nominate,
     one,
     play,
+    president,
     propose_veto,
     reject,
     rigged,
     special_election,
     veto_at_tracker_two_with_small_deck,
 )
+from .scenario import nominees as legal_nominees
 
 
 def assert_rejected(state, action, error):
@@ -46,7 +48,7 @@ def assert_rejected(state, action, error):
 
 def nominees(state) -> set[int]:
     """The Chancellors the current candidate may nominate, by legal_actions (and eligible_chancellors agrees)."""
-    offered = {a.chancellor for a in legal_actions(state, state.president)}
+    offered = legal_nominees(state, president(state))
     assert offered == set(eligible_chancellors(state)) == set(public_view(state).eligible_chancellors)
     return offered
 
@@ -186,7 +188,7 @@ def test_vetoing_chancellor_may_serve_again_after_the_veto_causes_chaos():
     """Items 31, 41 (B18 #4): tracker 2 -> A/B elected -> veto -> chaos -> limits cleared -> the next President
     may nominate the vetoing Chancellor (and President) again."""
     state, _ = veto_at_tracker_two_with_small_deck()
-    vetoing = (state.president, state.chancellor)
+    vetoing = (president(state), chancellor(state))
     state, events = play(state, propose_veto(), answer_veto(True))
     assert one(events, ev.PolicyEnacted).by_chaos
     assert state.president == 4  # P4 (seat 3) is dead

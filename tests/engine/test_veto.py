@@ -191,5 +191,5 @@ def test_veto_request_and_answer_are_public_and_reveal_no_card():
     assert one(second, ev.ElectionTrackerAdvanced).election_tracker == 1
     for event in of_type(first + second, ev.VetoProposed) + of_type(first + second, ev.VetoAnswered):
         assert event.audience.everyone
-    for event in public(second):
-        assert not any(isinstance(v, Policy) for v in values(event)), event
+    for shown in public(second):
+        assert not any(isinstance(v, Policy) for v in values(shown)), shown

@@ -116,9 +116,9 @@ def test_votes_may_change_until_the_last_vote_is_in_and_then_the_vote_is_closed(
     state, events = apply(state, CastVote(0, False))
     assert one(events, ev.VoteCast).changed
     assert one(events, ev.VoteProgressed).votes_cast == 1
-    state, events = play(state, CastVote(1, True), CastVote(2, True), CastVote(3, True), CastVote(4, False))
-    decided = one(events, ev.ElectionDecided)
+    state, played = play(state, CastVote(1, True), CastVote(2, True), CastVote(3, True), CastVote(4, False))
+    decided = one(played, ev.ElectionDecided)
     assert dict(decided.votes)[0] is False and decided.elected  # 3 Ja (1, 2, 3) of 5
     with pytest.raises(OutOfTurn):
         apply(state, CastVote(0, True))
-    assert kinds(events).count("ElectionDecided") == 1
+    assert kinds(played).count("ElectionDecided") == 1
