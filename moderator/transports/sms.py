@@ -71,20 +71,8 @@ from ..grammar import grammar
 from ..qr import qr_text
 from ..settings import Settings
 from . import twilio_common
-from .twilio_common import (  # noqa: F401  (re-exported: the SMS channel's names for what it shares)
-    FINAL_STATUSES,
-    LOOKUP_LIMIT,
-    MAX_BODY,
-    NOT_DELIVERED,
-    PROVIDER,
-    STATUSES,
-    Account,
-    Messages,
-    check_account,
-    refused,
-    twiml,
-    unreachable,
-)
+from .twilio_common import MAX_BODY as MAX_BODY  # re-exported: the body limit of the SMS webhooks
+from .twilio_common import Account, Messages, check_account, twiml
 
 log = logging.getLogger(__name__)
 
