@@ -18,14 +18,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import re
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 from urllib.parse import quote
 
-import phonenumbers
-from babel.languages import get_official_languages
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute
@@ -38,7 +35,6 @@ from ..catalog import (
     UCS2_LIMIT,
     Catalog,
     is_gsm7,
-    languages,
     sms_segments,
 )
 from ..channels import (
@@ -73,6 +69,8 @@ from ..settings import Settings
 from . import twilio_common
 from .twilio_common import MAX_BODY as MAX_BODY  # re-exported: the body limit of the SMS webhooks
 from .twilio_common import Account, Messages, check_account, twiml
+from .twilio_common import language_of as language_of  # re-exported: the SMS channel's names for them
+from .twilio_common import normalise_number as normalise_number
 
 log = logging.getLogger(__name__)
 
@@ -151,27 +149,6 @@ class SmsSettings:
     def client(self, http_client: object = None) -> Client:
         """The twilio REST client (``TWILIO_API_URL`` points it at a Twilio-compatible test server)."""
         return self.account.client(http_client)
-
-
-def normalise_number(raw: str, region: str | None = None) -> str | None:
-    """A phone number in E.164 (``+4915123456789``), or None if it is not a valid phone number."""
-    if not re.fullmatch(r"\+?[0-9 ().\-/]{3,}", raw.strip()):
-        return None  # "whatsapp:+1...", an alphanumeric sender, a short code name
-    try:
-        number = phonenumbers.parse(raw.strip(), region)
-    except phonenumbers.NumberParseException:
-        return None
-    if not phonenumbers.is_valid_number(number):
-        return None
-    return phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164)
-
-
-def language_of(number: str) -> str | None:
-    """The language a number's country suggests (the first of its official languages, CLDR's, that a catalog
-    speaks: German for Austria, Persian for Iran), if any; None means the default. ``LANGUAGE xx`` changes it."""
-    region = phonenumbers.region_code_for_number(phonenumbers.parse(number))
-    spoken = get_official_languages(region, de_facto=True) if region else ()
-    return next((lang for lang in spoken if lang in languages()), None)
 
 
 # --- text in: what a player's SMS means ---------------------------------------------------------------------

@@ -10,11 +10,14 @@ with the account's auth token over the URL it called (``MODERATOR_PUBLIC_URL`` +
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+import phonenumbers
 import requests
+from babel.languages import get_official_languages
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
@@ -24,7 +27,7 @@ from twilio.request_validator import RequestValidator
 from twilio.rest import Client
 from twilio.twiml.messaging_response import MessagingResponse
 
-from ..catalog import DEFAULT_LANGUAGE
+from ..catalog import DEFAULT_LANGUAGE, languages
 from ..channels import (
     Capabilities,
     Delivered,
@@ -124,6 +127,30 @@ def check_account(client: Client, account_sid: str, channel: str) -> None:
                  exc.status)
     except OSError as exc:
         raise (unreachable(exc) or Unreachable(PROVIDER, type(exc).__name__)) from None
+
+
+# --- phone numbers ---------------------------------------------------------------------------------------------
+
+
+def normalise_number(raw: str, region: str | None = None) -> str | None:
+    """A phone number in E.164 (``+4915123456789``), or None if it is not a valid phone number."""
+    if not re.fullmatch(r"\+?[0-9 ().\-/]{3,}", raw.strip()):
+        return None  # "whatsapp:+1...", an alphanumeric sender, a short code name
+    try:
+        number = phonenumbers.parse(raw.strip(), region)
+    except phonenumbers.NumberParseException:
+        return None
+    if not phonenumbers.is_valid_number(number):
+        return None
+    return phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164)
+
+
+def language_of(number: str) -> str | None:
+    """The language a number's country suggests (the first of its official languages, CLDR's, that a catalog
+    speaks: German for Austria, Persian for Iran), if any; None means the default. ``LANGUAGE xx`` changes it."""
+    region = phonenumbers.region_code_for_number(phonenumbers.parse(number))
+    spoken = get_official_languages(region, de_facto=True) if region else ()
+    return next((lang for lang in spoken if lang in languages()), None)
 
 
 # --- the webhooks ----------------------------------------------------------------------------------------------
