@@ -84,11 +84,12 @@ AWAY_ERRORS: Final = {
 }
 """Twilio's WhatsApp errors that mean a person cannot be written to until they write (by why)."""
 CAPABILITIES: Final = Capabilities(
-    buttons=False, paid_per_message=True, word_style=WordStyle.PLAIN, preview_lines=PREVIEW_LINES,
+    typed=True, paid_per_message=True, word_style=WordStyle.PLAIN, preview_lines=PREVIEW_LINES,
 )
-"""Options written into the text, the catalogs' full sentences (no text limit the renderer must keep: the channel
-folds within 1,600 characters), names as written, every message paid for (no echoes, no counters; ``HOSTONLY``,
-``ALLPHONES``, ``COST``), no carrier keywords, and a private message's secret below what a lock screen shows."""
+"""The channel writes a prompt's options as a numbered list (answered by typing); the catalogs' full sentences
+(no limit the renderer must keep: the channel folds within 1,600 characters), names as written, every message paid
+for (no echoes, no counters; ``HOSTONLY``, ``ALLPHONES``, ``COST``), no carrier keywords, and a private message's
+secret below what a lock screen shows."""
 
 
 def address_of(raw: str, region: str | None = None) -> str | None:
@@ -99,15 +100,17 @@ def address_of(raw: str, region: str | None = None) -> str | None:
     return None if number is None else PREFIX + number
 
 
-def bold(text: str) -> str:
-    """A prompt with its question in WhatsApp's ``*bold*``: the last line before the options (which are last)."""
-    lines = text.split("\n")
-    for i in range(len(lines) - 2, -1, -1):
-        line = lines[i].strip()
-        if line and line != "." and "*" not in line:
-            lines[i] = f"*{line}*"
-            break
-    return "\n".join(lines)
+def written(message: Outbound) -> str:
+    """A message as the phone shows it: a prompt's question (its first line below a secret's header) in WhatsApp's
+    ``*bold*``, then its options as a numbered list, one a line (answered by typing the number or the name)."""
+    if message.kind is not Kind.PROMPT or not message.options:
+        return message.text
+    lines = message.text.split("\n")
+    first = PREVIEW_LINES if message.secret and len(lines) > PREVIEW_LINES else 0
+    question = lines[first].strip()
+    if question and "*" not in question:
+        lines[first] = f"*{question}*"
+    return "\n".join([*lines, *(f"{i}. {option.label}" for i, option in enumerate(message.options, 1))])
 
 
 # --- configuration ----------------------------------------------------------------------------------------
@@ -229,8 +232,6 @@ class WhatsAppChannel:
 
     def _create(self, address: str, parts: Sequence[Outbound]) -> Result:
         body = merged_text(parts)
-        if parts[-1].kind is Kind.PROMPT:
-            body = bold(body)
         body = twilio_common.with_links(body, parts, self.screen_url, self.join_page, lambda language: TEXT_LIMIT)
         if len(body) > TEXT_LIMIT:
             log.warning("a WhatsApp message was %d characters; cut to %d", len(body), TEXT_LIMIT)
@@ -261,12 +262,12 @@ class WhatsAppChannel:
 
 def merged_text(messages: Sequence[Outbound]) -> str:
     """The text of messages sent as one, as the phone gets it (``twilio_common.merged_text``)."""
-    return twilio_common.merged_text(messages, CAPABILITIES)
+    return twilio_common.merged_text(messages, CAPABILITIES, written)
 
 
 def fold(messages: Sequence[Outbound]) -> list[list[int]]:
     """Messages due for one phone in groups that each go as one message of at most 1,600 characters."""
-    return twilio_common.fold(messages, CAPABILITIES, lambda language: TEXT_LIMIT - 10)  # room for the bold
+    return twilio_common.fold(messages, CAPABILITIES, lambda language: TEXT_LIMIT, written)
 
 
 def last_heard(client: Client, sender: str, address: str) -> float | None:
