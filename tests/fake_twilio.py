@@ -71,8 +71,8 @@ class FakeTwilio(HttpClient):  # type: ignore[misc]  # twilio ships no types: it
         self.created.append(self.clock())
         sid = f"SM{len(self.sent):032x}"
         if "StatusCallback" in form:
-            code = self.fail_later.get(to)
-            report = status_report(sid, "failed" if code else "sent", to, error_code=str(code) if code else None,
+            later = self.fail_later.get(to)
+            report = status_report(sid, "failed" if later else "sent", to, error_code=str(later) if later else None,
                                    sender=form.get("From", OUR_NUMBER))
             self.reports.append((form["StatusCallback"], report))
         return Response(201, json.dumps({"sid": sid, "status": "queued", "to": to, "body": form.get("Body", ""),
