@@ -163,22 +163,10 @@ def status_report(sid: str, status: str, to: str, *, error_code: str | None = No
 
 def incoming_whatsapp(sender: str, body: str, sid: str, *, profile: str = "",
                       to: str = OUR_WHATSAPP) -> dict[str, str]:
-    """The form fields Twilio posts for one incoming WhatsApp message (``sender``: ``whatsapp:+...``)."""
-    form = {
-        "SmsMessageSid": sid,
-        "NumMedia": "0",
-        "SmsSid": sid,
-        "SmsStatus": "received",
-        "Body": body,
-        "To": to,
-        "NumSegments": "1",
-        "MessageType": "text",
-        "MessageSid": sid,
-        "AccountSid": ACCOUNT_SID,
-        "From": sender,
-        "WaId": sender.removeprefix("whatsapp:+"),
-        "ApiVersion": "2010-04-01",
-    }
+    """The form fields Twilio posts for one incoming WhatsApp message (``sender``: ``whatsapp:+...``): an SMS's,
+    less the country, with the message type and the sender's WhatsApp id."""
+    form = {k: v for k, v in incoming(sender, body, sid, to=to).items() if k != "ToCountry"}
+    form.update(MessageType="text", WaId=sender.removeprefix("whatsapp:+"))
     if profile:
         form["ProfileName"] = profile
     return form

@@ -15,7 +15,6 @@ opt-out also becomes ``OptOut`` (that phone is never prompted again, and the hos
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
@@ -68,7 +67,7 @@ from ..qr import qr_text
 from ..settings import Settings
 from . import twilio_common
 from .twilio_common import MAX_BODY as MAX_BODY  # re-exported: the body limit of the SMS webhooks
-from .twilio_common import Account, Messages, check_account, twiml
+from .twilio_common import Account, Messages, twiml
 from .twilio_common import language_of as language_of  # re-exported: the SMS channel's names for them
 from .twilio_common import normalise_number as normalise_number
 
@@ -403,26 +402,17 @@ class SmsSpec:
                 link = join_link(number, code)
                 print(qr_text(link), link, sep="\n", flush=True)
 
-        public = settings.public_url
-
-        def join_page(code: str) -> str | None:
-            return f"{public}/join/{code}" if public else None
-
         client = sms.client(runtime.network(CHANNEL))
         channel = SmsChannel(client, sms.sender, sms.messaging_service_sid,
                              on_join_code=show if settings.print_join_codes else None,
                              status_callback=sms.status_callback, screen_url=runtime.screen_url,
-                             join_page=join_page)
+                             join_page=twilio_common.join_page(settings))
         delivery = runtime.delivery(CHANNEL, channel)
         log.info("sms: webhook at %s", sms.webhook_url)
 
-        async def check() -> None:
-            # A client of its own: the sender's is used on the sender's thread meanwhile.
-            await asyncio.to_thread(check_account, sms.client(runtime.network(CHANNEL)), sms.account.account_sid or "",
-                                    CHANNEL)
-
         yield Running(SmsGateway(runtime.port, region=sms.region, kick=delivery.kick),
-                      lambda code: join_ways(number, code), check=check)
+                      lambda code: join_ways(number, code),
+                      check=twilio_common.checker(sms.account, runtime.network(CHANNEL), CHANNEL))
 
 
 SPEC: Final = SmsSpec()

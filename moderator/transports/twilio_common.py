@@ -9,6 +9,7 @@ with the account's auth token over the URL it called (``MODERATOR_PUBLIC_URL`` +
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -111,6 +112,22 @@ class Account:
         if self.api_url:
             client.api.base_url = self.api_url.rstrip("/")
         return client
+
+
+def join_page(settings: Settings) -> Callable[[str], str | None]:
+    """The address of a join code's page (every way to take a seat), if the server has a public address."""
+    public = settings.public_url
+    return lambda code: f"{public}/join/{code}" if public else None
+
+
+def checker(account: Account, network: Any, channel: str) -> Callable[[], Awaitable[None]]:
+    """``Running.check`` of a Twilio channel: asks Twilio for the account (``check_account``) with a client of its
+    own (the sender's is used on the sender's thread meanwhile)."""
+
+    async def check() -> None:
+        await asyncio.to_thread(check_account, account.client(network), account.account_sid or "", channel)
+
+    return check
 
 
 def check_account(client: Client, account_sid: str, channel: str) -> None:

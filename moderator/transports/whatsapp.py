@@ -19,7 +19,6 @@ say the same to the service, from the send or from a delivery report.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 import threading
@@ -56,7 +55,7 @@ from ..commands import Away, Command, Decide, Inbound, Join, OpenTable, OptOut
 from ..grammar import grammar
 from ..settings import Settings
 from . import twilio_common
-from .twilio_common import MAX_BODY, Account, Messages, check_account, language_of, normalise_number, twiml
+from .twilio_common import MAX_BODY, Account, Messages, language_of, normalise_number, twiml
 
 log = logging.getLogger(__name__)
 
@@ -429,14 +428,10 @@ class WhatsAppSpec:
         assert wa.sender is not None
         sender = wa.sender
         client = wa.account.client(runtime.network(CHANNEL))
-        public = settings.public_url
-
-        def join_page(code: str) -> str | None:
-            return f"{public}/join/{code}" if public else None
-
         window = Window(runtime.clock, lambda address: last_heard(client, sender, address))
         channel = WhatsAppChannel(Messages(client, sender, status_callback=wa.status_callback), window,
-                                  template_sid=wa.template_sid, screen_url=runtime.screen_url, join_page=join_page)
+                                  template_sid=wa.template_sid, screen_url=runtime.screen_url,
+                                  join_page=twilio_common.join_page(settings))
         gateway: WhatsAppGateway | None = None
 
         async def reports() -> int:
@@ -447,11 +442,8 @@ class WhatsAppSpec:
         log.info("whatsapp: webhook at %s%s%s", wa.account.public_url, WEBHOOK_PATH,
                  " (the sandbox: each phone first sends its join message)" if wa.sandbox else "")
 
-        async def check() -> None:
-            await asyncio.to_thread(check_account, wa.account.client(runtime.network(CHANNEL)),
-                                    wa.account.account_sid or "", CHANNEL)
-
-        yield Running(gateway, lambda code: join_ways(wa, code), check=check)
+        yield Running(gateway, lambda code: join_ways(wa, code),
+                      check=twilio_common.checker(wa.account, runtime.network(CHANNEL), CHANNEL))
 
 
 SPEC: Final = WhatsAppSpec()
