@@ -107,6 +107,10 @@ LOBBY_MESSAGES: Final = (
     "open-seated-elsewhere-lobby",
     "player-opted-out",
     "player-opted-in",
+    "player-silent",
+    "player-blocked",
+    "player-sandbox",
+    "player-back",
     "host-opted-out",
     "host-opted-in",
     "public-results-host",
@@ -352,13 +356,15 @@ class Service:
             case Join():
                 return lobby.join(ctx, inbound, command, out)
             case OptOut():
-                host.opted_out(ctx, inbound.channel, inbound.address, out)
+                host.opted_out(ctx, inbound.channel, inbound.address, out, command.why)
                 return None
             case OptIn():
                 host.opted_in(ctx, inbound.channel, inbound.address, out)
                 return None
             case _:
-                pass
+                # Writing again brings back a person their channel stopped reaching until they wrote (WhatsApp's
+                # closed window, a block lifted): what they know and the decision owed come first.
+                host.opted_in(ctx, inbound.channel, inbound.address, out, heard=True)
         table = self.tables.about(inbound.channel, inbound.address, inbound.chat, inbound.table)
         if table is None:
             if isinstance(command, Ask) and command.query is Query.HOWTO:

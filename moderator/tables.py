@@ -39,6 +39,9 @@ LIVE: Final = (TableStatus.PLAYING, TableStatus.PAUSED)
 OPTED_OUT: Final = "opted_out"
 """Table option: the seats' addresses (``channel address``) whose channel will not deliver to them (an SMS STOP)
 until they opt in again."""
+AWAY: Final = "away"
+"""Table option: of the ``OPTED_OUT`` addresses, those whose channel stopped delivering for a reason other than an
+opt-out (``commands.Away``, by its value): any message of theirs brings them back."""
 STOPPED_HOST: Final = "stopped_host"
 """Table option: the address of a host who opted out (the host role passed on); told who hosts when back."""
 
@@ -79,6 +82,10 @@ class Table:
     def opted_out(self, channel: str, address: str) -> bool:
         """True if this address opted out of its channel (nothing sent there reaches them)."""
         return f"{channel} {address}" in self.row.options.get(OPTED_OUT, [])
+
+    def away_until_heard(self, channel: str, address: str) -> bool:
+        """True if nothing reaches this address until its person writes again (``commands.Away.until_heard``)."""
+        return f"{channel} {address}" in self.row.options.get(AWAY, {})
 
     @property
     def names(self) -> tuple[str, ...]:
