@@ -366,7 +366,8 @@ def routes(settings: WhatsAppSettings) -> list[BaseRoute]:
                 log.info("ignored a WhatsApp webhook without a WhatsApp sender or message id")
         except NotStored as exc:
             # Twilio never sends a webhook again: the person must, so they are told in the answer itself.
-            (log.debug if exc.said else log.error)("whatsapp: an input could not be stored (%s)", exc)
+            log.log(logging.DEBUG if exc.said else logging.ERROR,  # said once already by the store if ``said``
+                    "whatsapp: an input could not be stored (%s)", exc)
             number = address_of(params.get("From", ""), settings.region)
             language = (language_of(number[len(PREFIX):]) if number else None) or DEFAULT_LANGUAGE
             return twiml(Catalog.load(DEFAULT_THEME, language).text(NOT_STORED_MESSAGE))
