@@ -125,6 +125,32 @@ def gsm7_language(lang: str) -> bool:
     return _gsm7_language(lang, str(messages_dir()))
 
 
+# --- direction -------------------------------------------------------------------------------------------
+
+FSI: Final = "\u2068"
+PDI: Final = "\u2069"
+"""First strong isolate and pop directional isolate: text between them takes its own direction and leaves the
+sentence's alone (Unicode's bidirectional algorithm)."""
+
+
+def direction(text: str) -> str | None:
+    """``"rtl"`` or ``"ltr"``: the direction of a text's first strong letter; None if it has none (digits, emoji)."""
+    for c in text:
+        kind = unicodedata.bidirectional(c)
+        if kind == "L":
+            return "ltr"
+        if kind in ("R", "AL"):
+            return "rtl"
+    return None
+
+
+def isolated(text: str, rtl: bool) -> str:
+    """``text`` between FSI and PDI if it runs the other way than a sentence written right to left (``rtl``) or
+    left to right; else as it is."""
+    found = direction(text)
+    return FSI + text + PDI if found is not None and found != ("rtl" if rtl else "ltr") else text
+
+
 def _bundled() -> Path:
     """``moderator/messages`` in an installed wheel, else ``messages/`` beside the package (a checkout, or an
     editable install of one)."""

@@ -15,6 +15,7 @@ from typing import Any, Final
 
 from . import render
 from .board_view import board_of
+from .catalog import isolated
 from .channels import Kind, Option, Outbound, Seating
 from .claims import Claim
 from .context import Context
@@ -39,7 +40,7 @@ def words(ctx: Context, to: Reply, theme: str, message_id: str, /, **params: Any
     compact = ctx.caps(to.channel).text_limit is not None
     catalog = ctx.catalog(theme, to.language)
     rtl = catalog.right_to_left
-    shown = {k: render.isolated(v, rtl) if isinstance(v, str) else v for k, v in params.items()}
+    shown = {k: isolated(v, rtl) if isinstance(v, str) else v for k, v in params.items()}
     return catalog.text(message_id, sms=compact, **shown)
 
 
