@@ -456,6 +456,13 @@ class Catalog:
         values["term"] = _Terms(self.terms, self.lang)
         return template.format_map(values)
 
+    def said(self, message_id: str, *, sms: bool = False, **params: object) -> str:
+        """``text`` with every string param (a name, a code) isolated where it runs the other way than this language
+        is written: a Latin name in a Persian sentence keeps its place, and the words and numbers around it theirs."""
+        rtl = self.right_to_left
+        return self.text(message_id, sms=sms,
+                         **{k: isolated(v, rtl) if isinstance(v, str) else v for k, v in params.items()})
+
     def _value(self, value: object) -> object:
         # Strings understand ":cap" and ":lower", numbers ":plural:..." in this catalog's language.
         if isinstance(value, str):

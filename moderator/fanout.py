@@ -15,7 +15,6 @@ from typing import Any, Final
 
 from . import render
 from .board_view import board_of
-from .catalog import isolated
 from .channels import Kind, Option, Outbound, Seating
 from .claims import Claim
 from .context import Context
@@ -38,10 +37,7 @@ def words(ctx: Context, to: Reply, theme: str, message_id: str, /, **params: Any
     """One of the service's own messages for a recipient (in the short form if its channel needs it); a name, a
     code or a list of seats that runs the other way than the sentence's language is isolated in it."""
     compact = ctx.caps(to.channel).text_limit is not None
-    catalog = ctx.catalog(theme, to.language)
-    rtl = catalog.right_to_left
-    shown = {k: isolated(v, rtl) if isinstance(v, str) else v for k, v in params.items()}
-    return catalog.text(message_id, sms=compact, **shown)
+    return ctx.catalog(theme, to.language).said(message_id, sms=compact, **params)
 
 
 def say(ctx: Context, out: Outgoing, to: Reply, theme: str, message_id: str, /, *, kind: Kind = Kind.NOTE,

@@ -40,8 +40,9 @@ def nonce() -> str:
 
 
 def _words(catalog: Catalog, theme: str) -> Context:
-    """What every template speaks with: the catalog's messages (``t``) and terms, and the table's theme."""
-    return {"t": catalog.text, "term": catalog.term, "theme": theme}
+    """What every template speaks with: the catalog's messages (``t``: a name in them isolated where it runs the
+    other way) and terms, and the table's theme."""
+    return {"t": catalog.said, "term": catalog.term, "theme": theme}
 
 
 def _page(catalog: Catalog, title: str, *, lang: str | None = None, kind: str = "", **more: Any) -> Context:
