@@ -116,7 +116,7 @@ def test_pass_and_play_plays_a_whole_game_on_the_host_device(table: WebTable) ->
     turns = 0
     while table.status(table_id) != "over":
         names = table.host.get(f"/host/{table_id}/live").text
-        owing = re.findall(r'href="(/host/\w+/seat/\d+)">[^<]*</a> <span class="owes">', names)
+        owing = re.findall(r'href="(/host/\w+/seat/\d+)"><bdi>[^<]*</bdi></a> <span class="owes">', names)
         assert owing, "pass-and-play shows nobody who owes a decision"
         # The names list is for everyone around the device: it shows no seat's secret.
         assert_private(table, table_id, {None: names})
