@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 AXE_VERSION := 4.14.1
 AXE := .axe/node_modules/axe-core/axe.min.js
 
-.PHONY: run test bench clean browser
+.PHONY: run test bench clean browser fribidi
 
 # `make run` installs what playing needs; `make test` adds the test tools. PYTHONWARNINGS quiets setuptools'
 # notice about editable installs, which tells a player nothing.
@@ -24,7 +24,7 @@ $(BIN)/.installed: $(BIN)/.runtime
 run: $(BIN)/.runtime
 	$(BIN)/moderator play
 
-test: $(BIN)/.installed browser $(AXE)
+test: $(BIN)/.installed browser fribidi $(AXE)
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 	$(BIN)/python -m pytest
@@ -35,6 +35,15 @@ browser:
 		SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
 		$$SUDO apt-get install -y -q chromium chromium-driver >/dev/null \
 		|| { $$SUDO apt-get update -q >/dev/null && $$SUDO apt-get install -y -q chromium chromium-driver >/dev/null; }; \
+	fi
+
+# The board lays Persian and Arabic out with Raqm, which Pillow's wheels carry with HarfBuzz; it loads the system's
+# FriBiDi, installed from Debian when Pillow finds no Raqm.
+fribidi: $(BIN)/.runtime
+	@if ! $(BIN)/python -c "import sys; from PIL import features; sys.exit(not features.check('raqm'))"; then \
+		SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+		$$SUDO apt-get install -y -q libfribidi0 >/dev/null \
+		|| { $$SUDO apt-get update -q >/dev/null && $$SUDO apt-get install -y -q libfribidi0 >/dev/null; }; \
 	fi
 
 # The accessibility checker the browser tests run in each page: axe-core, pinned, from the npm registry into a

@@ -346,6 +346,9 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        missing = catalog_problems() + font_problems()
+        if missing:  # said at start, then by every health check: a board without its fonts or Raqm draws worse
+            log.error("start-up: %s", "; ".join(missing))
         async with running(settings, channels, store_factory=factory, clock=clock, deliver=deliver,
                            deliver_every=deliver_every, tick_every=tick_every, network=network, needed=needed,
                            **service_options) as wiring:
@@ -438,7 +441,8 @@ async def healthz(request: Request) -> Response:
     report: dict[str, object] = {"ok": False, "version": version(), "channels": channels}
     missing = catalog_problems() + font_problems()
     if missing:
-        # Every message would fail (no catalog) or the board would lose its accents (no font): not healthy.
+        # Every message would fail (no catalog), or the board would lose its accents (no font) or draw Persian
+        # unjoined (no Raqm): not healthy.
         log.error("health check: %s", "; ".join(missing))
         return _health(request, {**report, "messages": "missing"}, 503)
     store: Store = state.store

@@ -18,15 +18,16 @@ from __future__ import annotations
 import io
 import math
 import tomllib
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Final
 
-from PIL import Image, ImageDraw, ImageFont
+from PIL import Image, ImageDraw, ImageFont, features
 
-from .catalog import BUNDLED, DEFAULT_THEME, Catalog, messages_dir
+from .catalog import BUNDLED, DEFAULT_THEME, Catalog, direction, messages_dir
 
 WIDTH: Final = 1200
 """Pixels across: sharp on a TV, and the same picture on a phone (a Telegram group's photo, a seat's page)."""
@@ -298,18 +299,21 @@ _NUMBER_W: Final = 64
 
 
 FONT_FOLDER: Final = "fonts"
-"""DejaVu Sans, cut down to Latin, Greek and Cyrillic, in ``messages/fonts`` (``LICENSE-DejaVu.txt``): umlauts and
-accented names need glyphs that Pillow's built-in font lacks, and a system font may be missing."""
+"""The board's fonts, in ``messages/fonts`` with their licences: DejaVu Sans, cut down to Latin, Greek and Cyrillic
+(``LICENSE-DejaVu.txt``), and Vazirmatn for the Arabic script (Persian, Arabic, Urdu; SIL Open Font License,
+``LICENSE-Vazirmatn.txt``). Umlauts, accented and Persian names need glyphs that Pillow's built-in font lacks, and
+a system font may be missing."""
 _BUNDLED_FONTS: Final = _BUNDLED_COLOURS.parent / FONT_FOLDER
 
 
-FONT_FILES: Final = ("DejaVuSans.ttf", "DejaVuSans-Bold.ttf")
-
-
+FONT_FILES: Final = ("DejaVuSans.ttf", "DejaVuSans-Bold.ttf", "Vazirmatn-Regular.ttf", "Vazirmatn-Bold.ttf")
+"""Regular and bold of the house font, then of the Arabic script's."""
 def font_problems() -> list[str]:
-    """Fonts the board image would draw without, one line each: missing (it falls back to Pillow's ASCII-only
+    """What the board image would draw without, one line each: a font missing (it falls back to Pillow's ASCII-only
     font), or there and not a font Pillow opens (a truncated copy, a Git LFS pointer: every board would fail, unless
-    this machine has a font of that name in its own font folders, where Pillow then looks)."""
+    this machine has a font of that name in its own font folders, where Pillow then looks); Raqm's layout missing
+    (the board still draws, with Pillow's basic layout: FriBiDi, which Pillow's wheels load from the system, is
+    missing)."""
     found: list[str] = []
     for name in FONT_FILES:
         path = _font_file(name)
@@ -320,7 +324,16 @@ def font_problems() -> list[str]:
         error = _unloadable(str(path), stat.st_mtime_ns, stat.st_size)
         if error is not None:
             found.append(f"board font {path} does not load: {error}")
+    if not raqm():
+        found.append("no Raqm text layout in Pillow (is libfribidi0 installed?): the board draws Persian and Arabic "
+                     "names with their letters unjoined and in the wrong order")
     return found
+
+
+def raqm() -> bool:
+    """True if Pillow shapes and orders text with Raqm (HarfBuzz and FriBiDi): Persian letters joined, right to
+    left."""
+    return bool(features.check("raqm"))
 
 
 def _font_file(name: str) -> Path | None:
@@ -342,16 +355,149 @@ def _unloadable(path: str, mtime_ns: int, size: int) -> str | None:
     return None
 
 
-@lru_cache(maxsize=64)
-def _font(size: int, bold: bool = False) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
-    path = _font_file(FONT_FILES[1] if bold else FONT_FILES[0])
-    if path is not None:
-        return ImageFont.truetype(str(path), size)
+Font = ImageFont.FreeTypeFont | ImageFont.ImageFont
+
+
+def _font(size: int, bold: bool = False, arabic: bool = False) -> Font:
+    return _loaded(size, bold, arabic, raqm())
+
+
+@lru_cache(maxsize=128)
+def _loaded(size: int, bold: bool, arabic: bool, shaped: bool) -> Font:
+    layout = ImageFont.Layout.RAQM if shaped else ImageFont.Layout.BASIC
+    for name in (FONT_FILES[2 + bold], FONT_FILES[bold]) if arabic else (FONT_FILES[bold],):
+        path = _font_file(name)
+        if path is not None:
+            return ImageFont.truetype(str(path), size, layout_engine=layout)
     return ImageFont.load_default(size=size)  # Pillow's own scalable font: ASCII only, but never missing
 
 
+# --- text: a font for each script, in the order it is read ----------------------------------------------
+
+
+def arabic_script(c: str) -> bool:
+    """True for a letter, digit or sign of the Arabic script (Persian's ``ی`` and ``۳`` too)."""
+    return "ARABIC" in unicodedata.name(c, "")
+
+
+_TOFU: Final = "\U0010fffd"
+"""A code point no font has: what a missing glyph looks like in a font (its .notdef box)."""
+
+
+@lru_cache(maxsize=512)
+def _arabic_font_has(c: str) -> bool:
+    """The Arabic script's font draws ``c`` (Vazirmatn has Latin digits and punctuation, not an arrow)."""
+    font = _font(24, arabic=True)
+    drawn = font.getmask(c)
+    tofu = font.getmask(_TOFU)
+    return (drawn.size, bytes(drawn)) != (tofu.size, bytes(tofu))
+
+
+@dataclass(frozen=True, slots=True)
+class _Run:
+    """Characters drawn in one font and one direction."""
+
+    text: str
+    arabic: bool
+    rtl: bool
+    level: int
+    """Its bidirectional embedding level: even runs left to right, odd right to left."""
+
+
+@lru_cache(maxsize=4096)
+def _runs(text: str) -> tuple[_Run, ...]:
+    """``text`` cut where its font changes (the Arabic script's for its letters, the house font's for every other),
+    in visual order, left to right. A space, digit or mark takes the font of the letter before it (else after it)
+    where that font has it. Each run's direction is its first letter's; the spaces and marks at the edges of a run
+    that goes against the text's own direction (its first letter's) go with the text (Unicode's bidirectional
+    algorithm, at the level of runs: Raqm orders the letters within each)."""
+    strong = [arabic_script(c) if arabic_script(c) or unicodedata.bidirectional(c) in ("L", "R", "AL") else None
+              for c in text]
+    fonts: list[bool] = []
+    for i, c in enumerate(text):
+        near = strong[i]
+        if near is None:
+            before = next((f for f in reversed(strong[:i]) if f is not None), None)
+            near = before if before is not None else next((f for f in strong[i:] if f is not None), False)
+            near = near and _arabic_font_has(c)
+        fonts.append(near)
+    rtl = direction(text) == "rtl"
+    runs: list[_Run] = []
+    start = 0
+    for i in range(1, len(text) + 1):
+        if i == len(text) or fonts[i] != fonts[start]:
+            runs.extend(_split(text[start:i], fonts[start], rtl))
+            start = i
+    return tuple(_visual(runs))
+
+
+def _split(text: str, arabic: bool, rtl: bool) -> list[_Run]:
+    """One font's run, its edges apart where it goes against the text's direction ``rtl``."""
+    own = direction(text)
+    if own is None or (own == "rtl") == rtl:
+        return [_Run(text, arabic, rtl, int(rtl))]
+    body = text.strip(_NEUTRAL)
+    head, tail = text[:len(text) - len(text.lstrip(_NEUTRAL))], text[len(text.rstrip(_NEUTRAL)):]
+    edge = [_Run(part, arabic, rtl, int(rtl)) for part in (head,) if part]
+    return [*edge, _Run(body, arabic, not rtl, int(rtl) + 1),
+            *(_Run(part, arabic, rtl, int(rtl)) for part in (tail,) if part)]
+
+
+_NEUTRAL: Final = " ,.;:!?()[]\"'-\u060c\u061b\u061f\u00ab\u00bb\u200c"
+"""Spaces and punctuation that take the direction of the text around them (Persian's comma, semicolon and question
+mark, guillemets and the zero-width non-joiner among them)."""
+
+
+def _visual(runs: list[_Run]) -> list[_Run]:
+    """Runs in logical order as they appear from left to right: from the highest level down to the lowest odd one,
+    each stretch at that level or above reversed (the rule L2 of Unicode's bidirectional algorithm)."""
+    order = list(runs)
+    odd = [r.level for r in runs if r.level % 2]
+    if not odd:
+        return order
+    for level in range(max(r.level for r in runs), min(odd) - 1, -1):
+        i = 0
+        while i < len(order):
+            if order[i].level < level:
+                i += 1
+                continue
+            j = i
+            while j < len(order) and order[j].level >= level:
+                j += 1
+            order[i:j] = order[i:j][::-1]
+            i = j
+    return order
+
+
+def _direction(run: _Run) -> str | None:
+    """Raqm's direction for a run (the basic layout takes none)."""
+    return ("rtl" if run.rtl else "ltr") if raqm() else None
+
+
 def _width(text: str, size: int, bold: bool = False) -> float:
-    return _font(size, bold).getlength(text)
+    return sum(_font(size, bold, run.arabic).getlength(run.text, direction=_direction(run)) for run in _runs(text))
+
+
+def draw_text(draw: ImageDraw.ImageDraw, xy: tuple[float, float], text: str, size: int, fill: Colour,
+              anchor: str = "la", *, bold: bool = False) -> None:
+    """``text`` as ``ImageDraw.text`` draws it at ``xy`` and ``anchor``, each script in its font, shaped and in
+    reading order (Raqm's layout; Pillow's basic one without it)."""
+    runs = _runs(text)
+    if not any(run.arabic for run in runs):
+        draw.text(xy, text, font=_font(size, bold), fill=fill, anchor=anchor,
+                  direction=_direction(runs[0]) if len(runs) == 1 else None)
+        return
+    # Runs side by side on one baseline, the house font's: a line of Persian, or of Persian and Latin, sits where a
+    # line of Latin letters would.
+    widths = [_font(size, bold, run.arabic).getlength(run.text, direction=_direction(run)) for run in runs]
+    x = xy[0] - {"l": 0.0, "m": sum(widths) / 2, "r": sum(widths)}[anchor[0]]
+    house = _font(size, bold)
+    ascent, descent = house.getmetrics() if isinstance(house, ImageFont.FreeTypeFont) else (size, 0)
+    y = xy[1] + {"a": ascent, "m": (ascent - descent) / 2, "s": 0, "d": -descent}[anchor[1]]
+    for run, width in zip(runs, widths, strict=True):
+        draw.text((x, y), run.text, font=_font(size, bold, run.arabic), fill=fill, anchor="ls",
+                  direction=_direction(run))
+        x += width
 
 
 def fit(text: str, width: float, size: int, smallest: int = SMALLEST, bold: bool = False) -> tuple[str, int]:
@@ -412,7 +558,7 @@ class _Painter:
 
     def text(self, xy: tuple[float, float], text: str, size: int, fill: Colour, anchor: str = "la", *,
              bold: bool = False) -> None:
-        self.draw.text(xy, text, font=_font(size, bold), fill=fill, anchor=anchor)
+        draw_text(self.draw, xy, text, size, fill, anchor, bold=bold)
         self.words.append((text, size))
 
     def label(self, box: Box, text: str, size: int, fill: Colour, *, y: float | None = None, anchor: str = "mm",
@@ -524,8 +670,10 @@ class _Painter:
                 self.draw.ellipse((centre - r, middle - r, centre + r, middle + r), fill=c.tracker)
             else:
                 self.draw.ellipse((centre - r, middle - r, centre + r, middle + r), outline=c.tracker, width=4)
-        self.text((x + (TRACKER_MARKS - 1) * (2 * r + 24) + r + 24, middle), "\u2192 " + self.cap("chaos"),
-                  SMALLEST, c.muted, "lm")
+        # The arrow apart from the word: it points at chaos, after the marks, whichever way the word is written.
+        arrow = x + (TRACKER_MARKS - 1) * (2 * r + 24) + r + 24
+        self.text((arrow, middle), "\u2192", SMALLEST, c.muted, "lm")
+        self.text((arrow + _width("\u2192 ", SMALLEST), middle), self.cap("chaos"), SMALLEST, c.muted, "lm")
         # Veto: lit once unlocked.
         word = self.cap("veto")
         bold = _width(word, SMALLEST, True) <= veto[2] - veto[0] - 52

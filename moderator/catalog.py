@@ -125,6 +125,32 @@ def gsm7_language(lang: str) -> bool:
     return _gsm7_language(lang, str(messages_dir()))
 
 
+# --- direction -------------------------------------------------------------------------------------------
+
+FSI: Final = "\u2068"
+PDI: Final = "\u2069"
+"""First strong isolate and pop directional isolate: text between them takes its own direction and leaves the
+sentence's alone (Unicode's bidirectional algorithm)."""
+
+
+def direction(text: str) -> str | None:
+    """``"rtl"`` or ``"ltr"``: the direction of a text's first strong letter; None if it has none (digits, emoji)."""
+    for c in text:
+        kind = unicodedata.bidirectional(c)
+        if kind == "L":
+            return "ltr"
+        if kind in ("R", "AL"):
+            return "rtl"
+    return None
+
+
+def isolated(text: str, rtl: bool) -> str:
+    """``text`` between FSI and PDI if it runs the other way than a sentence written right to left (``rtl``) or
+    left to right; else as it is."""
+    found = direction(text)
+    return FSI + text + PDI if found is not None and found != ("rtl" if rtl else "ltr") else text
+
+
 def _bundled() -> Path:
     """``moderator/messages`` in an installed wheel, else ``messages/`` beside the package (a checkout, or an
     editable install of one)."""
@@ -429,6 +455,13 @@ class Catalog:
         values: dict[str, object] = {k: self._value(v) for k, v in params.items()}
         values["term"] = _Terms(self.terms, self.lang)
         return template.format_map(values)
+
+    def said(self, message_id: str, *, sms: bool = False, **params: object) -> str:
+        """``text`` with every string param (a name, a code) isolated where it runs the other way than this language
+        is written: a Latin name in a Persian sentence keeps its place, and the words and numbers around it theirs."""
+        rtl = self.right_to_left
+        return self.text(message_id, sms=sms,
+                         **{k: isolated(v, rtl) if isinstance(v, str) else v for k, v in params.items()})
 
     def _value(self, value: object) -> object:
         # Strings understand ":cap" and ":lower", numbers ":plural:..." in this catalog's language.

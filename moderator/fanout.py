@@ -37,10 +37,7 @@ def words(ctx: Context, to: Reply, theme: str, message_id: str, /, **params: Any
     """One of the service's own messages for a recipient (in the short form if its channel needs it); a name, a
     code or a list of seats that runs the other way than the sentence's language is isolated in it."""
     compact = ctx.caps(to.channel).text_limit is not None
-    catalog = ctx.catalog(theme, to.language)
-    rtl = catalog.right_to_left
-    shown = {k: render.isolated(v, rtl) if isinstance(v, str) else v for k, v in params.items()}
-    return catalog.text(message_id, sms=compact, **shown)
+    return ctx.catalog(theme, to.language).said(message_id, sms=compact, **params)
 
 
 def say(ctx: Context, out: Outgoing, to: Reply, theme: str, message_id: str, /, *, kind: Kind = Kind.NOTE,

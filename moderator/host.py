@@ -8,7 +8,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from typing import Final, assert_never
 
-from .catalog import DEFAULT_LANGUAGE, Catalog, UnknownCatalog, languages, own_name, sms_segments
+from .catalog import DEFAULT_LANGUAGE, Catalog, UnknownCatalog, isolated, languages, own_name, sms_segments
 from .channels import Kind
 from .commands import Away, HostCommand
 from .context import Context
@@ -27,7 +27,6 @@ from .fanout import (
 from .lobby import CODE_ALPHABET, CODE_LENGTH, MOVE_CODES, pass_host, rematch, show_lobby
 from .names import match_name
 from .outbox import COMPUTER_CHANNEL, Outgoing, Reply
-from .render import isolated
 from .store import TableStatus
 from .tables import AWAY, HOST_LANGUAGE, LIVE, OPTED_OUT, PUBLIC_LANGUAGE, STOPPED_HOST, Table, recall
 

@@ -28,14 +28,13 @@ of lines and the same length, whatever the role. The body is padded with a closi
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cached_property
 from typing import Any, Final, TypeVar, assert_never
 
-from .catalog import DEFAULT_THEME, SMS_LIMIT, Catalog, to_gsm7
+from .catalog import DEFAULT_THEME, SMS_LIMIT, Catalog, direction, isolated, to_gsm7
 from .channels import Capabilities, Kind
 from .claims import Accusation, Claim, Clearance, InvestigationClaim, Office, PeekClaim, SessionClaim
 from .engine import (
@@ -94,11 +93,6 @@ SMS_NAME_LENGTH: Final = 10
 UNICODE_NAME_LENGTH: Final = 7
 """An SMS in another alphabet than GSM-7 (UCS-2: at most two segments, 134 characters) shows at most this many
 characters of a name, so that a list of ten fits one text, each isolated where it runs the other way."""
-FSI: Final = "\u2068"
-PDI: Final = "\u2069"
-"""First strong isolate and pop directional isolate: text between them takes its own direction and leaves the
-sentence's alone (Unicode's bidirectional algorithm)."""
-
 DEAL_PAD: Final = "-"
 """The character that fills every deal message up to the common length."""
 DEAL_MIN_PAD: Final = 3
@@ -173,24 +167,6 @@ def _shortened(names: Sequence[str], length: int) -> tuple[str, ...]:
             name = name[: length - len(tag)] + tag
         out.append(name)
     return tuple(out)
-
-
-def direction(text: str) -> str | None:
-    """``"rtl"`` or ``"ltr"``: the direction of a text's first strong letter; None if it has none (digits, emoji)."""
-    for c in text:
-        kind = unicodedata.bidirectional(c)
-        if kind == "L":
-            return "ltr"
-        if kind in ("R", "AL"):
-            return "rtl"
-    return None
-
-
-def isolated(text: str, rtl: bool) -> str:
-    """``text`` between FSI and PDI if it runs the other way than a sentence written right to left (``rtl``) or
-    left to right; else as it is."""
-    found = direction(text)
-    return FSI + text + PDI if found is not None and found != ("rtl" if rtl else "ltr") else text
 
 
 class InputProblem(StrEnum):

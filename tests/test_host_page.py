@@ -105,7 +105,7 @@ def test_a_seat_moves_to_a_new_browser_with_the_host_pages_one_time_code(table: 
     response = new_phone.post(f"/move/{move}", data={"nonce": "n1"}, follow_redirects=False)
     assert response.status_code == 303 and response.headers["location"] == f"/play/{table_id}"
     page = new_phone.get(f"/play/{table_id}/live").text
-    assert "<h1>Cy</h1>" in page
+    assert "<h1><bdi>Cy</bdi></h1>" in page
     assert EN.text("knowledge-title") in text_of(page)  # what the seat knows came along
     assert phones["Cy"].get(f"/play/{table_id}/live").status_code == 403  # the dead phone's cookie is spent
     third = table.device()

@@ -85,6 +85,28 @@ def test_healthz_fails_when_the_catalogs_or_the_fonts_do_not_load(
     assert response.json()["ok"] is False and response.json()["messages"] == "missing"
 
 
+def test_healthz_and_the_start_up_log_say_when_the_board_lays_text_out_without_raqm(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Pillow without FriBiDi (no Raqm): Persian names would draw unjoined and backwards, which the operator
+    hears at start-up and from every health check, as for a missing font."""
+    from starlette.testclient import TestClient
+
+    from tests.test_board_persian import no_raqm
+
+    no_raqm(monkeypatch)
+    caplog.set_level(logging.WARNING)
+    network = {"telegram": WebhookBotAPI(clock=lambda: 1_800_000_000.0), "sms": FakeTwilio()}
+    app = create_app(Settings.load(env(tmp_path / "m.db"), cwd=tmp_path), network=network, deliver=False)
+    with TestClient(app, raise_server_exceptions=False, client=LOCAL) as client:
+        started = [r.getMessage() for r in caplog.records]
+        response = client.get("/healthz")
+    assert any("start-up" in line and "no Raqm text layout" in line for line in started), started
+    assert response.status_code == 503 and response.json()["ok"] is False
+    assert any("no Raqm text layout" in r.getMessage() for r in caplog.records
+               if r.getMessage().startswith("health check"))
+
+
 def test_a_table_opened_on_telegram_is_joined_by_sms(server: Server) -> None:
     code = open_table(server)
     assert server.text("+12025550101", f"JOIN {code} Cleo", "SM1") == 200

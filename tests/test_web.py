@@ -10,7 +10,10 @@ import html
 import logging
 import random
 import re
+import shutil
 import sqlite3
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 from urllib.parse import quote, urlencode
 
@@ -20,7 +23,7 @@ from hypothesis import strategies as st
 
 from moderator import render
 from moderator.board import layout
-from moderator.catalog import Catalog
+from moderator.catalog import BUNDLED, Catalog
 from moderator.commands import HostCommand
 from moderator.engine import Role, awaiting, view_for
 from moderator.limits import JOIN_GUESSES_AT_ONCE, PIN_GUESSES
@@ -113,7 +116,7 @@ def test_pass_and_play_plays_a_whole_game_on_the_host_device(table: WebTable) ->
     turns = 0
     while table.status(table_id) != "over":
         names = table.host.get(f"/host/{table_id}/live").text
-        owing = re.findall(r'href="(/host/\w+/seat/\d+)">[^<]*</a> <span class="owes">', names)
+        owing = re.findall(r'href="(/host/\w+/seat/\d+)"><bdi>[^<]*</bdi></a> <span class="owes">', names)
         assert owing, "pass-and-play shows nobody who owes a decision"
         # The names list is for everyone around the device: it shows no seat's secret.
         assert_private(table, table_id, {None: names})
@@ -569,9 +572,9 @@ def test_the_join_page_and_a_refusal_are_in_the_browsers_language(table: WebTabl
     _table_id, code = table.open("Host", play=False)
     german = {"Accept-Language": "de-DE,de;q=0.9"}
     page = table.device().get(f"/join/{code}", headers=german).text
-    assert '<html lang="de">' in page and Catalog.load("classic", "de").text("web-take-seat") in page
+    assert '<html lang="de" dir="ltr">' in page and Catalog.load("classic", "de").text("web-take-seat") in page
     assert "<style>" in page  # styled as every other page
-    assert '<html lang="de">' in table.device().get(f"/play/{_table_id}", headers=german).text  # 403
+    assert '<html lang="de" dir="ltr">' in table.device().get(f"/play/{_table_id}", headers=german).text  # 403
 
 
 def test_an_executed_player_is_told_and_watches_the_game_on(table: WebTable) -> None:
@@ -852,10 +855,27 @@ def test_a_browsers_regional_language_is_matched_by_its_base_code(table: WebTabl
     asks for, then English."""
     _table_id, code = table.open("Host", play=False)
     for asked, lang in (("fa-IR,fa;q=0.9", "fa"), ("pt-BR,pt;q=0.9", "pt"), ("ja-JP,es;q=0.8", "es"),
-                        ("ja-JP,ja;q=0.9", "en")):
+                        ("ja-JP,ja;q=0.9", "en"), ("PT_br", "pt"), ("en;q=0.2, ES-mx;q=0.7", "es"),
+                        ("de;q=0, fr", "fr"), ("*", "en")):
         page = table.device().get(f"/join/{code}", headers={"Accept-Language": asked}).text
-        assert f'<html lang="{lang}">' in page, asked
+        direction = "rtl" if lang == "fa" else "ltr"
+        assert f'<html lang="{lang}" dir="{direction}">' in page, asked
         assert Catalog.load("classic", lang).text("web-take-seat") in page
+
+
+def test_a_three_letter_language_is_not_taken_for_a_two_letter_one(
+    table: WebTable, tmp_path: Path, catalogs_in: Callable[[Path], AbstractContextManager[None]]
+) -> None:
+    """Filipino (``fil``) is not Finnish (``fi``), though its code begins with Finnish's: with a Finnish catalog
+    beside the others, a Filipino browser gets its next choice, a Finnish one Finnish."""
+    folder = tmp_path / "messages"
+    shutil.copytree(BUNDLED, folder)
+    shutil.copy(folder / "classic" / "en.toml", folder / "classic" / "fi.toml")
+    with catalogs_in(folder):
+        _table_id, code = table.open("Host", play=False)
+        for asked, lang in (("fil-PH,fil;q=0.9,es;q=0.5", "es"), ("fil", "en"), ("fi-FI", "fi")):
+            page = table.device().get(f"/join/{code}", headers={"Accept-Language": asked}).text
+            assert f'<html lang="{lang}" dir="ltr">' in page, asked
 
 
 def test_the_end_leads_every_seats_page_and_the_hosts_an_executed_players_included(table: WebTable) -> None:

@@ -9,6 +9,7 @@ from importlib import resources
 from typing import Any, Final
 
 import jinja2
+from babel.core import negotiate_locale
 from markupsafe import Markup
 from starlette.requests import Request
 from starlette.responses import Response
@@ -44,13 +45,21 @@ def page(request: Request, template: str, context: Mapping[str, Any], *, status:
 
 
 def language(request: Request, theme: str = DEFAULT_THEME) -> str:
-    """The browser's preferred language among the catalog's, else English."""
-    offered = languages(theme)
-    for part in request.headers.get("accept-language", "").split(","):
-        lang = part.split(";")[0].strip().lower()[:2]
-        if lang in offered:
-            return lang
-    return DEFAULT_LANGUAGE
+    """The browser's preferred language among the catalog's, else English: its ``Accept-Language`` in the order of
+    its weights, each tag matched whole or by its base code (``pt-BR`` is ``pt``; ``fil`` is not ``fi``: Babel's
+    ``negotiate_locale``)."""
+    asked = []
+    for order, part in enumerate(request.headers.get("accept-language", "").split(",")):
+        tag, _, weight = part.partition(";")
+        tag = tag.strip().lower().replace("_", "-")
+        try:
+            q = float(weight.strip().removeprefix("q=")) if weight else 1.0
+        except ValueError:
+            q = 0.0
+        if tag and tag != "*" and q > 0:
+            asked.append((-q, order, tag))
+    found = negotiate_locale([tag for _, _, tag in sorted(asked)], languages(theme), sep="-")
+    return found or DEFAULT_LANGUAGE
 
 
 def words(theme: str, lang: str) -> Catalog:

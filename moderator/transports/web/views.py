@@ -9,7 +9,7 @@ import secrets
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
-from ...catalog import DEFAULT_THEME, Catalog, languages, themes
+from ...catalog import DEFAULT_THEME, Catalog, languages, right_to_left, themes
 from ...channels import JoinWay, Limits, Pages, ResultKind, Status, TableView
 from ...grammar import Verb, grammar
 from .boards import BoardImages
@@ -40,13 +40,17 @@ def nonce() -> str:
 
 
 def _words(catalog: Catalog, theme: str) -> Context:
-    """What every template speaks with: the catalog's messages (``t``) and terms, and the table's theme."""
-    return {"t": catalog.text, "term": catalog.term, "theme": theme}
+    """What every template speaks with: the catalog's messages (``t``: a name in them isolated where it runs the
+    other way) and terms, and the table's theme."""
+    return {"t": catalog.said, "term": catalog.term, "theme": theme}
 
 
 def _page(catalog: Catalog, title: str, *, lang: str | None = None, kind: str = "", **more: Any) -> Context:
-    """A whole page's view: its title, language (the catalog's unless said) and kind (its body's class)."""
-    return {**_words(catalog, catalog.theme), "title": title, "lang": lang or catalog.lang, "kind": kind, **more}
+    """A whole page's view: its title, language (the catalog's unless said), the direction that language is written
+    in (CLDR's, as the catalog knows it) and kind (its body's class)."""
+    lang = lang or catalog.lang
+    return {**_words(catalog, catalog.theme), "title": title, "lang": lang,
+            "dir": "rtl" if right_to_left(lang) else "ltr", "kind": kind, **more}
 
 
 def _choices(values: Sequence[str]) -> list[tuple[str, str]]:
