@@ -445,6 +445,62 @@ async def _seat_moves(t: TelegramTable, *presses: str,
     return t.table().names, t.api.chats[GROUP["id"]][lobby["message_id"]]["text"], answers
 
 
+async def _quick_lobby(t: TelegramTable, players: int = 7) -> tuple[list[str], dict[str, Any]]:
+    """A table opened in the group that people join 0.8 s apart by the QR code's link (the group's pace, 3 s,
+    holds its list meanwhile), started by the host 0.8 s after the last; returns the names and the lobby message
+    as it was before the start."""
+    t.typing = 0.0  # people tap, nobody types
+    await t.boot()
+    names = NAMES[:players]
+    await t.say(names[0], "/newgame", chat=GROUP)
+    code = t.join_code(GROUP["id"])
+    for name in names[1:]:
+        t.clock.advance(0.8)
+        await t.say(name, f"/start {code}")
+        await t.bot.deliver()
+    t.clock.advance(0.8)
+    await t.bot.deliver()
+    lobby = next(m for m in t.api.messages(GROUP["id"]) if "text" in m and "reply_markup" in m)
+    go = next(b for b in buttons(lobby) if b["callback_data"].endswith(":L:go"))
+    await t.press(names[0], GROUP["id"], lobby["message_id"], go["callback_data"])
+    await t.settle(30)
+    return names, lobby
+
+
+async def test_the_lobby_message_becomes_the_games_start_in_the_group(telegram: TelegramTable) -> None:
+    """At the start the group's seat list shows the final order and the game's opening lines, its buttons gone:
+    one message says it, not the closed list and a second message saying the order again."""
+    t = telegram
+    names, lobby = await _quick_lobby(t)
+    start = t.api.chats[GROUP["id"]][lobby["message_id"]]
+    order = ", ".join(f"{i}. {n}" for i, n in enumerate(names, 1))
+    assert f"The game starts with 7 players, in this order: {order}." in start["text"]
+    assert "A game of Secret Hitler begins with 7 players" in start["text"]
+    assert not start.get("reply_markup", {}).get("inline_keyboard")  # no stale seat or start buttons
+    opening = [m for m in t.api.messages(GROUP["id"]) if "A game of Secret Hitler begins" in m.get("text", "")]
+    assert opening == [start]  # said once
+    _check_delivery(t, GROUP)
+
+
+async def test_a_lobby_message_that_cannot_be_edited_leaves_the_games_start_a_message_of_its_own(
+        telegram: TelegramTable) -> None:
+    t = telegram
+    await t.boot()
+    names = NAMES[:5]
+    await t.open_and_join(names, group=GROUP)
+    t.clock.advance(4)
+    await t.bot.deliver()
+    lobby = next(m for m in t.api.messages(GROUP["id"]) if "text" in m and "reply_markup" in m)
+    t.api.fail_once[("editMessageText", GROUP["id"])] = (400, {"description": "Bad Request: message to edit not "
+                                                                              "found"})
+    go = next(b for b in buttons(lobby) if b["callback_data"].endswith(":L:go"))
+    await t.press(names[0], GROUP["id"], lobby["message_id"], go["callback_data"])
+    await t.settle(30)
+    start = [m for m in t.api.messages(GROUP["id"]) if "The game starts with 5 players" in m.get("text", "")]
+    assert [m["message_id"] != lobby["message_id"] for m in start] == [True]
+    assert "A game of Secret Hitler begins" in start[0]["text"]
+
+
 async def test_the_host_orders_the_seats_with_buttons(telegram: TelegramTable) -> None:
     order, lobby_text, _ = await _seat_moves(telegram, "Eve")
     assert order == ("Ann", "Bob", "Cy", "Eve", "Dee")
