@@ -501,6 +501,28 @@ async def test_a_lobby_message_that_cannot_be_edited_leaves_the_games_start_a_me
     assert "A game of Secret Hitler begins" in start[0]["text"]
 
 
+async def test_at_a_quick_lobby_each_joiner_is_welcomed_once_never_before_the_group_shows_their_seat(
+        telegram: TelegramTable) -> None:
+    """Joins within a second: each welcome goes with the group's list that shows the seat (the group is paced),
+    and one still waiting when the deal comes is at the head of the deal's message; nobody misses theirs."""
+    t = telegram
+    names, _ = await _quick_lobby(t)
+    group_lists = [c for c in t.api.sends() if c.chat_id == GROUP["id"] and "in this order" in str(c.params)]
+    folded = 0
+    for number, name in enumerate(names[1:], 2):
+        chat = t.chat_of(name)
+        welcome = f"Welcome, {name}! You have a seat; {number} players are at the table."
+        texts = t.api.texts(chat)
+        holding = [i for i, text in enumerate(texts) if welcome in text]
+        role = next(i for i, text in enumerate(texts) if "Your secret role" in text)
+        assert len(holding) == 1 and holding[0] <= role, texts
+        folded += holding[0] == role
+        sent = next(c for c in t.api.sends() if c.chat_id == chat and welcome in str(c.params.get("text")))
+        assert any(c.at <= sent.at and f"{number}. {name}" in str(c.params.get("text")) for c in group_lists)
+    assert folded >= 1  # the last joiners' welcomes rode with the deal
+    _check_delivery(t, GROUP)
+
+
 async def test_the_host_orders_the_seats_with_buttons(telegram: TelegramTable) -> None:
     order, lobby_text, _ = await _seat_moves(telegram, "Eve")
     assert order == ("Ann", "Bob", "Cy", "Eve", "Dee")
