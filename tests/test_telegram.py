@@ -422,17 +422,22 @@ async def test_commands_are_registered_in_every_language_and_buttons_fit_callbac
                 assert len(button.get("callback_data", "").encode()) <= CALLBACK_LIMIT
 
 
-async def _seat_moves(t: TelegramTable, *presses: str,
-                      leaves: str | None = None) -> tuple[tuple[str, ...], str, list[str | None]]:
-    """A 5-seat lobby in the group; the host presses the first lobby message's "move up" buttons of the given
-    names (as drawn when the lobby was complete) half a second apart, before the list is redrawn (``leaves``
-    first leaves the table). Returns the seating order, the lobby as it reads at last and the answers."""
+async def _group_lobby(t: TelegramTable) -> tuple[list[str], dict[str, Any]]:
+    """A 5-seat table opened in the group, everyone joined 4 s apart; returns the names and the lobby message."""
     await t.boot()
     names = NAMES[:5]
     await t.open_and_join(names, group=GROUP)
     t.clock.advance(5)
     await t.bot.deliver()
-    lobby = next(m for m in t.api.messages(GROUP["id"]) if "text" in m and "reply_markup" in m)
+    return names, next(m for m in t.api.messages(GROUP["id"]) if "text" in m and "reply_markup" in m)
+
+
+async def _seat_moves(t: TelegramTable, *presses: str,
+                      leaves: str | None = None) -> tuple[tuple[str, ...], str, list[str | None]]:
+    """A 5-seat lobby in the group; the host presses the first lobby message's "move up" buttons of the given
+    names (as drawn when the lobby was complete) half a second apart, before the list is redrawn (``leaves``
+    first leaves the table). Returns the seating order, the lobby as it reads at last and the answers."""
+    names, lobby = await _group_lobby(t)
     drawn = {b["text"].split()[-1]: b["callback_data"] for b in buttons(lobby) if ":L:u" in b["callback_data"]}
     if leaves:
         await t.say(leaves, "leave")
@@ -485,12 +490,7 @@ async def test_the_lobby_message_becomes_the_games_start_in_the_group(telegram: 
 async def test_a_lobby_message_that_cannot_be_edited_leaves_the_games_start_a_message_of_its_own(
         telegram: TelegramTable) -> None:
     t = telegram
-    await t.boot()
-    names = NAMES[:5]
-    await t.open_and_join(names, group=GROUP)
-    t.clock.advance(4)
-    await t.bot.deliver()
-    lobby = next(m for m in t.api.messages(GROUP["id"]) if "text" in m and "reply_markup" in m)
+    names, lobby = await _group_lobby(t)
     t.api.fail_once[("editMessageText", GROUP["id"])] = (400, {"description": "Bad Request: message to edit not "
                                                                               "found"})
     go = next(b for b in buttons(lobby) if b["callback_data"].endswith(":L:go"))
