@@ -1,6 +1,6 @@
 """Bot API calls per 7-player game through the Telegram channel, with a group, by kind; and a quick table.
 
-Usage: python benchmarks/telegram_traffic.py [--games N] [--quick-only]
+Usage: python benchmarks/telegram_traffic.py [--games N] [--first-seed S] [--quick-only]
 
 Two tables, each played to the end against the in-process fake Bot API (tests/fake_telegram.py) on a fake clock,
 with a few seconds between presses:
@@ -185,22 +185,22 @@ def _results(t: TelegramTable) -> int:
     return sum(1 for e in t.table().log if isinstance(e, ElectionDecided | PolicyEnacted))
 
 
-def quick(games: int) -> int:
-    """Print the quick table's figures, calls per press for each game and their mean; 1 if a target is missed
-    (every game, not only the mean, at most ``TARGET_CALLS_PER_PRESS``)."""
+def quick(games: int, first: int = 0) -> int:
+    """Print the quick table's figures, calls per press for each game (seeds ``first`` on) and their mean; 1 if a
+    target is missed (every game, not only the mean, at most ``TARGET_CALLS_PER_PRESS``)."""
     presses = busiest = early = 0
     per_game: list[float] = []
     delays: list[float] = []
     with tempfile.TemporaryDirectory() as folder:
-        for seed in range(games):
+        for seed in range(first, first + games):
             c, p, b, d, e = asyncio.run(quick_game(Path(folder), seed))
             per_game.append(c / max(p, 1))
             presses, busiest, delays, early = presses + p, max(busiest, b), delays + d, early + e
     median, worst = statistics.median(delays), max(delays)
     ok = (max(per_game) <= TARGET_CALLS_PER_PRESS and busiest <= TARGET_GROUP_PER_MINUTE
           and median <= TARGET_DELAY_MEDIAN and worst <= TARGET_DELAY_MAX and early == 0)
-    print(f"quick table, 7 people pressing 0.4-1.2 s after each prompt, from /newgame to the end: {games} games,"
-          f" {presses} presses")
+    print(f"quick table, 7 people pressing 0.4-1.2 s after each prompt, from /newgame to the end: {games} games"
+          f" (seeds {first}-{first + games - 1}), {presses} presses")
     print(f"  {'calls per press, each':22} {' '.join(f'{g:.2f}' for g in per_game)}")
     print(f"  {'calls per press, mean':22} {statistics.mean(per_game):7.2f}  (max {max(per_game):.2f};"
           f" target <= {TARGET_CALLS_PER_PRESS} in every game)")
@@ -226,9 +226,11 @@ async def scenario(games: int, *, computers: bool) -> tuple[dict[str, float], in
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=10, help="games per table (default 10)")
+    parser.add_argument("--first-seed", type=int, default=0,
+                        help="the quick table's first game's seed (default 0; others: games not tuned on)")
     parser.add_argument("--quick-only", action="store_true", help="only the quick table")
     args = parser.parse_args(argv)
-    status = quick(args.games)
+    status = quick(args.games, args.first_seed)
     if args.quick_only:
         return status
     for label, computers in (("host + 6 computer players", True), ("7 people", False)):

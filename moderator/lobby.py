@@ -175,8 +175,14 @@ def join(ctx: Context, inbound: Inbound, command: Join, out: Outgoing) -> Table 
     else:
         name = unique_name(name, table.names)
         table.reseat(ctx.store, [*table.seats, SeatRow(0, name, inbound.channel, inbound.address, language, False)])
-        say(ctx, out, reply, theme, "table-joined", name=name, players=len(table.seats))
-        announce_seats(ctx, table, out, "seat-taken", name=name)
+        if table.group is None:
+            say(ctx, out, reply, theme, "table-joined", name=name, players=len(table.seats))
+            announce_seats(ctx, table, out, "seat-taken", name=name)
+        else:
+            # The group's seat list first: the welcome goes with the list that shows the new seat (a paced group
+            # holds it that long at most), and one still waiting when the deal comes goes with the deal.
+            announce_seats(ctx, table, out, "seat-taken", name=name)
+            say(ctx, out, reply, theme, "table-joined", name=name, players=len(table.seats))
     return table
 
 

@@ -422,17 +422,22 @@ async def test_commands_are_registered_in_every_language_and_buttons_fit_callbac
                 assert len(button.get("callback_data", "").encode()) <= CALLBACK_LIMIT
 
 
-async def _seat_moves(t: TelegramTable, *presses: str,
-                      leaves: str | None = None) -> tuple[tuple[str, ...], str, list[str | None]]:
-    """A 5-seat lobby in the group; the host presses the first lobby message's "move up" buttons of the given
-    names (as drawn when the lobby was complete) half a second apart, before the list is redrawn (``leaves``
-    first leaves the table). Returns the seating order, the lobby as it reads at last and the answers."""
+async def _group_lobby(t: TelegramTable) -> tuple[list[str], dict[str, Any]]:
+    """A 5-seat table opened in the group, everyone joined 4 s apart; returns the names and the lobby message."""
     await t.boot()
     names = NAMES[:5]
     await t.open_and_join(names, group=GROUP)
     t.clock.advance(5)
     await t.bot.deliver()
-    lobby = next(m for m in t.api.messages(GROUP["id"]) if "text" in m and "reply_markup" in m)
+    return names, next(m for m in t.api.messages(GROUP["id"]) if "text" in m and "reply_markup" in m)
+
+
+async def _seat_moves(t: TelegramTable, *presses: str,
+                      leaves: str | None = None) -> tuple[tuple[str, ...], str, list[str | None]]:
+    """A 5-seat lobby in the group; the host presses the first lobby message's "move up" buttons of the given
+    names (as drawn when the lobby was complete) half a second apart, before the list is redrawn (``leaves``
+    first leaves the table). Returns the seating order, the lobby as it reads at last and the answers."""
+    names, lobby = await _group_lobby(t)
     drawn = {b["text"].split()[-1]: b["callback_data"] for b in buttons(lobby) if ":L:u" in b["callback_data"]}
     if leaves:
         await t.say(leaves, "leave")
@@ -443,6 +448,79 @@ async def _seat_moves(t: TelegramTable, *presses: str,
     answers = [c.params.get("text") for c in t.api.of("answerCallbackQuery")[answered:]]
     await t.settle()
     return t.table().names, t.api.chats[GROUP["id"]][lobby["message_id"]]["text"], answers
+
+
+async def _quick_lobby(t: TelegramTable, players: int = 7) -> tuple[list[str], dict[str, Any]]:
+    """A table opened in the group that people join 0.8 s apart by the QR code's link (the group's pace, 3 s,
+    holds its list meanwhile), started by the host 0.8 s after the last; returns the names and the lobby message
+    as it was before the start."""
+    t.typing = 0.0  # people tap, nobody types
+    await t.boot()
+    names = NAMES[:players]
+    await t.say(names[0], "/newgame", chat=GROUP)
+    code = t.join_code(GROUP["id"])
+    for name in names[1:]:
+        t.clock.advance(0.8)
+        await t.say(name, f"/start {code}")
+        await t.bot.deliver()
+    t.clock.advance(0.8)
+    await t.bot.deliver()
+    lobby = next(m for m in t.api.messages(GROUP["id"]) if "text" in m and "reply_markup" in m)
+    go = next(b for b in buttons(lobby) if b["callback_data"].endswith(":L:go"))
+    await t.press(names[0], GROUP["id"], lobby["message_id"], go["callback_data"])
+    await t.settle(30)
+    return names, lobby
+
+
+async def test_the_lobby_message_becomes_the_games_start_in_the_group(telegram: TelegramTable) -> None:
+    """At the start the group's seat list shows the final order and the game's opening lines, its buttons gone:
+    one message says it, not the closed list and a second message saying the order again."""
+    t = telegram
+    names, lobby = await _quick_lobby(t)
+    start = t.api.chats[GROUP["id"]][lobby["message_id"]]
+    order = ", ".join(f"{i}. {n}" for i, n in enumerate(names, 1))
+    assert f"The game starts with 7 players, in this order: {order}." in start["text"]
+    assert "A game of Secret Hitler begins with 7 players" in start["text"]
+    assert not start.get("reply_markup", {}).get("inline_keyboard")  # no stale seat or start buttons
+    opening = [m for m in t.api.messages(GROUP["id"]) if "A game of Secret Hitler begins" in m.get("text", "")]
+    assert opening == [start]  # said once
+    _check_delivery(t, GROUP)
+
+
+async def test_a_lobby_message_that_cannot_be_edited_leaves_the_games_start_a_message_of_its_own(
+        telegram: TelegramTable) -> None:
+    t = telegram
+    names, lobby = await _group_lobby(t)
+    t.api.fail_once[("editMessageText", GROUP["id"])] = (400, {"description": "Bad Request: message to edit not "
+                                                                              "found"})
+    go = next(b for b in buttons(lobby) if b["callback_data"].endswith(":L:go"))
+    await t.press(names[0], GROUP["id"], lobby["message_id"], go["callback_data"])
+    await t.settle(30)
+    start = [m for m in t.api.messages(GROUP["id"]) if "The game starts with 5 players" in m.get("text", "")]
+    assert [m["message_id"] != lobby["message_id"] for m in start] == [True]
+    assert "A game of Secret Hitler begins" in start[0]["text"]
+
+
+async def test_at_a_quick_lobby_each_joiner_is_welcomed_once_never_before_the_group_shows_their_seat(
+        telegram: TelegramTable) -> None:
+    """Joins within a second: each welcome goes with the group's list that shows the seat (the group is paced),
+    and one still waiting when the deal comes is at the head of the deal's message; nobody misses theirs."""
+    t = telegram
+    names, _ = await _quick_lobby(t)
+    group_lists = [c for c in t.api.sends() if c.chat_id == GROUP["id"] and "in this order" in str(c.params)]
+    folded = 0
+    for number, name in enumerate(names[1:], 2):
+        chat = t.chat_of(name)
+        welcome = f"Welcome, {name}! You have a seat; {number} players are at the table."
+        texts = t.api.texts(chat)
+        holding = [i for i, text in enumerate(texts) if welcome in text]
+        role = next(i for i, text in enumerate(texts) if "Your secret role" in text)
+        assert len(holding) == 1 and holding[0] <= role, texts
+        folded += holding[0] == role
+        sent = next(c for c in t.api.sends() if c.chat_id == chat and welcome in str(c.params.get("text")))
+        assert any(c.at <= sent.at and f"{number}. {name}" in str(c.params.get("text")) for c in group_lists)
+    assert folded >= 1  # the last joiners' welcomes rode with the deal
+    _check_delivery(t, GROUP)
 
 
 async def test_the_host_orders_the_seats_with_buttons(telegram: TelegramTable) -> None:

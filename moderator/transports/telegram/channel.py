@@ -195,13 +195,20 @@ class TelegramChannel:
             self._notices.append(("unreachable", address, ""))
 
     def _deliver(self, chat: int, messages: Sequence[Outbound]) -> None:
-        """The calls for one chat's folded messages: join codes, choices shown, the lobby, the counter, the rest."""
+        """The calls for one chat's folded messages: join codes, choices shown, the lobby, the counter, the rest.
+
+        The game's start closes the lobby: the seat list, closed, and what follows it (the game's opening lines)
+        are edited into the lobby message, one call instead of an edit and a new message."""
         text: list[Outbound] = []
         for message in messages:
             match message.kind:
                 case Kind.JOIN:
                     self._flush_text(chat, text)
                     self._join_message(chat, message)
+                case Kind.LOBBY if message.seating is not None and not message.seating.open and self._closes(chat,
+                                                                                                          message):
+                    self._flush_text(chat, text)
+                    text.append(message)  # the head of the text edited into the lobby message (``_flush_text``)
                 case Kind.LOBBY if message.seating is not None and (message.seating.open or chat in self._lobby):
                     self._flush_text(chat, text)
                     self._lobby_message(chat, message)
@@ -260,15 +267,31 @@ class TelegramChannel:
         self._remember(chat, live)
         return live
 
+    def _closes(self, chat: int, message: Outbound) -> bool:
+        """True if ``message`` closes the lobby this chat shows (the game's start: the seat list, closed)."""
+        live = self._lobby.get(chat)
+        return live is not None and live.table == message.table
+
     def _flush_text(self, chat: int, messages: list[Outbound]) -> None:
-        """Send plain messages as few as their length allows; the last one carries the buttons."""
+        """Send plain messages as few as their length allows; the last one carries the buttons. Led by a closed
+        seat list (``_deliver``), the first of them is edited into the lobby message instead, if nothing in it is
+        secret (only a protected message may show a secret) and the lobby message can still be edited."""
         if not messages:
             return
-        for group in chunks(messages):
+        closing = messages[0] if messages[0].kind is Kind.LOBBY else None
+        groups = chunks(messages)
+        if closing is not None and compose(groups[0])[1]:
+            self._lobby_message(chat, closing)  # a secret follows: the lobby closes on its own, the rest is sent
+            groups = chunks(messages[1:])
+            closing = None
+        for group in groups:
             html_text, secret = compose(group)
             prompts = [m for m in group if m.kind is Kind.PROMPT and m.options]
             markup = keyboard(prompts[-1].options, prompts[-1].table, prompts[-1].decision) if prompts else None
-            live = self._send_text(chat, html_text, secret=secret, markup=markup)
+            live = self._edit_lobby(chat, html_text, markup) if closing is not None else None
+            closing = None
+            if live is None:
+                live = self._send_text(chat, html_text, secret=secret, markup=markup)
             for m in group:
                 if m.kind is Kind.RESULT:
                     self._counter.pop(chat, None)
@@ -362,6 +385,19 @@ class TelegramChannel:
             self._lobby[chat] = live
         else:
             self._lobby.pop(chat, None)
+
+    def _edit_lobby(self, chat: int, html_text: str, markup: InlineKeyboardMarkup | None) -> _Live | None:
+        """The lobby message of this chat edited to ``html_text`` (the game's start) and closed; None if it can no
+        longer be edited (deleted, too old: the text goes as a new message)."""
+        live = self._lobby.pop(chat)
+        live.html, live.markup = html_text, markup
+        try:
+            self._edit(chat, live)
+        except BadRequest as exc:
+            log.info("telegram: the lobby in %s cannot be edited, sending a new message: %s", chat, exc.message)
+            return None
+        self._remember(chat, live)
+        return live
 
     def _counter_message(self, chat: int, message: Outbound) -> None:
         """'4 of 7 have voted': appended to the nomination's message and edited there, or a message of its own."""

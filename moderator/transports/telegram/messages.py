@@ -100,8 +100,10 @@ def cut(text: str, limit: int) -> str:
 
 
 def calls(messages: Sequence[Outbound]) -> int:
-    """At most how many Bot API calls these messages take in one chat (a fold of plain texts may take fewer)."""
-    own = [m.kind in _OWN_CALL or (m.kind is Kind.ECHO and m.press is not None) for m in messages]
+    """At most how many Bot API calls these messages take in one chat (a fold of plain texts may take fewer). A
+    closed seat list goes with the text after it (edited into the lobby message, or sent with it)."""
+    own = [(m.kind in _OWN_CALL and not (m.kind is Kind.LOBBY and m.seating is not None and not m.seating.open))
+           or (m.kind is Kind.ECHO and m.press is not None) for m in messages]
     return sum(own) + len(chunks([m for m, alone in zip(messages, own, strict=True) if not alone]))
 
 
