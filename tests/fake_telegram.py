@@ -2,12 +2,12 @@
 exactly as Telegram sends them.
 
 ``FakeBotAPI`` answers getMe, getUpdates, sendMessage, sendPhoto, editMessageText, editMessageMedia,
-answerCallbackQuery, setMyCommands, deleteWebhook and deleteMessage, records every call with the fake clock's time,
-keeps every chat's messages as a phone would show them (edits applied), holds updates for long polling until an
-``offset`` confirms them (as Telegram does), parses ``parse_mode=HTML`` as strictly as Telegram (an unescaped
-``<`` or ``&`` is a 400), answers a press only within Telegram's answer window (later: 400 "query is too old"),
-and fails on request: a 403 for a chat that never opened the bot, a one-off 429 with ``retry_after``, a 400 with
-``migrate_to_chat_id``.
+answerCallbackQuery, setMyCommands, setChatMenuButton, deleteWebhook and deleteMessage, records every call with
+the fake clock's time, keeps every chat's messages as a phone would show them (edits applied) and its menu button,
+holds updates for long polling until an ``offset`` confirms them (as Telegram does), parses ``parse_mode=HTML`` as
+strictly as Telegram (an unescaped ``<`` or ``&`` is a 400), answers a press only within Telegram's answer window
+(later: 400 "query is too old"), and fails on request: a 403 for a chat that never opened the bot, a one-off 429
+with ``retry_after``, a 400 with ``migrate_to_chat_id``.
 """
 
 from __future__ import annotations
@@ -151,6 +151,8 @@ class FakeBotAPI(BaseRequest):
         self.migrated: dict[int, int] = {}
         """Groups upgraded to a supergroup: every send there answers 400 with ``migrate_to_chat_id``."""
         self._ids = itertools.count(100)
+        self.menus: dict[int, dict[str, Any]] = {}
+        """Each private chat's menu button, as the bot last set it (``setChatMenuButton``)."""
         self.updates: list[dict[str, Any]] = []
         """Updates waiting for ``getUpdates``: each stays until a later call's ``offset`` is past its id."""
 
@@ -255,6 +257,11 @@ class FakeBotAPI(BaseRequest):
                     raise LookupError("query is too old and response timeout expired or query ID is invalid")
                 return True
             case "setMyCommands" | "deleteWebhook":
+                return True
+            case "setChatMenuButton":
+                assert chat is not None
+                button = params.get("menu_button") or {"type": "default"}
+                self.menus[chat] = json.loads(button) if isinstance(button, str) else button
                 return True
         raise LookupError(f"method {api} is not in this fake")
 
