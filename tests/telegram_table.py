@@ -51,6 +51,8 @@ class TelegramTable:
         self.typing = 1.5
         """Seconds each update adds to the clock: people do not type or press within the same millisecond."""
         self.running = False
+        self.app_url: Callable[[str], str | None] = lambda table: None
+        """The seat's page in Telegram (``Runtime.app_url``): none unless a test or benchmark offers one."""
 
     # --- the bot's life ---------------------------------------------------------------------------------
 
@@ -60,7 +62,7 @@ class TelegramTable:
         self.service = Service(self.store, clock=self.clock, seed=lambda: self.seed,
                                codes=random.Random(self.seed), capabilities={CHANNEL: CAPABILITIES})
         self.app = build_application(TOKEN, request=self.api, rate_limiter=False)
-        self.bot = TelegramBot(self.service, clock=self.clock)
+        self.bot = TelegramBot(self.service, clock=self.clock, app_url=self.app_url)
         self.errors: list[BaseException] = []
         self.bot.install(self.app)
 
