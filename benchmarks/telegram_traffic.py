@@ -40,9 +40,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from moderator.commands import Choose, Inbound, Press
 from moderator.engine.events import ElectionDecided, PolicyEnacted
-from moderator.transports.telegram import CHANNEL
 from tests.fake_telegram import Call, buttons, group_chat
 from tests.telegram_table import TelegramTable, _is_game
 
@@ -74,10 +72,7 @@ async def one_game(folder: Path, seed: int, *, computers: bool, app: bool = Fals
         await t.open_and_join(names, group=GROUP)
     t.clock.advance(4.0)
     await t.say(names[0], "/startgame", chat=GROUP)
-    if app:
-        await play_on_page(t, names, random.Random(seed), think=8.0)
-    else:
-        await t.play(names, random.Random(seed), think=8.0)
+    await t.play(names, random.Random(seed), think=8.0, on_page=names[0] if app else None)
     await t.settle(600.0)
     kinds: Counter[str] = Counter()
     for call in t.api.calls[before:]:
@@ -96,33 +91,6 @@ async def one_game(folder: Path, seed: int, *, computers: bool, app: bool = Fals
     busiest = t.api.max_per_minute(GROUP["id"])
     await t.stop()
     return kinds, busiest, t.presses
-
-
-async def play_on_page(t: TelegramTable, names: list[str], rng: random.Random, *, think: float) -> None:
-    """As ``TelegramTable.play``, but the first name decides on the seat's page: the prompt's token handed to the
-    service as the page's route hands it (the seat's Telegram address, a ``Press`` without a message)."""
-    on_page = names[0]
-    for n in range(3000):
-        if t.table().status == "over":
-            return
-        waiting = [(name, m) for name in names if (m := t.prompt(name)) is not None]
-        if not waiting:
-            t.clock.advance(30.0)
-            await t.bot.deliver()
-            continue
-        name, message = rng.choice(waiting)
-        chat = t.chat_of(name)
-        button = rng.choice([b for b in buttons(message) if _is_game(b.get("callback_data", ""))])
-        t.pressed.add((chat, message["message_id"]))
-        await t.wait(think)
-        if name != on_page:
-            await t.press(name, chat, message["message_id"], button["callback_data"])
-            continue
-        table, decision, token = button["callback_data"].split(":")
-        t.service.handle(Inbound(CHANNEL, str(chat), Choose(token, int(decision)), external_id=f"web:{n}",
-                                 press=Press("", "", button["text"]), table=table))
-        await t.bot.deliver()
-    raise AssertionError("the game did not end")
 
 
 TARGET_CALLS_PER_PRESS = 2.0
