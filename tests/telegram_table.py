@@ -213,7 +213,7 @@ class TelegramTable:
                 continue
             name, message = rng.choice(waiting)
             chat = self.chat_of(name)
-            button = rng.choice([b for b in buttons(message) if _is_game(b["callback_data"])])
+            button = rng.choice([b for b in buttons(message) if _is_game(b.get("callback_data", ""))])
             self.pressed.add((chat, message["message_id"]))
             presses = None if presses is None else presses - 1
             await self.wait(think)
