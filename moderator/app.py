@@ -79,7 +79,7 @@ from .service import Service
 from .settings import Settings
 from .store import SerialStore, Store, WriteWatch, storage_fault
 from .supervisor import Supervisor
-from .transports import console, sms, telegram, web
+from .transports import console, sms, telegram, web, whatsapp
 
 if TYPE_CHECKING:
     from .httpserver import GuardedServer  # imported when serving: it brings uvicorn
@@ -87,7 +87,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("moderator.serve")
 actions_log = logging.getLogger("moderator.actions")
 
-CHANNELS: Final[tuple[ChannelSpec, ...]] = (telegram.SPEC, sms.SPEC, web.SPEC, console.SPEC)
+CHANNELS: Final[tuple[ChannelSpec, ...]] = (telegram.SPEC, sms.SPEC, whatsapp.SPEC, web.SPEC, console.SPEC)
 """Every channel, for every command (each ``Entry`` selects from it; the settings turn each on or off)."""
 KEEP_ALIVE: Final = 75
 """Seconds an idle HTTP connection stays open (``httpserver.Limits.keep_alive`` under ``serve``)."""

@@ -65,6 +65,7 @@ from .engine.events import (
     VetoAnswered,
 )
 from .engine.types import (
+    CHAOS_AT,
     FASCIST_POLICIES_TO_WIN,
     HITLER_ZONE,
     LIBERAL_POLICIES_TO_WIN,
@@ -188,7 +189,7 @@ _REMEMBERED: frozenset[type[Event]] = frozenset(
 
 # --- judgement ------------------------------------------------------------------------------------------
 
-# Suspicion weights, tuned by self-play (tests/test_bots.py measures the win rates they give).
+# Suspicion weights, tuned by self-play (benchmarks/bots.py measures the win rates they give).
 _FASCIST_ENACTED = 1.0
 """Each member of a government that enacted a fascist policy."""
 _LIBERAL_ENACTED = -0.6
@@ -311,13 +312,39 @@ def judge(view: PlayerView, memory: Memory, *, private: bool = True) -> Judgemen
 # What claims are worth to a listener (tuned by self-play: benchmarks/bots.py measures them).
 _CONFLICT = 1.0
 """Each of a President and Chancellor whose claims about the same session disagree: one of them lied."""
+_DENIED_A_LIBERAL = 0.5
+"""More for the Chancellor who says no liberal policy came to him where his President says one did (and a
+fascist policy was enacted)."""
 _CONFESSED = 3.0
 """A claim no liberal would make: it contradicts the enacted policy, or admits throwing a liberal away."""
 _SAID_FASCIST = 2.0
 """The target of an investigation claimed to show a fascist party membership."""
 _SAID_LIBERAL = -1.0
 _ACCUSED = 1.0
+"""Each player who says the target is a fascist (an opinion: never a certainty, whoever says it)."""
+_DISTRUSTED = 0.5
+"""Each player who says they do not trust the target."""
 _CLEARED = -0.5
+_TRUSTED = -0.5
+_SIDED = 2.0
+"""Times an opinion's weight, on its speaker, when its target's party is known to this seat: who accused a known
+liberal (this liberal himself included) or trusted a known fascist is suspect, who did the opposite less so.
+Weighed with the rest, not a certainty: a liberal may be wrong, and a liberal accused does not answer in kind by
+reflex."""
+_SIDED_SOFT = 0.3
+"""Times an opinion's weight and its target's suspicion on the facts alone, against its speaker..."""
+_SIDED_CAP = 3.0
+"""...that suspicion taken up to this much either way."""
+_CREDIT_SCALE = 2.0
+"""An opinion's weight falls by its whole for each this much its speaker is suspected on the facts alone..."""
+_CREDIT_MAX = 2.0
+"""...and rises to at most this many times for a trusted speaker..."""
+_CREDIT_MIN = -1.0
+"""...and falls to at least this (below zero: a suspect's word counts against what he says)."""
+_WORD_OF_A_LIBERAL = 2.5
+"""How much more an opinion counts from a speaker this seat knows is a liberal."""
+_WORD_OF_A_FASCIST = -0.5
+"""How an opinion counts from a speaker this seat knows is a fascist (his accusation hints at a liberal)."""
 _OFF_THE_DECK = 1.0
 """Each President whose draw claim could be the one that makes a deck cycle's claims impossible."""
 
@@ -392,9 +419,12 @@ def _listen(
     chancellors: dict[int, SessionClaim] = {}
     peeks: dict[int, PeekClaim] = {}
     opposed: list[tuple[Seat, Seat]] = []
-    """Pairs of whom one lied (unless both are fascists): a liberal in one seat makes the other a fascist."""
+    """Pairs of whom one lied about a fact (unless both are fascists): a liberal in one makes the other a fascist."""
     vouched: list[tuple[Seat, Seat]] = []
-    """(speaker, target): the speaker said the target is liberal."""
+    """(speaker, target): the speaker said he found the target's party membership liberal."""
+    opinions: dict[tuple[Seat, Seat], float] = {}
+    """(speaker, target): the weight of what the speaker last said of the target (an accusation, a distrust,
+    trust or a clearance); opinions move suspicion, weighed by who says them, but prove nothing."""
     said: set[tuple[ClaimKind, Seat, Seat]] = set()
     for claim in memory.claims:
         match claim:
@@ -420,16 +450,12 @@ def _listen(
                 # Only the President of the session before can have peeked at what the next one draws.
                 if 0 < index <= len(sessions) and sessions[index - 1].president == speaker:
                     peeks.setdefault(index, claim)
-            case Accusation(speaker=speaker, target=target):
-                if (ClaimKind.ACCUSATION, speaker, target) not in said and speaker != target:
-                    said.add((ClaimKind.ACCUSATION, speaker, target))
-                    score[target] += _ACCUSED
-                    opposed.append((speaker, target))
-            case Clearance(speaker=speaker, target=target):
-                if (ClaimKind.CLEARANCE, speaker, target) not in said and speaker != target:
-                    said.add((ClaimKind.CLEARANCE, speaker, target))
-                    score[target] += _CLEARED
-                    vouched.append((speaker, target))
+            case Accusation(speaker=speaker, target=target, sure=sure):
+                if speaker != target:
+                    opinions[speaker, target] = _ACCUSED if sure else _DISTRUSTED
+            case Clearance(speaker=speaker, target=target, sure=sure):
+                if speaker != target:
+                    opinions[speaker, target] = _CLEARED if sure else _TRUSTED
             case _:
                 assert_never(claim)
     for book in (presidents, chancellors):
@@ -441,6 +467,9 @@ def _listen(
         if chancellor is not None and chancellor.hand != president.passed:
             score[president.speaker] += _CONFLICT
             score[chancellor.speaker] += _CONFLICT
+            if _L in president.passed and _L not in chancellor.hand and sessions[index].enacted is _F:
+                # "He handed me no liberal policy": more often the Chancellor's lie than the President's.
+                score[chancellor.speaker] += _DENIED_A_LIBERAL
             opposed.append((president.speaker, chancellor.speaker))
     chaos_after = {before for _, before, _ in memory.chaos_draws}
     for index, peek in peeks.items():
@@ -473,28 +502,52 @@ def _listen(
             if len(unknown) == 1:
                 # A claim in this cycle is false and everyone else who could have made it is a known liberal.
                 fascists.update(unknown)
-    if not private:
-        return
-    changed = True
-    while changed:
-        changed = False
-        for a, b in opposed:
-            for x, y in ((a, b), (b, a)):
-                if x in liberals and x not in fascists and y not in fascists:
-                    fascists.add(y)
+    if private:
+        changed = True
+        while changed:
+            changed = False
+            for a, b in opposed:
+                for x, y in ((a, b), (b, a)):
+                    if x in liberals and x not in fascists and y not in fascists:
+                        fascists.add(y)
+                        changed = True
+            for speaker, target in vouched:
+                if (
+                    speaker in liberals
+                    and speaker not in fascists
+                    and target not in liberals
+                    and target not in fascists
+                ):
+                    liberals.add(target)
                     changed = True
-        for speaker, target in vouched:
-            if (
-                speaker in liberals
-                and speaker not in fascists
-                and target not in liberals
-                and target not in fascists
-            ):
-                liberals.add(target)
-                changed = True
-            if target in fascists and speaker not in fascists:
-                fascists.add(speaker)
-                changed = True
+                if target in fascists and speaker not in fascists:
+                    fascists.add(speaker)
+                    changed = True
+    me = view.seat
+    # An opinion counts as much as its speaker is trusted on the facts alone: more from one whose governments
+    # enacted liberal policies, nothing from one the facts already point at.
+    standing = list(score)
+    for (speaker, target), weight in opinions.items():
+        if speaker == me:
+            continue
+        credit = min(_CREDIT_MAX, max(_CREDIT_MIN, 1.0 - standing[speaker] / _CREDIT_SCALE))
+        weight *= credit
+        if not private:
+            score[target] += weight
+        elif speaker in fascists:
+            score[target] += weight * _WORD_OF_A_FASCIST
+        elif speaker in liberals and speaker != me:
+            score[target] += weight * _WORD_OF_A_LIBERAL
+        else:
+            score[target] += weight
+            # An opinion tells of its speaker too: who accuses a likely liberal, or trusts a likely fascist, is
+            # suspect; all the more if this seat knows the target's party.
+            if target in liberals:
+                score[speaker] += _SIDED * weight
+            elif target in fascists:
+                score[speaker] -= _SIDED * weight
+            else:
+                score[speaker] -= _SIDED_SOFT * weight * max(-_SIDED_CAP, min(_SIDED_CAP, standing[target]))
 
 
 # --- the players ----------------------------------------------------------------------------------------
@@ -530,35 +583,59 @@ class ComputerPlayer:
     """A heuristic player: liberals hunt fascists by suspicion; fascists hide, blame the draw, elect Hitler.
 
     The fascist knobs are probabilities, so that a fascist does not give itself away by always doing the
-    same thing; the liberal knobs are suspicion thresholds. The defaults were tuned by self-play.
+    same thing; the liberal knobs are suspicion thresholds. The defaults were tuned by self-play on seeds that
+    ``benchmarks/bots.py`` and ``benchmarks/tells.py`` never play (those measure them on fresh seeds).
     """
 
-    cover: float = 0.15
-    """A fascist President holding F, F, L hands a liberal Chancellor the liberal policy (cover)."""
+    cover: float = 0.3
+    """A fascist President holding F, F, L hands a liberal Chancellor the liberal policy (cover): this often with
+    Hitler his only teammate, half as often with two teammates, a third with three."""
     hitler_cover: float = 0.8
     """A fascist President hands Hitler (before the Hitler zone) a liberal policy to build his record."""
     bold: float = 0.7
     """A fascist Chancellor handed one of each by a liberal enacts the fascist policy anyway."""
-    teammate_nomination: float = 0.2
+    teammate_nomination: float = 0.05
     """A fascist President nominates a fellow fascist (before the Hitler zone)."""
     blend: float = 0.4
-    """A fascist votes Ja on an all-liberal government, to look like everyone else."""
+    """A fascist who does not vote as his persona would votes Ja on a government without a teammate with this
+    probability (half in the Hitler zone)."""
+    mimic: float = 0.6
+    """A fascist votes on a government without a teammate as the liberal he plays would (``_posing``)."""
+    loyal: float = 0.7
+    """A fascist votes Ja for a government with a teammate that the liberal he plays would vote down."""
     threshold: float = 0.5
     """A liberal votes Ja while both members of the government score below this."""
     tracker_threshold: float = 2.0
     """The same, when one more failed election means chaos."""
-    zone_threshold: float = 0.5
-    """In the Hitler zone, an unconfirmed Chancellor must score below this to get a liberal's Ja."""
+    zone_threshold: float = 1.0
+    """In the Hitler zone, an unconfirmed Chancellor's risk (``_hitler_risk``) must be below this for a liberal's
+    Ja."""
+    zone_unknown: float = 1.0
+    """In the Hitler zone, what a player not known to be Hitler's opposite adds to his risk."""
+    zone_marked: float = 3.0
+    """In the Hitler zone, what a mark (an investigation claim that found a fascist, a conflicting session
+    claim) adds to a player's risk."""
+    zone_likeliest: float = 2.0
+    """In the Hitler zone, what being the likeliest fascist among the uncleared adds to a player's risk."""
     frame: float = 0.1
     """A fascist President whose liberal Chancellor enacted a fascist policy says he handed over a liberal."""
-    frame_investigation: float = 0.7
+    frame_investigation: float = 0.6
     """A fascist President says the liberal he investigated showed a fascist party membership (often, so that
     a liberal's true finding is not taken on trust: tuned with benchmarks/bots.py to keep the game balanced)."""
+    frame_backed: float = 0.3
+    """How much more often he does so for each fascist teammate beyond one (besides Hitler)."""
     peek_lie: float = 0.5
     """A fascist President lies about a Policy Peek: all fascist for a teammate, one liberal more otherwise."""
-    counter: bool = False
-    """A fascist accused by a player answers with an accusation of that player. Off by default: answering in
-    kind blurs every accusation, and with it listening gained computer liberals too little at 7 players."""
+    distrust: float = 2.5
+    """A seat says it does not trust the likeliest fascist once he scores at least this."""
+    pushy: float = 1.0
+    """How much less a fascist's persona needs to say it does not trust someone."""
+    trust: float = 0.0
+    """A seat says it trusts a player others accuse if he scores at most this and is no likely fascist."""
+    kinder: float = 1.5
+    """How much less a fascist's persona suspects his own teammates (so he speaks for them when accused)."""
+    expose: float = 3.0
+    """A fascist says he does not trust a teammate (never Hitler) whom the facts point at this much."""
 
     def choose(self, view: PlayerView, memory: Memory, rng: random.Random) -> Action:
         """One of ``view.legal_actions``, chosen from what this seat may know."""
@@ -600,9 +677,12 @@ class ComputerPlayer:
     def claims(self, view: PlayerView, memory: Memory, rng: random.Random) -> tuple[Claim, ...]:
         """What this seat says now of what it did, saw or concluded and has not said yet; often nothing.
 
-        Only from the seat's view and memory. A liberal's claims are true; the fascists lie where the truth
-        would give them away, consistently with the enacted policies, the claims heard and the deck's
-        arithmetic. The memory hears the seat's own claims, so asking again says nothing new.
+        Only from the seat's view and memory. A liberal's claims are true. The others speak as the liberal they
+        play (``_persona``): where the truth would give them away they lie, consistently with the enacted
+        policies, the claims heard and the deck's arithmetic, or say nothing where no lie would hold; and they
+        accuse, distrust, trust and clear by the liberals' rule, from what they would believe had their lies been
+        true, never against their own team. The memory hears the seat's own claims, so asking again says
+        nothing new.
         """
         public = view.public
         seat = view.seat
@@ -613,12 +693,16 @@ class ComputerPlayer:
         out: list[Claim] = []
         claimed = {claim.session for claim in said if isinstance(claim, SessionClaim)}
         known = iter(view.sessions)
+        last = len(public.sessions) - 1
         for index, session in enumerate(public.sessions):
             if seat != session.president and seat != session.chancellor:
                 continue
             mine = next(known)
-            if index not in claimed:
-                out.append(self._session_claim(view, memory, index, mine, side, rng))
+            # A government speaks of its session until the next one's result: later, silence has been kept.
+            if index == last and index not in claimed:
+                claim = self._session_claim(view, memory, index, mine, side, rng)
+                if claim is not None:
+                    out.append(claim)
         investigated = {claim.target for claim in said if isinstance(claim, InvestigationClaim)}
         for target, party in view.investigations:
             if target not in investigated:
@@ -632,8 +716,16 @@ class ComputerPlayer:
             out.append(PeekClaim(seat, index, self._peek_policies(view, top, side, rng)))
         # What this seat has just said counts for what it concludes: its own claim can expose a liar.
         heard = replace(memory, claims=memory.claims + tuple(out))
-        out.extend(self._accusations(view, heard, said, side))
-        return tuple(out)
+        verdicts = self._verdicts(view, heard, said + out, side)
+        for found in out:
+            # Every investigator, of either side, says what his finding makes of the target (again, if need be).
+            if isinstance(found, InvestigationClaim):
+                verdict: Claim = (
+                    Accusation(seat, found.target) if found.party is Party.FASCIST else Clearance(seat, found.target)
+                )
+                if verdict not in verdicts:
+                    verdicts.insert(0, verdict)
+        return tuple(out + verdicts)
 
     def _session_claim(
         self,
@@ -643,7 +735,7 @@ class ComputerPlayer:
         known: KnownSession,
         side: _Side,
         rng: random.Random,
-    ) -> SessionClaim:
+    ) -> SessionClaim | None:
         seat = view.seat
         if seat == known.president:
             assert known.drawn is not None
@@ -662,7 +754,13 @@ class ComputerPlayer:
             lies = self._president_lies(truth, known, side, rng)
         else:
             lies = _chancellor_lies(truth, known, memory, side)
-        return next((lie for lie in lies if _plausible(lie, truth, view, memory)), truth)
+        lie = next((lie for lie in lies if _plausible(lie, truth, view, memory)), None)
+        if lie is not None:
+            return lie
+        if _confesses(truth, view.public.sessions[index]):
+            # No lie would hold and the truth gives the seat away: silence is safer.
+            return None
+        return truth
 
     def _president_lies(
         self, truth: SessionClaim, known: KnownSession, side: _Side, rng: random.Random
@@ -700,7 +798,9 @@ class ComputerPlayer:
         if side.liberal_minded or target in side.team:
             # Hitler who knows nobody has found a teammate: he covers for him, as the team covers for its own.
             return Party.LIBERAL
-        return Party.FASCIST if rng.random() < self.frame_investigation else party
+        # A frame is safer the more teammates there are to back it.
+        frame = self.frame_investigation + self.frame_backed * max(0, len(side.team) - 3)
+        return Party.FASCIST if rng.random() < frame else party
 
     def _peek_policies(
         self, view: PlayerView, top: tuple[Policy, ...], side: _Side, rng: random.Random
@@ -718,35 +818,59 @@ class ComputerPlayer:
             return top[:first] + (_L,) + top[first + 1 :]
         return top
 
-    def _accusations(self, view: PlayerView, memory: Memory, said: list[Claim], side: _Side) -> list[Claim]:
+    def _verdicts(self, view: PlayerView, memory: Memory, said: list[Claim], side: _Side) -> list[Claim]:
+        """What this seat says of the others, by one rule for every seat: who it is sure of (accused or cleared,
+        as facts), whom among the likeliest fascists it distrusts, and whom, accused by others, it trusts. A
+        liberal speaks from what he believes; anyone else from what his persona would (``_posing``): never
+        against his own team, whom he sees in a kinder light (but for a teammate the facts expose, never Hitler),
+        and a little sooner against anyone else."""
         seat = view.seat
         alive = view.public.alive
+        belief = judge(view, memory) if view.role is Role.LIBERAL else self._posing(view, memory, side)[2]
+        accused = {c.target for c in said if isinstance(c, Accusation)}
+        sure_of = {c.target for c in said if isinstance(c, (Accusation, Clearance)) and c.sure}
+        trusted = {c.target for c in said if isinstance(c, Clearance)}
         out: list[Claim] = []
-        accused = {c.target for c in said if isinstance(c, (Accusation, InvestigationClaim))}
-        if view.role is Role.LIBERAL:
-            belief = judge(view, memory)
-            cleared = {c.target for c in said if isinstance(c, (Clearance, InvestigationClaim))}
-            out.extend(Accusation(seat, t) for t in sorted(belief.fascists) if alive[t] and t not in accused)
-            out.extend(
-                Clearance(seat, t)
-                for t in sorted(belief.liberals)
-                if t != seat and alive[t] and t not in cleared
-            )
-            return out
-        if side.liberal_minded or not self.counter:
-            return out
-        for claim in memory.claims:
-            if claim.speaker == seat or claim.speaker in side.team or claim.speaker in accused:
-                continue
-            if (isinstance(claim, Accusation) and claim.target == seat) or (
-                isinstance(claim, InvestigationClaim)
-                and claim.target == seat
-                and claim.party is Party.FASCIST
-            ):
-                # A wrongly accused liberal would answer in kind; so does a rightly accused fascist.
-                if alive[claim.speaker]:
-                    out.append(Accusation(seat, claim.speaker))
-                accused.add(claim.speaker)
+        others = [s for s in range(view.public.players) if s != seat and alive[s]]
+        out.extend(Accusation(seat, s) for s in others if s in belief.fascists and s not in sure_of)
+        out.extend(Clearance(seat, s) for s in others if s in belief.liberals and s not in sure_of)
+        certain = belief.fascists | belief.liberals
+        suspects = _suspects(view, belief)
+        # A teammate the facts expose (never Hitler) is given up, as a liberal would give him up; the others,
+        # never.
+        kinder = self.kinder if side.team else 0.0
+        exposed = {s for s in side.team if s != side.hitler and belief.suspicion[s] + kinder >= self.expose}
+        # One opinion at a time, as a person voices one: the likeliest fascist, once he is clearly suspect...
+        # (A fascist is the quicker to voice it: a word against a liberal is never wasted.)
+        threshold = self.distrust - (self.pushy if side.team else 0.0)
+        doubted = [
+            s
+            for s in others
+            if (s in suspects - side.team or s in exposed)
+            and s not in certain
+            and belief.suspicion[s] + kinder * (s in side.team) >= threshold
+        ]
+        # (Once two others have said it, a third adds nothing: a table does not say it in chorus.)
+        blamers: dict[Seat, set[Seat]] = {}
+        vouchers: dict[Seat, set[Seat]] = {}
+        for c in memory.claims:
+            if isinstance(c, (Accusation, Clearance)) and c.speaker != seat:
+                (blamers if isinstance(c, Accusation) else vouchers).setdefault(c.target, set()).add(c.speaker)
+        if doubted:
+            top = max(doubted, key=lambda s: (belief.suspicion[s], -s))
+            if top not in accused and len(blamers.get(top, ())) < _CHORUS:
+                out.append(Accusation(seat, top, sure=False))
+        # ...and, for a player others accuse whom this seat does not suspect, trust.
+        defended = [
+            s
+            for s in others
+            if s in blamers
+            and s not in suspects | certain | accused | trusted
+            and belief.suspicion[s] <= self.trust
+            and len(vouchers.get(s, ())) < _CHORUS
+        ]
+        if defended:
+            out.append(Clearance(seat, min(defended, key=lambda s: (belief.suspicion[s], s)), sure=False))
         return out
 
     # --- elections ---
@@ -757,12 +881,7 @@ class ComputerPlayer:
         if side.liberal_minded:
             belief = judge(view, memory)
             trusted = [seat for seat in eligible if seat not in belief.fascists] or eligible
-            key = list(belief.suspicion)
-            if zone:
-                # Electing Hitler now loses the game: prefer Chancellors known not to be Hitler.
-                for seat in trusted:
-                    if not _cleared(view, belief, seat):
-                        key[seat] += 1.0
+            key = self._hitler_risk(view, memory, belief) if zone else list(belief.suspicion)
             return NominateChancellor(view.seat, _least(trusted, key, rng))
         table = judge(view, memory, private=False)
         hitler = side.hitler
@@ -778,32 +897,71 @@ class ComputerPlayer:
         public = view.public
         president, chancellor = public.president, public.chancellor
         assert president is not None and chancellor is not None
-        government = (president, chancellor)
         zone = public.fascist_policies >= HITLER_ZONE
         if side.liberal_minded:
             if view.role is Role.HITLER and chancellor == view.seat:
                 return CastVote(view.seat, True)
-            belief = judge(view, memory)
-            if any(s in belief.fascists for s in government if s != view.seat):
-                return CastVote(view.seat, False)
-            if view.seat in government:
-                return CastVote(view.seat, True)
-            suspects = _suspects(view, belief)
-            doubted = chancellor in suspects or belief.suspicion[chancellor] >= self.zone_threshold
-            if zone and doubted and not _cleared(view, belief, chancellor):
-                return CastVote(view.seat, False)
-            # One more failure means chaos and a random policy: only a very suspicious government is worse.
-            limit = self.tracker_threshold if public.election_tracker == 2 else self.threshold
-            doubtful = [s for s in government if s in suspects and belief.suspicion[s] >= limit]
-            return CastVote(view.seat, not doubtful)
+            return CastVote(view.seat, self._liberal_vote(view, memory, judge(view, memory)))
         if zone and chancellor == side.hitler:
             return CastVote(view.seat, True)
+        # Votes are public: a fascist votes as the liberal he plays would, mostly, with a kinder eye for his own.
+        persona, heard, belief = self._posing(view, memory, side)
+        liberal = self._liberal_vote(persona, heard, belief)
         if president in side.team or chancellor in side.team:
-            return CastVote(view.seat, True)
+            return CastVote(view.seat, liberal or rng.random() < self.loyal)
+        if rng.random() < self.mimic:
+            return CastVote(view.seat, liberal)
         if zone:
             # Every government without a fascist brings liberals closer; chaos mostly deals fascist policies.
             return CastVote(view.seat, rng.random() < self.blend / 2)
         return CastVote(view.seat, rng.random() < self.blend)
+
+    def _liberal_vote(self, view: PlayerView, memory: Memory, belief: Judgement) -> bool:
+        """The vote of a liberal who believes ``belief`` on the government up for election."""
+        public = view.public
+        president, chancellor = public.president, public.chancellor
+        assert president is not None and chancellor is not None
+        government = (president, chancellor)
+        if any(s in belief.fascists for s in government if s != view.seat):
+            return False
+        if view.seat in government or _chaos_can_lose(public):
+            # A third failed election would enact the top policy, which may be the fascists' sixth.
+            return True
+        suspects = _suspects(view, belief)
+        if public.fascist_policies >= HITLER_ZONE and not _cleared(view, belief, chancellor):
+            # Electing Hitler now loses the game: weigh who is marked, and who is likeliest Hitler.
+            risk = self._hitler_risk(view, memory, belief)
+            likeliest = _suspects(view, replace(belief, suspicion=tuple(risk)))
+            if chancellor in likeliest or risk[chancellor] >= self.zone_threshold:
+                return False
+        # One more failure means chaos and a random policy: only a very suspicious government is worse.
+        limit = self.tracker_threshold if public.election_tracker == 2 else self.threshold
+        return not [s for s in government if s in suspects and belief.suspicion[s] >= limit]
+
+    def _posing(self, view: PlayerView, memory: Memory, side: _Side) -> tuple[PlayerView, Memory, Judgement]:
+        """The liberal a seat of the other side plays (``_persona``) and what he believes, his own team seen in a
+        kinder light and never among the certain fascists."""
+        persona, heard = _persona(view, memory)
+        belief = judge(persona, heard)
+        if side.team:
+            kinder = [score - self.kinder * (s in side.team) for s, score in enumerate(belief.suspicion)]
+            belief = replace(belief, suspicion=tuple(kinder), fascists=belief.fascists - side.team)
+        return persona, heard, belief
+
+    def _hitler_risk(self, view: PlayerView, memory: Memory, belief: Judgement) -> list[float]:
+        """Suspicion as it counts once electing Hitler loses the game: a player known not to be Hitler is safe;
+        anyone else is a risk, the more so if an investigation claim or a conflicting session claim marks him,
+        and the likeliest fascist most of all."""
+        risk = list(belief.suspicion)
+        marked = _marked(view.public, memory)
+        uncleared = [s for s in range(view.public.players) if not _cleared(view, belief, s)]
+        for seat in uncleared:
+            risk[seat] += self.zone_unknown + self.zone_marked * (seat in marked)
+        living = [s for s in uncleared if view.public.alive[s] and s not in belief.fascists and s != view.seat]
+        if living:
+            likeliest = max(living, key=lambda s: (risk[s], -s))
+            risk[likeliest] += self.zone_likeliest
+        return risk
 
     # --- the legislative session ---
 
@@ -817,8 +975,10 @@ class ComputerPlayer:
         fascist_wins_next = public.fascist_policies == FASCIST_POLICIES_TO_WIN - 1
         if liberal_wins_next or fascist_wins_next:
             return DiscardPolicy(view.seat, _L)
-        # Handing a liberal Chancellor one of each earns trust: he enacts the liberal and vouches for us.
-        if hand.count(_F) == 2 and chancellor not in side.team and rng.random() < self.cover:
+        # Handing a liberal Chancellor one of each earns trust: he enacts the liberal and vouches for us (the more
+        # readily, the fewer teammates there are to carry the team).
+        cover = self.cover / max(1, len(side.team) - 1)
+        if hand.count(_F) == 2 and chancellor not in side.team and rng.random() < cover:
             return DiscardPolicy(view.seat, _F)
         # Hitler, before the Hitler zone, needs liberal policies to his name to be trusted later.
         if (
@@ -847,7 +1007,13 @@ class ComputerPlayer:
         # One of each: the President knows what he handed over.
         fascist_wins = public.fascist_policies == FASCIST_POLICIES_TO_WIN - 1
         liberal_wins = public.liberal_policies == LIBERAL_POLICIES_TO_WIN - 1
-        if fascist_wins or liberal_wins or public.president in side.team:
+        if fascist_wins or liberal_wins:
+            return EnactPolicy(view.seat, _F)
+        if public.president == side.hitler and not _hitler_knows_his_team(public):
+            # Hitler, who does not know us, tells the truth of what he handed over: a fascist policy now would
+            # set our word against his, and Hitler needs a clean record.
+            return EnactPolicy(view.seat, _L)
+        if public.president in side.team:
             return EnactPolicy(view.seat, _F)
         if view.role is Role.HITLER:
             # Hitler needs a clean record to be elected Chancellor later.
@@ -951,6 +1117,9 @@ def _chancellor_lies(
     ):
         # Agree with a teammate's story when it clears the Chancellor too.
         return [SessionClaim(seat, Office.CHANCELLOR, index, heard.passed, truth.passed)]
+    if known.president in side.team and heard is not None and heard.passed == truth.hand:
+        # A teammate told the truth: no lie sets our word against his (the truth, or silence, will do).
+        return []
     if fascist_looking:
         return [SessionClaim(seat, Office.CHANCELLOR, index, (_F, _F), truth.passed)]
     return []
@@ -958,7 +1127,8 @@ def _chancellor_lies(
 
 def _plausible(lie: SessionClaim, truth: SessionClaim, view: PlayerView, memory: Memory) -> bool:
     """Whether a careful liar would say ``lie``: it fits the peek claims by others and the deck's arithmetic
-    (keeping one policy to spare of the kind it adds, since the rest of the cycle's draws will be claimed)."""
+    (keeping one policy to spare of the kind it adds while the rest of the cycle's draws are still to be
+    claimed; none once its pile has been reshuffled away)."""
     if lie.office is Office.CHANCELLOR:
         return True
     index = lie.session
@@ -978,12 +1148,65 @@ def _plausible(lie: SessionClaim, truth: SessionClaim, view: PlayerView, memory:
     cycle = memory.session_cycles[index]
     liberal, fascist = _drawn_per_cycle(public, memory, _president_claims(public, memory), skip=index)[cycle]
     deck_liberal, deck_fascist = _cycle_deck(memory, cycle)
-    more_liberal = lie.hand.count(_L) > truth.hand.count(_L)
-    more_fascist = lie.hand.count(_F) > truth.hand.count(_F)
+    spare = cycle == len(memory.cycle_decks)
+    more_liberal = spare and lie.hand.count(_L) > truth.hand.count(_L)
+    more_fascist = spare and lie.hand.count(_F) > truth.hand.count(_F)
     return (
         liberal + lie.hand.count(_L) <= deck_liberal - more_liberal
         and fascist + lie.hand.count(_F) <= deck_fascist - more_fascist
     )
+
+
+_CHORUS = 2
+"""How many others saying a player is not to be trusted (or is) leave nothing to add."""
+
+
+def _persona(view: PlayerView, memory: Memory) -> tuple[PlayerView, Memory]:
+    """The liberal a seat of the other side plays: its view and memory as they would be had all it claimed been
+    true (its sessions, investigations and peeks as it told them; the truth where it said nothing), knowing no
+    teammate. ``judge`` of these is what that liberal would believe."""
+    seat = view.seat
+    told: dict[tuple[int, Office], SessionClaim] = {}
+    investigated: dict[Seat, Party] = {}
+    peeked: dict[int, tuple[Policy, ...]] = {}
+    for claim in memory.claims:
+        if claim.speaker != seat:
+            continue
+        match claim:
+            case SessionClaim(session=index, office=office):
+                told.setdefault((index, office), claim)
+            case InvestigationClaim(target=target, party=party):
+                investigated.setdefault(target, party)
+            case PeekClaim(session=index, policies=policies):
+                peeked.setdefault(index, policies)
+            case Accusation() | Clearance():
+                pass
+            case _:
+                assert_never(claim)
+    sessions: list[KnownSession] = []
+    known = iter(view.sessions)
+    for index, session in enumerate(view.public.sessions):
+        if seat not in (session.president, session.chancellor):
+            continue
+        truth = next(known)
+        office = Office.PRESIDENT if seat == session.president else Office.CHANCELLOR
+        story = told.get((index, office))
+        if story is not None and office is Office.PRESIDENT:
+            truth = replace(truth, drawn=story.hand, discarded=story.discarded[0], received=story.passed)
+        elif story is not None:
+            truth = replace(truth, received=story.hand)
+        sessions.append(truth)
+    persona = replace(
+        view,
+        role=Role.LIBERAL,
+        party=Party.LIBERAL,
+        known_roles=(),
+        sessions=tuple(sessions),
+        investigations=tuple((target, investigated.get(target, party)) for target, party in view.investigations),
+        peeks=tuple(peeked.get(index, top) for index, top in zip(memory.peeked_at, view.peeks, strict=False)),
+    )
+    peeks = tuple((index, peeked.get(index, top)) for index, top in memory.peeks)
+    return persona, replace(memory, peeks=peeks)
 
 
 def _suspects(view: PlayerView, belief: Judgement) -> frozenset[Seat]:
@@ -993,6 +1216,41 @@ def _suspects(view: PlayerView, belief: Judgement) -> frozenset[Seat]:
     living = [s for s in range(public.players) if public.alive[s] and s not in belief.liberals]
     living.sort(key=lambda s: (-belief.suspicion[s], s))
     return frozenset(living[:fascists])
+
+
+def _hitler_knows_his_team(public: PublicView) -> bool:
+    # With one fascist beside him (5 or 6 players) Hitler is told who it is; with more, he knows nobody.
+    return ROLE_COUNTS[public.players][1] == 1
+
+
+def _chaos_can_lose(public: PublicView) -> bool:
+    # One more failed election enacts the top policy, and one more fascist policy wins the game.
+    return (
+        public.election_tracker == CHAOS_AT - 1 and public.fascist_policies == FASCIST_POLICIES_TO_WIN - 1
+    )
+
+
+def _marked(public: PublicView, memory: Memory) -> frozenset[Seat]:
+    """Players the claims mark as fascists: the target of an investigation claim that found a fascist, and both
+    members of a government whose claims about their session conflict."""
+    marked: set[Seat] = set()
+    presidents = _president_claims(public, memory)
+    for claim in memory.claims:
+        match claim:
+            case InvestigationClaim(speaker=speaker, target=target, party=Party.FASCIST):
+                if (speaker, target) in public.investigations:
+                    marked.add(target)
+            case SessionClaim(speaker=speaker, office=Office.CHANCELLOR, session=index, hand=held):
+                president = presidents.get(index)
+                if (
+                    president is not None
+                    and speaker == public.sessions[index].chancellor
+                    and held != president.passed
+                ):
+                    marked.update((speaker, president.speaker))
+            case _:
+                pass
+    return frozenset(marked)
 
 
 def _hitler_wins_next(view: PlayerView) -> bool:
@@ -1056,6 +1314,7 @@ def play(
     max_steps: int = 5_000,
     claims: bool = False,
     transcript: list[Spoken] | None = None,
+    actions: list[Action] | None = None,
 ) -> GameState:
     """Play ``state`` to its end: each seat decides through its chooser from ``view_for`` and its memory only.
 
@@ -1063,7 +1322,8 @@ def play(
     is a new game); each seat has its own random source derived from ``seed``, so the game is a function
     of ``state``, the players and ``seed``. With ``claims``, after each action every living seat whose
     player is a ``Speaker`` says what it has to say, in ``speaking_order``, and every seat hears it; the
-    claims are appended to ``transcript`` if given. Without, the game is exactly as it always was.
+    claims are appended to ``transcript`` if given. Without, the game is exactly as it always was. Every action
+    is appended to ``actions`` if given (with the transcript, the game's record).
     """
     n = state.players
     if len(players) != n:
@@ -1106,6 +1366,8 @@ def play(
         for seat in awaiting(state):
             action = players[seat](view_for(state, seat), memories[seat], rngs[seat])
             state, events = apply(state, action)
+            if actions is not None:
+                actions.append(action)
             show(events)
             if talk and state.phase is not Phase.GAME_OVER and any(type(e) in SPEECH_EVENTS for e in events):
                 converse(state)

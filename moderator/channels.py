@@ -146,6 +146,9 @@ class Capabilities:
     pacing: Pacing | None = None
     """The provider limits calls per chat (Telegram): the channel delivers through ``moderator.pacing.Pacer``,
     which keeps to these limits and puts a public chat's results before its cosmetic edits."""
+    own_pace: bool = False
+    """A person here plays alone with computer players, at their own pace (a terminal): the computers' votes wait
+    for theirs however long, never only a pause (``Context.vote_pause``)."""
 
     def transliterates(self, language: str) -> bool:
         """True if a message in ``language`` reaches the person in GSM-7, transliterated (``to_gsm7``)."""

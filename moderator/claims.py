@@ -130,10 +130,13 @@ class PeekClaim:
 
 @dataclass(frozen=True, slots=True)
 class Accusation:
-    """A player says another is a fascist (no evidence is attached; it is only speech)."""
+    """A player says another is a fascist (no evidence is attached; it is only speech); or, not ``sure``, only
+    that they do not trust them ("I do not trust Bob")."""
 
     speaker: Seat
     target: Seat
+    sure: bool = True
+    """False: a suspicion, not a claim of fact ("I do not trust Bob" rather than "Bob is a fascist")."""
 
     @property
     def kind(self) -> ClaimKind:
@@ -143,10 +146,12 @@ class Accusation:
 
 @dataclass(frozen=True, slots=True)
 class Clearance:
-    """A player says another is a liberal."""
+    """A player says another is a liberal; or, not ``sure``, only that they trust them ("I trust Bob")."""
 
     speaker: Seat
     target: Seat
+    sure: bool = True
+    """False: trust, not a claim of fact ("I trust Bob" rather than "Bob is a liberal")."""
 
     @property
     def kind(self) -> ClaimKind:
@@ -172,6 +177,7 @@ def is_true(claim: Claim, end: GameState) -> bool:
     """Whether ``claim`` tells the truth about ``end``, a state of its game (a session not yet had is false)."""
     # Only what the claim says is checked against the truth, not whether the speaker could know it: who speaks
     # of a session's hand or a membership card is the listener's question (``moderator.bots``), not this one.
+    # "I do not trust Bob" and "I trust Bob" say what the speaker thinks, no fact of the game: never false.
     history = end.history
     match claim:
         case SessionClaim(speaker=speaker, office=office, session=index):
@@ -191,10 +197,10 @@ def is_true(claim: Claim, end: GameState) -> bool:
             return end.roles[target].party is party
         case PeekClaim(speaker=speaker, policies=policies):
             return (speaker, policies) in history.peeks
-        case Accusation(target=target):
-            return end.roles[target].party is Party.FASCIST
-        case Clearance(target=target):
-            return end.roles[target].party is Party.LIBERAL
+        case Accusation(target=target, sure=sure):
+            return not sure or end.roles[target].party is Party.FASCIST
+        case Clearance(target=target, sure=sure):
+            return not sure or end.roles[target].party is Party.LIBERAL
         case _:
             assert_never(claim)
 
@@ -232,8 +238,13 @@ def to_json(claim: Claim, names: Sequence[str] | None = None) -> dict[str, Any]:
                 "session": session,
                 "policies": _letters(policies),
             }
-        case Accusation(speaker=speaker, target=target) | Clearance(speaker=speaker, target=target):
-            return {"claim": claim.kind.value, "player": who(speaker), "target": who(target)}
+        case Accusation(speaker=speaker, target=target, sure=sure) | Clearance(
+            speaker=speaker, target=target, sure=sure
+        ):
+            # "sure" is written only when false: a record of plain accusations reads as it always did.
+            return {"claim": claim.kind.value, "player": who(speaker), "target": who(target)} | (
+                {} if sure else {"sure": False}
+            )
         case _:
             assert_never(claim)
 
@@ -278,6 +289,12 @@ def from_json(data: Mapping[str, Any], names: Sequence[str] | None = None) -> Cl
         except ValueError:
             raise ClaimError(f"'{key}' must be one of {', '.join(member.value for member in enum)}") from None
 
+    def flag(key: str) -> bool:
+        value = data.get(key, True)
+        if type(value) is not bool:
+            raise ClaimError(f"'{key}' must be true or false")
+        return value
+
     kind = choice("claim", ClaimKind)
     match kind:
         case ClaimKind.SESSION:
@@ -293,8 +310,8 @@ def from_json(data: Mapping[str, Any], names: Sequence[str] | None = None) -> Cl
         case ClaimKind.PEEK:
             return PeekClaim(seat("player"), number("session"), policies("policies"))
         case ClaimKind.ACCUSATION:
-            return Accusation(seat("player"), seat("target"))
+            return Accusation(seat("player"), seat("target"), flag("sure"))
         case ClaimKind.CLEARANCE:
-            return Clearance(seat("player"), seat("target"))
+            return Clearance(seat("player"), seat("target"), flag("sure"))
         case _:
             assert_never(kind)

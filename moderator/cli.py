@@ -36,13 +36,14 @@ def _simulate(args: argparse.Namespace) -> int:
     names = [f"P{i + 1}" for i in range(args.players)]
     result = Tally()
     start = time.perf_counter()
-    for i, game in enumerate(random_games(args.players, args.games, args.seed, keep_actions=out is not None)):
+    games = random_games(args.players, args.games, args.seed, keep_actions=out is not None, computers=args.computers)
+    for i, game in enumerate(games):
         result.add(game.state)
         if out is not None:
-            text = records.dumps(records.to_json(names, game.state, game.actions))
+            text = records.dumps(records.to_json(names, game.state, game.actions, game.claims))
             (out / f"game-{i + 1:05d}.json").write_text(text, encoding="utf-8")
     result.seconds = time.perf_counter() - start
-    print(f"{args.players} players, seed {args.seed}")
+    print(f"{args.players} players, seed {args.seed}{', computer players' if args.computers else ''}")
     print(result.report())
     if out is not None:
         print(f"records written to {out}")
@@ -453,11 +454,14 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--port", type=int, help="with --web: the port (default 8000)")
     play.set_defaults(run=_play, parser=play)
 
-    sim = commands.add_parser("simulate", help="play complete games between random computer players")
+    sim = commands.add_parser("simulate", help="play complete games between computer players (random ones unless "
+                                               "--computers)")
     sim.add_argument("--players", type=int, default=7, help="players per game, 5 to 10 (default 7)")
     sim.add_argument("--games", type=int, default=1000, help="how many games (default 1000)")
     sim.add_argument("--seed", type=int, default=0, help="seed for a repeatable run (default 0)")
     sim.add_argument("--record", type=Path, metavar="DIR", help="write every game's record into DIR")
+    sim.add_argument("--computers", action="store_true",
+                     help="the computer players of 'moderator play' in every seat, claims on (records keep the claims)")
     sim.set_defaults(run=_simulate, parser=sim)
 
     rep = commands.add_parser("replay", help="replay a game record (docs/game-record.md)")

@@ -182,10 +182,32 @@ class SetLanguage:
     language: str
 
 
+class Away(StrEnum):
+    """Why a channel will not deliver to a person, and what brings them back."""
+
+    STOPPED = "stopped"
+    """They opted out (an SMS ``STOP``): back only when they opt in (``START``)."""
+    SILENT = "silent"
+    """They have not written for longer than the provider lets the bot answer (WhatsApp's 24 hours): back as soon
+    as they write anything."""
+    BLOCKED = "blocked"
+    """Their number blocked the bot or cannot be reached: back as soon as they write anything."""
+    SANDBOX = "sandbox"
+    """Their phone left the provider's test sender (Twilio's WhatsApp sandbox, every three days): back once they
+    join it again and write."""
+
+    @property
+    def until_heard(self) -> bool:
+        """Any message of theirs brings them back (not only an opt-in)."""
+        return self is not Away.STOPPED
+
+
 @dataclass(frozen=True, slots=True)
 class OptOut:
-    """The sender opted out of this channel (an SMS ``STOP``): nothing waiting for them is sent, and the host of
-    every table they sit at is told."""
+    """The channel will not deliver to the sender any more (an SMS ``STOP``, or ``why`` else): nothing waiting for
+    them is sent, and the host of every table they sit at is told."""
+
+    why: Away = Away.STOPPED
 
 
 @dataclass(frozen=True, slots=True)

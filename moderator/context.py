@@ -26,6 +26,8 @@ class Context:
     """Table ids and join codes: unguessable (``SystemRandom``); tests pass a seeded Random."""
     computer: ComputerPlayer
     drive_computers: bool = True
+    vote_pause: float = 0.0
+    """Seconds computer players' votes wait at most for the people's in an election (0: they vote at once)."""
     capabilities: dict[str, Capabilities] = field(default_factory=dict)
     """What each channel can do, by its name; a channel not listed can do what ``Capabilities()`` says."""
     guesses: JoinGuard = field(default_factory=JoinGuard)

@@ -38,7 +38,7 @@ from .names import TYPED_KEYS, match_name, name_candidates, names_in
 from .outbox import Outgoing, Reply, in_toast
 from .render import InputProblem
 from .store import TableStatus
-from .tables import DECISIONS_PER_GAME, LIVE, Said, Table
+from .tables import COMPUTERS_WAIT, DECISIONS_PER_GAME, LIVE, Said, Table
 
 CLAIM_LENGTH: Final = 60
 """What a player claims is read up to this many characters, on every channel (a page's field takes no more)."""
@@ -347,6 +347,8 @@ def play(ctx: Context, table: Table, actions: Sequence[Action], out: Outgoing) -
     publish(ctx, table, events, out, now, new_decision=new_decision)
     if state.phase is Phase.GAME_OVER:
         return
+    if new_decision and state.phase is Phase.ELECTION:
+        hold_computer_votes(ctx, table, now)
     talk = any(type(e) in SPEECH_EVENTS for e in events)
     results = any(e.audience.everyone and type(e) not in _NO_RESULT for e in events)
     if talk or (results and any(said.shown is None for said in table.said)):
@@ -553,8 +555,25 @@ def _answer_press(ctx: Context, table: Table, seat: int, actions: Sequence[Actio
     ))
 
 
+def hold_computer_votes(ctx: Context, table: Table, now: float) -> None:
+    """An election opened: the computer players vote once every person at the table has voted, or after
+    ``ctx.vote_pause`` seconds (the service's tick lets them), so that what a person says before voting (a claim,
+    an accusation) is heard first. Stored with the table and its deadline, so a restart keeps the wait; a person
+    who plays at their own pace (``Capabilities.own_pace``: the console) is waited for however long. Nothing
+    waits with votes at the table, without a pause, or where people or computer players vote alone."""
+    state = table.state
+    assert state is not None
+    owing = [table.seats[seat] for seat in awaiting(state)]
+    if ctx.vote_pause <= 0 or table.row.options.get("physical_voting") or {s.computer for s in owing} != {True, False}:
+        return  # nothing to wait for: no pause, votes at the table, or only people (or only computers) vote
+    table.set_option(ctx.store, now, **{COMPUTERS_WAIT: table.row.decision_step})
+    unhurried = any(ctx.caps(s.channel).own_pace for s in owing if not s.computer)
+    ctx.store.set_deadline(table.id, COMPUTERS_WAIT, None if unhurried else now + ctx.vote_pause)
+
+
 def run_computers(ctx: Context, table_id: str, limit: int = 10_000) -> int:
-    """Let computer players make every decision they owe, one transaction each; returns how many."""
+    """Let computer players make every decision they owe, one transaction each; returns how many. Their votes
+    wait while ``Table.computers_wait``."""
     if not ctx.drive_computers:
         return 0
     table = ctx.tables.get(table_id)
@@ -562,7 +581,7 @@ def run_computers(ctx: Context, table_id: str, limit: int = 10_000) -> int:
     while table is not None and table.state is not None and table.status is TableStatus.PLAYING and done < limit:
         state = table.state
         owing = [s for s in awaiting(state) if table.seats[s].computer]
-        if not owing:
+        if not owing or table.computers_wait:
             break
         seat = owing[0]
         rng = random.Random(f"{state.setup.seed}/computer/{seat}/{state.step}")

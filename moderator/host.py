@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import replace
-from typing import Final
+from typing import Final, assert_never
 
 from .catalog import DEFAULT_LANGUAGE, Catalog, UnknownCatalog, languages, own_name, sms_segments
 from .channels import Kind
-from .commands import HostCommand
+from .commands import Away, HostCommand
 from .context import Context
 from .engine import awaiting
 from .fanout import (
@@ -29,7 +29,7 @@ from .names import match_name
 from .outbox import COMPUTER_CHANNEL, Outgoing, Reply
 from .render import isolated
 from .store import TableStatus
-from .tables import HOST_LANGUAGE, LIVE, OPTED_OUT, PUBLIC_LANGUAGE, STOPPED_HOST, Table, recall
+from .tables import AWAY, HOST_LANGUAGE, LIVE, OPTED_OUT, PUBLIC_LANGUAGE, STOPPED_HOST, Table, recall
 
 GAME_CONTROLS: Final[Mapping[TableStatus, tuple[HostCommand, ...]]] = {
     TableStatus.PLAYING: (HostCommand.PAUSE, HostCommand.NUDGE, HostCommand.END),
@@ -192,10 +192,12 @@ def set_theme(ctx: Context, table: Table, theme: str, reply: Reply, out: Outgoin
 # --- reachability -------------------------------------------------------------------------------------------------
 
 
-def opted_out(ctx: Context, channel: str, address: str, out: Outgoing) -> None:
-    """The sender's channel will not deliver to them any more (until they opt in): drop what waits, never prompt
-    them again, and tell each table's host what they can do while the game waits. A host who opted out can no
-    longer hear the table: the host role passes to the next person at it, and the table is told."""
+def opted_out(ctx: Context, channel: str, address: str, out: Outgoing, why: Away = Away.STOPPED) -> None:
+    """The sender's channel will not deliver to them any more (until they opt in, or for ``why``, until they
+    write): drop what waits, never prompt them again, and tell each table's host once, with what they can do
+    while the game waits. A host who opted out can no longer hear the table: the host role passes to the next
+    person at it, and the table is told; a host the channel stopped reaching for another reason keeps the role
+    (any message of theirs brings them back)."""
     ctx.store.drop_pending(channel, address)
     key = f"{channel} {address}"
     for table in ctx.tables.of(channel, address):
@@ -205,25 +207,44 @@ def opted_out(ctx: Context, channel: str, address: str, out: Outgoing) -> None:
         out.table_id = table.id
         name = table.seats[seat].name
         table.set_option(ctx.store, out.now, **{OPTED_OUT: [*table.row.options.get(OPTED_OUT, []), key]})
+        if why.until_heard:
+            table.set_option(ctx.store, out.now, **{AWAY: {**table.row.options.get(AWAY, {}), key: why.value}})
         if table.is_host(channel, address):
-            if pass_host(ctx, table, out, "host-opted-out", old=name):
+            if why is Away.STOPPED and pass_host(ctx, table, out, "host-opted-out", old=name):
                 table.set_option(ctx.store, out.now, **{STOPPED_HOST: key})
             continue
         host = Reply(table.row.host_channel, table.row.host_address, table.host_language)
-        say(ctx, out, host, table.row.theme, "player-opted-out", name=name)
+        match why:
+            case Away.STOPPED:
+                say(ctx, out, host, table.row.theme, "player-opted-out", name=name)
+            case Away.SILENT:
+                say(ctx, out, host, table.row.theme, "player-silent", name=name)
+            case Away.BLOCKED:
+                say(ctx, out, host, table.row.theme, "player-blocked", name=name)
+            case Away.SANDBOX:
+                say(ctx, out, host, table.row.theme, "player-sandbox", name=name)
+            case _:
+                assert_never(why)
 
 
-def opted_in(ctx: Context, channel: str, address: str, out: Outgoing) -> None:
-    """The sender opted back in to their channel: texts reach them again; each table's host is told, and a host
-    who had opted out hears who hosts now."""
+def opted_in(ctx: Context, channel: str, address: str, out: Outgoing, *, heard: bool = False) -> None:
+    """The sender opted back in to their channel (``heard``: wrote again, after their channel stopped reaching them
+    for a reason their writing ends): messages reach them again; each table's host is told, and a host who had
+    opted out hears who hosts now. A seat in a game gets what it knows and the decision the table waits for."""
     key = f"{channel} {address}"
     for table in ctx.tables.of(channel, address):
         seat = table.seat_of(channel, address)
         if seat is None or not table.opted_out(channel, address):
             continue
+        if heard and not table.away_until_heard(channel, address):
+            continue  # an opt-out: only the opt-in word ends it
         out.table_id = table.id
         name = table.seats[seat].name
         table.set_option(ctx.store, out.now, **{OPTED_OUT: [a for a in table.row.options[OPTED_OUT] if a != key]})
+        was_away = table.away_until_heard(channel, address)
+        if was_away:
+            table.set_option(ctx.store, out.now,
+                             **{AWAY: {k: v for k, v in table.row.options[AWAY].items() if k != key}})
         if table.row.options.get(STOPPED_HOST) == key:
             table.set_option(ctx.store, out.now, **{STOPPED_HOST: None})
             host_name = next((s.name for s in table.seats if table.is_host(s.channel, s.address)), "")
@@ -231,11 +252,14 @@ def opted_in(ctx: Context, channel: str, address: str, out: Outgoing) -> None:
                 host=host_name)
         if table.status in (TableStatus.LOBBY, *LIVE) and not table.is_host(channel, address):
             host = Reply(table.row.host_channel, table.row.host_address, table.host_language)
-            say(ctx, out, host, table.row.theme, "player-opted-in", name=name)
+            if was_away:
+                say(ctx, out, host, table.row.theme, "player-back", name=name)
+            else:
+                say(ctx, out, host, table.row.theme, "player-opted-in", name=name)
         if table.status is TableStatus.LOBBY:
             show_lobby(ctx, table, Reply(channel, address, table.seats[seat].language), out)  # who joined since
         if table.state is not None and table.status is TableStatus.PLAYING:
-            # What the seat missed since STOP: what it knows, and the decision the table may be waiting for.
+            # What the seat missed since: what it knows, and the decision the table may be waiting for.
             knowledge(ctx, table, seat, Reply(channel, address, table.seats[seat].language), out)
             prompt_again(ctx, table, out, seat=seat)
 
@@ -266,6 +290,8 @@ def _told_about(ctx: Context, channel: str, address: str, out: Outgoing, *,
         seat = table.seat_of(channel, address)
         if seat is None or table.status not in (TableStatus.LOBBY, *LIVE) or table_id not in (None, table.id):
             continue
+        if table.opted_out(channel, address):
+            continue  # the host was told why nothing reaches them (an opt-out, a closed window, a block)
         out.table_id = table.id
         name = table.seats[seat].name
         if not table.is_host(channel, address):

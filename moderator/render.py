@@ -137,6 +137,10 @@ class TableInfo:
     theme: str = DEFAULT_THEME
     table_votes: bool = False
     """Votes at the table (with cards): where every text costs, a nomination rides with its election's result."""
+    computers_wait: bool = False
+    """The computer players vote once the people have (or after a pause): the board says so."""
+    computers: frozenset[Seat] = frozenset()
+    """Seats computer players play: when only they are still to vote, they vote at once."""
 
     @cached_property
     def short_names(self) -> tuple[str, ...]:
@@ -407,8 +411,11 @@ def _vote_cast(e: Event, w: _Words, board: PublicView | None) -> list[Message]:
     if w.caps.paid_per_message:
         return []  # every message costs: a reply that is not understood gets an answer, silence means it worked
     mid = "vote-changed" if e.changed else "vote-recorded"
-    if board is not None and board.phase is not Phase.ELECTION:
-        mid = "vote-recorded-last"  # the last vote was in: nothing can be changed any more
+    if board is not None and (board.phase is not Phase.ELECTION
+                              or (bool(board.not_voted) and set(board.not_voted) <= w.table.computers)):
+        # The last vote was in, or the last vote of a person (the computer players' follow at once): nothing can be
+        # changed any more.
+        mid = "vote-recorded-last"
     # A vote is secret until the last one is in: keep it off the lock screen.
     return [w.message(mid, [w.t(mid, vote=w.vote(e.ja))], secret=True, kind=Kind.ECHO)]
 
@@ -979,7 +986,8 @@ def _waiting_lines(w: _Words, public: PublicView, table: TableInfo) -> list[str]
         assert public.president is not None
         return [w.t("board-waiting-table-votes", president=w.name(public.president))]
     if public.phase is Phase.ELECTION:
-        lines = [w.t("board-waiting-votes", cast=public.votes_cast, voters=public.alive.count(True))]
+        lines = [w.t("board-computers-wait")] if table.computers_wait else []
+        lines.append(w.t("board-waiting-votes", cast=public.votes_cast, voters=public.alive.count(True)))
         if public.not_voted:
             lines.append(w.t("board-not-voted", names=w.names(public.not_voted)))
         return lines
@@ -1247,10 +1255,11 @@ def _tell_claim(claim: Claim, s: _Story) -> None:
             s.say("replay-claim-investigation", speaker=speaker, target=s.name(target), party=s.w.party(party))
         case PeekClaim(policies=policies):
             s.say("replay-claim-peek", speaker=speaker, cards=s.cards(policies))
-        case Accusation(target=target):
-            s.say("replay-claim-accusation", speaker=speaker, target=s.name(target))
-        case Clearance(target=target):
-            s.say("replay-claim-clearance", speaker=speaker, target=s.name(target))
+        case Accusation(target=target, sure=sure):
+            s.say("replay-claim-accusation" if sure else "replay-claim-distrust", speaker=speaker,
+                  target=s.name(target))
+        case Clearance(target=target, sure=sure):
+            s.say("replay-claim-clearance" if sure else "replay-claim-trust", speaker=speaker, target=s.name(target))
         case _:
             assert_never(claim)
 
@@ -1479,10 +1488,10 @@ def _claim_line(claim: Claim, board: PublicView, w: _Words) -> str:
             return w.t("claim-investigation", speaker=speaker, target=w.name(target), party=w.party(party))
         case PeekClaim(policies=policies):
             return w.t("claim-peek", speaker=speaker, cards=w.cards(policies))
-        case Accusation(target=target):
-            return w.t("claim-accusation", speaker=speaker, target=w.name(target))
-        case Clearance(target=target):
-            return w.t("claim-clearance", speaker=speaker, target=w.name(target))
+        case Accusation(target=target, sure=sure):
+            return w.t("claim-accusation" if sure else "claim-distrust", speaker=speaker, target=w.name(target))
+        case Clearance(target=target, sure=sure):
+            return w.t("claim-clearance" if sure else "claim-trust", speaker=speaker, target=w.name(target))
         case _:
             assert_never(claim)
 

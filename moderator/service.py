@@ -59,7 +59,7 @@ from .fanout import prompt_again, say
 from .outbox import Outgoing, Reply, in_toast
 from .pages import BrowserPages
 from .store import Store, TableStatus
-from .tables import LIVE, Table, Tables
+from .tables import COMPUTERS_WAIT, LIVE, VOTE_PAUSE, Table, Tables
 
 LOBBY_MESSAGES: Final = (
     "table-opened",
@@ -107,6 +107,10 @@ LOBBY_MESSAGES: Final = (
     "open-seated-elsewhere-lobby",
     "player-opted-out",
     "player-opted-in",
+    "player-silent",
+    "player-blocked",
+    "player-sandbox",
+    "player-back",
     "host-opted-out",
     "host-opted-in",
     "public-results-host",
@@ -191,6 +195,7 @@ class Service:
         seed: Callable[[], int] = new_seed,
         computer: ComputerPlayer | None = None,
         drive_computers: bool = True,
+        vote_pause: float = VOTE_PAUSE,
         codes: random.Random | None = None,
         capabilities: Mapping[str, Capabilities] | None = None,
     ) -> None:
@@ -205,6 +210,7 @@ class Service:
             codes=codes or random.SystemRandom(),
             computer=computer or ComputerPlayer(),
             drive_computers=drive_computers,
+            vote_pause=vote_pause,
             capabilities=dict(capabilities or {}),
         )
         self._swept = float("-inf")
@@ -350,13 +356,15 @@ class Service:
             case Join():
                 return lobby.join(ctx, inbound, command, out)
             case OptOut():
-                host.opted_out(ctx, inbound.channel, inbound.address, out)
+                host.opted_out(ctx, inbound.channel, inbound.address, out, command.why)
                 return None
             case OptIn():
                 host.opted_in(ctx, inbound.channel, inbound.address, out)
                 return None
             case _:
-                pass
+                # Writing again brings back a person their channel stopped reaching until they wrote (WhatsApp's
+                # closed window, a block lifted): what they know and the decision owed come first.
+                host.opted_in(ctx, inbound.channel, inbound.address, out, heard=True)
         table = self.tables.about(inbound.channel, inbound.address, inbound.chat, inbound.table)
         if table is None:
             if isinstance(command, Ask) and command.query is Query.HOWTO:
@@ -434,6 +442,7 @@ class Service:
 
     def tick(self) -> int:
         """Send the reminders that have fallen due (never an action on anyone's behalf); returns how many tables.
+        Computer players whose votes waited for the people's as long as they may (``Context.vote_pause``) vote.
         Once an hour, also close the tables idle for ``CLOSE_IDLE_DAYS`` (a finished game, or a lobby nobody
         started)."""
         now = self.clock()
@@ -448,6 +457,14 @@ class Service:
             self.store.alive(now)  # the heartbeat: after a crash, how long the server was down
         for table_id, kind in self.store.deadlines_due(now):
             table = self.tables.get(table_id)
+            if kind == COMPUTERS_WAIT:
+                with self.store.transaction():
+                    self.store.set_deadline(table_id, kind, None)
+                    if table is not None and table.row.options.get(COMPUTERS_WAIT) is not None:
+                        table.set_option(self.store, now, **{COMPUTERS_WAIT: None})
+                if game.run_computers(self.ctx, table_id):
+                    self._changed({table_id})
+                continue
             with self.store.transaction():
                 self.store.set_deadline(table_id, kind, None)
                 if table is None or table.state is None or table.status is not TableStatus.PLAYING:

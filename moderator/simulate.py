@@ -1,4 +1,5 @@
-"""Complete games between computer players that choose uniformly among the legal actions."""
+"""Complete games between computer players: players that choose uniformly among the legal actions, or the
+heuristic computer players of ``moderator.bots`` in every seat, saying what they claim."""
 
 from __future__ import annotations
 
@@ -8,15 +9,18 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from .bots import ComputerPlayer, play
+from .claims import Spoken
 from .engine import Action, GameState, Party, Phase, WinReason, apply, awaiting, legal_actions, new_game
 
 
 @dataclass(frozen=True, slots=True)
 class PlayedGame:
-    """One finished game: its last state and every action, in order."""
+    """One finished game: its last state, every action and everything claimed, in order."""
 
     state: GameState
     actions: tuple[Action, ...]
+    claims: tuple[Spoken, ...] = ()
 
 
 def random_game(players: int, seed: int, *, keep_actions: bool = True) -> PlayedGame:
@@ -39,10 +43,26 @@ def random_game(players: int, seed: int, *, keep_actions: bool = True) -> Played
     return PlayedGame(state, tuple(actions))
 
 
-def random_games(players: int, games: int, seed: int, *, keep_actions: bool = True) -> Iterator[PlayedGame]:
-    """``games`` random games; game i uses a seed derived from ``seed`` and i."""
+def computer_game(players: int, seed: int, *, keep_actions: bool = True) -> PlayedGame:
+    """Play one game to the end with a computer player (``bots.ComputerPlayer``) in every seat, claims on: each
+    decides from what its seat may know and says what it has to say after each result.
+
+    Everything, the deal, the shuffles and every choice and claim included, follows from ``seed``.
+    """
+    actions: list[Action] = []
+    said: list[Spoken] = []
+    end = play(new_game(players, seed=seed), [ComputerPlayer()] * players, seed, claims=True, transcript=said,
+               actions=actions if keep_actions else None)
+    return PlayedGame(end, tuple(actions), tuple(said) if keep_actions else ())
+
+
+def random_games(players: int, games: int, seed: int, *, keep_actions: bool = True,
+                 computers: bool = False) -> Iterator[PlayedGame]:
+    """``games`` games, random ones (or, with ``computers``, ``computer_game``s); game i uses a seed derived from
+    ``seed`` and i."""
+    one = computer_game if computers else random_game
     for i in range(games):
-        yield random_game(players, seed * 1_000_003 + i, keep_actions=keep_actions)
+        yield one(players, seed * 1_000_003 + i, keep_actions=keep_actions)
 
 
 @dataclass

@@ -15,7 +15,7 @@ from . import claims as claimed
 from . import record as records
 from .bots import Memory
 from .catalog import DEFAULT_LANGUAGE
-from .engine import Event, GameState
+from .engine import Event, GameState, Phase, awaiting
 from .names import match_name
 from .render import TableInfo
 from .store import SeatRow, Store, TableRow, TableStatus
@@ -24,6 +24,12 @@ DECISIONS_PER_GAME: Final = 1_000_000
 """More steps than any game takes (a long 10-player game is a few hundred)."""
 REMINDER: Final = "reminder"
 """The deadline kind of reminders."""
+COMPUTERS_WAIT: Final = "computers_wait"
+"""The deadline kind of the pause after which computer players vote even if people have not yet; and the table
+option that holds their votes: the decision id of the election whose computer votes wait."""
+VOTE_PAUSE: Final = 20.0
+"""Seconds computer players' votes wait at most for the people's, so that what a person says before voting
+(a claim, an accusation) reaches them first."""
 PUBLIC_LANGUAGE: Final = "public_language"
 """Table option: the language of the public channel (a group)."""
 HOST_LANGUAGE: Final = "host_language"
@@ -33,6 +39,9 @@ LIVE: Final = (TableStatus.PLAYING, TableStatus.PAUSED)
 OPTED_OUT: Final = "opted_out"
 """Table option: the seats' addresses (``channel address``) whose channel will not deliver to them (an SMS STOP)
 until they opt in again."""
+AWAY: Final = "away"
+"""Table option: of the ``OPTED_OUT`` addresses, those whose channel stopped delivering for a reason other than an
+opt-out (``commands.Away``, by its value): any message of theirs brings them back."""
 STOPPED_HOST: Final = "stopped_host"
 """Table option: the address of a host who opted out (the host role passed on); told who hosts when back."""
 
@@ -74,6 +83,10 @@ class Table:
         """True if this address opted out of its channel (nothing sent there reaches them)."""
         return f"{channel} {address}" in self.row.options.get(OPTED_OUT, [])
 
+    def away_until_heard(self, channel: str, address: str) -> bool:
+        """True if nothing reaches this address until its person writes again (``commands.Away.until_heard``)."""
+        return f"{channel} {address}" in self.row.options.get(AWAY, {})
+
     @property
     def names(self) -> tuple[str, ...]:
         """Player names in seat order, as shown (a player renamed during a game shows the new name)."""
@@ -95,7 +108,20 @@ class Table:
 
     def info(self) -> TableInfo:
         """What rendering needs to know about this table."""
-        return TableInfo(self.names, self.row.theme, table_votes=bool(self.row.options.get("physical_voting")))
+        return TableInfo(self.names, self.row.theme, table_votes=bool(self.row.options.get("physical_voting")),
+                         computers_wait=self.computers_wait,
+                         computers=frozenset(seat.position for seat in self.seats if seat.computer))
+
+    @property
+    def computers_wait(self) -> bool:
+        """True while the computer players' votes wait for the people's: in an election whose computer votes are
+        held (``COMPUTERS_WAIT``), a computer player and a person at the table have still to vote."""
+        state = self.state
+        if (state is None or state.phase is not Phase.ELECTION
+                or self.row.options.get(COMPUTERS_WAIT) != self.row.decision_step):
+            return False
+        owing = {self.seats[seat].computer for seat in awaiting(state)}
+        return owing == {True, False}
 
     def seat_of(self, channel: str, address: str) -> int | None:
         """The seat this address sits in, if any."""

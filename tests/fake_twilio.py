@@ -22,6 +22,8 @@ ACCOUNT_SID = "AC" + "0" * 32
 AUTH_TOKEN = "test-auth-token-0123456789abcdef"
 OUR_NUMBER = "+15017122661"
 PUBLIC_URL = "https://moderator.example.org"
+OUR_WHATSAPP = "whatsapp:+14155238886"
+"""Twilio's WhatsApp sandbox sender (a production sender is a WhatsApp-enabled number of the account)."""
 
 
 @dataclass
@@ -37,6 +39,13 @@ class FakeTwilio(HttpClient):  # type: ignore[misc]  # twilio ships no types: it
     """When each message of ``sent`` was created."""
     refuse: bool = False
     """Every request is answered 401, as Twilio answers a wrong account or key (one revoked while running)."""
+    received: list[tuple[dict[str, str], float]] = field(default_factory=list)
+    """Messages people sent us (``heard``), with when: Twilio's log lists them as it lists ours."""
+    fail_later: dict[str, int] = field(default_factory=dict)
+    """Addresses whose messages Twilio takes (201, queued) and then reports failed with this error code, as it
+    does for WhatsApp's window (63016), a block (63014) or a phone that left the sandbox (63015)."""
+    reports: list[tuple[str, dict[str, str]]] = field(default_factory=list)
+    """The status callbacks Twilio has yet to post (URL, form), oldest first (``take_reports``)."""
 
     def __post_init__(self) -> None:
         super().__init__(logger=None, is_async=False)
@@ -61,21 +70,38 @@ class FakeTwilio(HttpClient):  # type: ignore[misc]  # twilio ships no types: it
         self.sent.append(form)
         self.created.append(self.clock())
         sid = f"SM{len(self.sent):032x}"
-        return Response(201, json.dumps({"sid": sid, "status": "queued", "to": to, "body": form["Body"],
+        if "StatusCallback" in form:
+            later = self.fail_later.get(to)
+            report = status_report(sid, "failed" if later else "sent", to, error_code=str(later) if later else None,
+                                   sender=form.get("From", OUR_NUMBER))
+            self.reports.append((form["StatusCallback"], report))
+        return Response(201, json.dumps({"sid": sid, "status": "queued", "to": to, "body": form.get("Body", ""),
                                          "num_segments": "1", "account_sid": ACCOUNT_SID}))
 
     def _list(self, query: dict[str, str]) -> Response:
         """Messages we sent, newest first, filtered by To and From as the REST API does (one page). A message
         Twilio has only queued has no send date yet, only its creation date."""
-        found = [(i, m) for i, m in enumerate(self.sent, 1)
+        log = [(f"SM{i:032x}", m, self.created[i - 1]) for i, m in enumerate(self.sent, 1)]
+        log += [(m["MessageSid"], m, at) for m, at in self.received]
+        log.sort(key=lambda entry: entry[2])
+        found = [(sid, m, at) for sid, m, at in log
                  if m["To"] == query.get("To", m["To"]) and m.get("From") == query.get("From", m.get("From"))]
         size = int(query.get("PageSize", "50"))
-        messages = [{"sid": f"SM{i:032x}", "status": "queued", "to": m["To"], "from": m.get("From"), "body": m["Body"],
+        messages = [{"sid": sid, "status": "queued", "to": m["To"], "from": m.get("From"), "body": m.get("Body", ""),
                      "num_segments": "1", "account_sid": ACCOUNT_SID, "date_sent": None,
-                     "date_created": formatdate(self.created[i - 1], usegmt=True)}
-                    for i, m in reversed(found)][:size]
+                     "date_created": formatdate(at, usegmt=True)}
+                    for sid, m, at in reversed(found)][:size]
         return Response(200, json.dumps({"messages": messages, "next_page_uri": None, "page": 0, "page_size": size,
                                          "uri": "/2010-04-01/Accounts/x/Messages.json"}))
+
+    def heard(self, form: dict[str, str]) -> None:
+        """A person's message reached Twilio (it then calls our webhook): its log lists it from now on."""
+        self.received.append((form, self.clock()))
+
+    def take_reports(self) -> list[tuple[str, dict[str, str]]]:
+        """The status callbacks Twilio would post now, and forget them."""
+        taken, self.reports = self.reports, []
+        return taken
 
     def sids_to(self, number: str) -> list[str]:
         """The SIDs of every text sent to a number, in order (as the REST API answered them)."""
@@ -117,12 +143,13 @@ def incoming(sender: str, body: str, sid: str, *, to: str = OUR_NUMBER) -> dict[
     }
 
 
-def status_report(sid: str, status: str, to: str, *, error_code: str | None = None) -> dict[str, str]:
+def status_report(sid: str, status: str, to: str, *, error_code: str | None = None,
+                  sender: str = OUR_NUMBER) -> dict[str, str]:
     """The form fields Twilio posts to a text's ``StatusCallback`` when its delivery status changes."""
     form = {
         "AccountSid": ACCOUNT_SID,
         "ApiVersion": "2010-04-01",
-        "From": OUR_NUMBER,
+        "From": sender,
         "MessageSid": sid,
         "MessageStatus": status,
         "SmsSid": sid,
@@ -131,6 +158,17 @@ def status_report(sid: str, status: str, to: str, *, error_code: str | None = No
     }
     if error_code is not None:
         form["ErrorCode"] = error_code
+    return form
+
+
+def incoming_whatsapp(sender: str, body: str, sid: str, *, profile: str = "",
+                      to: str = OUR_WHATSAPP) -> dict[str, str]:
+    """The form fields Twilio posts for one incoming WhatsApp message (``sender``: ``whatsapp:+...``): an SMS's,
+    less the country, with the message type and the sender's WhatsApp id."""
+    form = {k: v for k, v in incoming(sender, body, sid, to=to).items() if k != "ToCountry"}
+    form.update(MessageType="text", WaId=sender.removeprefix("whatsapp:+"))
+    if profile:
+        form["ProfileName"] = profile
     return form
 
 

@@ -129,6 +129,7 @@ class Harness:
 
             self.channel.capabilities = CAPABILITIES  # the renderer writes for SMS
         seeds = random.Random(seed)
+        service_options.setdefault("vote_pause", 0.0)  # computer players vote at once unless a test says otherwise
         self.service = Service(self.store, clock=self.clock, seed=lambda: seeds.getrandbits(64),
                                capabilities={channel_name: self.channel.capabilities}, **service_options)
         self.sender = Sender(self.store, {channel_name: self.channel}, clock=self.clock)

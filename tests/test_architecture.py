@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 from pathlib import Path
+from typing import Final
 
 import moderator
 
@@ -123,13 +124,27 @@ ALLOWED_TO_CHANNELS = frozenset({"moderator.channels", "moderator.commands", "mo
 """The port and what carries no game logic (docs/channels.md): a channel module imports nothing else of ours."""
 
 
+def _is_channel(name: str) -> bool:
+    """A module under ``moderator/transports/`` is a channel if it (or its package) exports ``SPEC``."""
+    package = ".".join(name.split(".")[:3])
+    return any(isinstance(node, (ast.Assign, ast.AnnAssign)) and "SPEC" in ast.unparse(node).split("=")[0]
+               for module in (name, package) if module in MODULES
+               for node in ast.parse(MODULES[module].read_text(encoding="utf-8")).body)
+
+
+SHARED: Final = frozenset(name for name in MODULES
+                          if name.startswith("moderator.transports.") and not _is_channel(name))
+"""Plumbing that channels share (the Twilio client, signatures and delivery reports of SMS and WhatsApp): not a
+channel itself, and held to the same walls as every module under ``moderator/transports/``."""
+
+
 def _own_package(name: str) -> str:
     """The channel a module under ``moderator/transports/`` belongs to (``moderator.transports.telegram``)."""
     return ".".join(name.split(".")[:3])
 
 
 def test_a_channel_imports_only_the_port_and_what_carries_no_game_logic() -> None:
-    offences = {name: sorted(t for t in targets - ALLOWED_TO_CHANNELS - {"moderator.transports"}
+    offences = {name: sorted(t for t in targets - ALLOWED_TO_CHANNELS - SHARED - {"moderator.transports"}
                              if not t.startswith(_own_package(name)))
                 for name, targets in GRAPH.items() if name.startswith("moderator.transports.")}
     assert {k: v for k, v in offences.items() if v} == {}
@@ -138,6 +153,19 @@ def test_a_channel_imports_only_the_port_and_what_carries_no_game_logic() -> Non
     # The web server's guards are plumbing: they reach none of the service's side.
     for name in ("moderator.guard", "moderator.limits"):
         assert GRAPH[name] <= {"moderator.limits"}, name
+
+
+def test_the_twilio_channels_share_one_module_of_plumbing_and_it_imports_no_channel() -> None:
+    shared = "moderator.transports.twilio_common"
+    assert shared in SHARED and not _is_channel(shared)
+    assert {"moderator.transports.sms", "moderator.transports.whatsapp"} <= {
+        name for name, targets in GRAPH.items() if shared in targets}
+    assert not any(_is_channel(t) for t in GRAPH[shared] if t.startswith("moderator.transports."))
+    # Only SMS and WhatsApp: no channel reaches another channel's module.
+    for name, targets in GRAPH.items():
+        if name.startswith("moderator.transports.") and _is_channel(name):
+            assert {t for t in targets if t.startswith("moderator.transports.") and _is_channel(t)
+                    and not t.startswith(_own_package(name))} == set(), name
 
 
 def test_the_architecture_doc_names_every_room_of_the_web_channel_and_only_what_is_in_them() -> None:

@@ -542,14 +542,15 @@ ALLOWED: frozenset[tuple[str, str]] = frozenset(
         ("record.py", "_TYPE_NAMES"),
         ("app.py", "host_on_this_device"),  # the addresses `moderator play --web` prints for whoever started it
         ("transports/sms.py", "SmsSpec.off"),  # why a channel is off: the operator's log
+        ("transports/whatsapp.py", "WhatsAppSpec.off"),
         ("transports/console.py", "ConsoleSpec.off"),
         ("transports/telegram/__init__.py", "TelegramSpec.off"),
         ("transports/web/__init__.py", "WebSpec.off"),
         ("board.py", "font_problems"),  # what /healthz logs for the operator
         # What a provider's fault says in the operator's log (one line, never a player's message)
         ("channels.py", "Unreachable.__init__"),
-        ("transports/sms.py", "refused"),
-        ("transports/sms.py", "unreachable"),
+        ("transports/twilio_common.py", "refused"),
+        ("transports/twilio_common.py", "unreachable"),
         ("transports/telegram/config.py", "refused"),
         ("transports/telegram/config.py", "provider_problem"),
         ("guard.py", "hide_uncaught.thread_hook"),  # Python's own words for an uncaught exception, keys hidden

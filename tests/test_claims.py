@@ -6,10 +6,12 @@ import dataclasses
 import json
 import random
 import typing
-from collections.abc import Sequence
+from pathlib import Path
 
 import pytest
 
+from moderator import cli
+from moderator import record as records
 from moderator.bots import Chooser, ComputerPlayer, Memory, judge, play, random_player, speaking_order
 from moderator.claims import (
     Accusation,
@@ -43,6 +45,7 @@ from moderator.engine import (
     opening_events,
     public_view,
 )
+from moderator.simulate import computer_game
 from tests.test_bots import Table, table
 
 L, F = Policy.LIBERAL, Policy.FASCIST
@@ -92,7 +95,7 @@ def talking_game(
     return end, transcript, actions
 
 
-GAMES = [(players, seed) for players in range(5, 11) for seed in range(12)]
+GAMES = [(players, seed) for players in range(5, 11) for seed in range(8)]
 _played: dict[tuple[int, int, bool], tuple[GameState, list[Spoken], list[Action]]] = {}
 
 
@@ -126,6 +129,8 @@ CLAIMS: list[Claim] = [
     PeekClaim(3, 3, (L, F, F)),
     Accusation(4, 2),
     Clearance(5, 6),
+    Accusation(4, 3, sure=False),
+    Clearance(5, 2, sure=False),
 ]
 
 
@@ -135,6 +140,21 @@ def test_claims_round_trip_through_json_with_seats_and_with_names(claim: Claim) 
     named = to_json(claim, NAMES)
     assert named["player"] == NAMES[claim.speaker]
     assert from_json(json.loads(json.dumps(named)), NAMES) == claim
+
+
+def test_an_opinion_says_so_in_json_and_a_plain_accusation_reads_as_it_always_did() -> None:
+    assert to_json(Accusation(4, 2)) == {"claim": "accusation", "player": 4, "target": 2}
+    assert to_json(Accusation(4, 2, sure=False))["sure"] is False
+    assert from_json({"claim": "clearance", "player": 1, "target": 0}) == Clearance(1, 0, sure=True)
+
+
+def test_the_replay_timeline_quotes_an_opinion_as_one() -> None:
+    played = computer_game(5, 1)
+    said = [Spoken(1, claim) for claim in (Accusation(0, 1, sure=False), Clearance(1, 2, sure=False), Accusation(0, 1))]
+    record = records.parse(records.to_json(NAMES[:5], played.state, played.actions, said))
+    lines = {line.strip() for line in records.timeline(records.replay(record)).splitlines()}
+    assert {'Ann claims: "I do not trust Bob."', 'Bob claims: "I trust Cy."'} <= lines
+    assert 'Ann claims: "Bob is a fascist."' in lines
 
 
 def test_a_session_claim_keeps_counts_not_order() -> None:
@@ -176,6 +196,9 @@ TRUTH = new_game(7, seed=0).replace(
         (Accusation(2, 4), False),
         (Clearance(0, 6), True),
         (Clearance(0, 1), False),
+        # "I do not trust Bob" and "I trust Bob" are opinions: no fact of the game makes them false.
+        (Accusation(2, 4, sure=False), True),
+        (Clearance(0, 1, sure=False), True),
     ],
     ids=lambda value: value.kind.value if not isinstance(value, bool) else str(value).lower(),
 )
@@ -195,6 +218,7 @@ def test_a_claim_is_true_only_if_it_says_what_happened(claim: Claim, true: bool)
         {"claim": "accusation", "player": "0", "target": 1},
         {"claim": "gossip", "player": 0, "target": 1},
         {"claim": "clearance", "player": 0},
+        {"claim": "accusation", "player": 0, "target": 1, "sure": "no"},
     ],
 )
 def test_a_malformed_claim_is_refused(data: dict[str, object]) -> None:
@@ -334,7 +358,19 @@ def test_a_fascist_president_who_threw_a_liberal_away_claims_three_fascist_polic
     t.nominate(0).vote(True).do(DiscardPolicy(3, L), EnactPolicy(0, F))
     honest = ComputerPlayer(frame=0.0)
     assert say(t, 3, honest) == (SessionClaim(3, Office.PRESIDENT, 0, (F, F, F), (F, F)),)
-    assert say(t, 0) == (SessionClaim(0, Office.CHANCELLOR, 0, (F, F), (F,)),)
+    assert say(t, 0)[0] == SessionClaim(0, Office.CHANCELLOR, 0, (F, F), (F,))
+
+
+def test_once_the_pile_is_reshuffled_a_fascist_claims_what_the_deck_allows() -> None:
+    # Five sessions each draw F, F, L; the first four are claimed truly. The fifth, a fascist's, ends the pile: its
+    # three fascist policies are exactly what the pile can still have held, with none to spare for later draws.
+    t = table("LLLHF", top="FFL" * 5)
+    for president, chancellor in ((0, 1), (1, 2), (2, 3), (3, 0)):
+        t.nominate(chancellor).vote(True).do(DiscardPolicy(president, F), EnactPolicy(chancellor, L))
+        hear(t, SessionClaim(president, Office.PRESIDENT, president, (F, F, L), (F, L)))
+    t.nominate(1).vote(True).do(DiscardPolicy(4, L), EnactPolicy(1, F))
+    assert t.state.liberal_policies == 4 and t.view(4).public.draw_pile > 3  # reshuffled after the fifth session
+    assert say(t, 4, ComputerPlayer(frame=0.0))[0] == SessionClaim(4, Office.PRESIDENT, 4, (F, F, F), (F, F))
 
 
 def test_a_fascist_government_that_passed_a_liberal_policy_tells_the_truth() -> None:
@@ -373,6 +409,93 @@ def test_the_last_government_speaks_first() -> None:
     assert speaking_order(t.view(0).public) == (2, 4, 3, 0, 1)
 
 
+def test_fascists_accuse_distrust_trust_and_clear_as_liberals_do() -> None:
+    kinds: dict[Role, set[tuple[type, bool]]] = {role: set() for role in Role}
+    for end, claim in spoken_by(all_claims()):
+        if isinstance(claim, (Accusation, Clearance)):
+            kinds[end.roles[claim.speaker]].add((type(claim), claim.sure))
+    every = {(Accusation, True), (Accusation, False), (Clearance, True), (Clearance, False)}
+    assert kinds[Role.FASCIST] == every
+    assert kinds[Role.LIBERAL] >= {(Accusation, True), (Accusation, False), (Clearance, True)}
+
+
+def test_every_investigator_follows_his_claim_with_a_verdict_liberal_or_fascist() -> None:
+    investigators: set[Role] = set()
+    for players, seed in GAMES:
+        end, transcript, _ = game(players, seed)
+        for spoken in transcript:
+            claim = spoken.claim
+            if not isinstance(claim, InvestigationClaim):
+                continue
+            investigators.add(end.roles[claim.speaker])
+            verdict: Claim = (
+                Accusation(claim.speaker, claim.target)
+                if claim.party is Party.FASCIST
+                else Clearance(claim.speaker, claim.target)
+            )
+            assert Spoken(spoken.step, verdict) in transcript, claim
+    assert investigators == {Role.LIBERAL, Role.FASCIST, Role.HITLER}
+
+
+def test_no_fascist_gives_himself_away_where_silence_is_safer() -> None:
+    # A confession: a President's claim that he threw a liberal away, a Chancellor's that he enacted a fascist
+    # policy holding a liberal one. A fascist lies where a lie holds, or says nothing.
+    for end, claim in spoken_by(all_claims()) + spoken_by(all_claims(True)):
+        if not isinstance(claim, SessionClaim) or end.roles[claim.speaker] is Role.LIBERAL:
+            continue
+        enacted = end.history.sessions[claim.session].enacted
+        if claim.office is Office.PRESIDENT:
+            assert not (F in claim.hand and claim.discarded == (L,)), claim
+        else:
+            assert not (L in claim.hand and enacted is F), claim
+
+
+def test_a_chancellors_two_fascist_policies_against_his_president_is_no_certain_tell() -> None:
+    # The President says he handed over a liberal policy, the Chancellor that he got two fascist ones and enacted
+    # one: sometimes the Chancellor lies, and sometimes the President framed him.
+    liars: set[bool] = set()
+    for players, seed in GAMES:
+        end, transcript, _ = game(players, seed)
+        told = {(s.claim.session, s.claim.office): s.claim for s in transcript if isinstance(s.claim, SessionClaim)}
+        for (index, office), chancellor in told.items():
+            president = told.get((index, Office.PRESIDENT))
+            if office is Office.CHANCELLOR and president is not None and chancellor.hand == (F, F) and \
+                    L in president.passed and end.history.sessions[index].enacted is F:
+                liars.add(end.roles[chancellor.speaker] is Role.LIBERAL)
+    assert liars == {True, False}
+
+
+def test_a_fascist_frames_a_liberal_and_counter_accuses_in_a_dispute() -> None:
+    t = table("LLLFH", top="FFL")
+    t.nominate(3).vote(True).do(DiscardPolicy(0, F), EnactPolicy(3, F))
+    assert say(t, 0) == (SessionClaim(0, Office.PRESIDENT, 0, (F, F, L), (F, L)), Accusation(0, 3))
+    # The fascist Chancellor says no liberal came to him, and accuses his President as a wronged liberal would.
+    assert say(t, 3) == (SessionClaim(3, Office.CHANCELLOR, 0, (F, F), (F,)), Accusation(3, 0))
+
+
+def test_a_fascist_speaks_for_an_accused_teammate_and_a_liberal_does_not() -> None:
+    t = table("LLLFH")
+    hear(t, Accusation(0, 4))
+    assert Clearance(3, 4, sure=False) in say(t, 3)
+    assert not any(isinstance(c, Clearance) and c.target == 4 for c in say(t, 1))
+
+
+def test_a_liberal_accused_does_not_accuse_back_by_reflex() -> None:
+    t = table("LLLFH")
+    hear(t, Accusation(3, 0))
+    assert not any(isinstance(c, Accusation) and c.target == 3 for c in say(t, 0))
+    assert judge(t.view(0), t.memories[0]).suspicion[3] > judge(t.view(1), t.memories[1]).suspicion[3]
+
+
+def test_a_liberal_says_he_does_not_trust_the_likeliest_fascist_before_he_is_sure() -> None:
+    t = table("LLLFH", top="FFF" * 3)
+    t.govern(3).govern(4)  # P0 + C3, P1 + C4: F, F
+    t.govern(3)  # P2 + C3: F, the fascist again
+    said = say(t, 0)
+    assert Accusation(0, 3, sure=False) in said and Accusation(0, 3) not in said
+    assert 3 not in judge(t.view(0), t.memories[0]).fascists
+
+
 # --- what the computer players hear ---------------------------------------------------------------------
 
 
@@ -405,7 +528,11 @@ def test_agreeing_claims_raise_no_suspicion() -> None:
 def test_a_liberal_framed_by_the_president_knows_the_president_lied() -> None:
     t = table("LLLFH", top="FFL", first_president=3)
     t.nominate(0).vote(True).do(DiscardPolicy(3, L), EnactPolicy(0, F))
-    assert say(t, 3, ComputerPlayer(frame=1.0)) == (SessionClaim(3, Office.PRESIDENT, 0, (F, F, L), (F, L)),)
+    # The fascist frames his liberal Chancellor: "I handed over a liberal", and accuses him as a liberal would.
+    assert say(t, 3, ComputerPlayer(frame=1.0)) == (
+        SessionClaim(3, Office.PRESIDENT, 0, (F, F, L), (F, L)),
+        Accusation(3, 0),
+    )
     assert 3 not in judge(t.view(0), t.memories[0]).fascists
     assert say(t, 0) == (SessionClaim(0, Office.CHANCELLOR, 0, (F, F), (F,)), Accusation(0, 3))
     assert 3 in judge(t.view(0), t.memories[0]).fascists
@@ -529,20 +656,50 @@ def test_memory_with_claims_is_rebuilt_by_replaying_events_and_claims_in_order()
     json.dumps([to_json(claim) for claim in memory.claims])
 
 
-def liberal_share(players: int, seeds: Sequence[int], claims: bool) -> float:
-    """The liberals' share of wins of all-computer games."""
-    return sum(
-        play(new_game(players, seed=seed), [BOT] * players, seed, claims=claims).winner is Party.LIBERAL
-        for seed in seeds
-    ) / len(seeds)
-
-
-def test_listening_to_claims_makes_computer_liberals_stronger() -> None:
-    seeds = range(150)
-    assert liberal_share(5, seeds, True) > liberal_share(5, seeds, False)
-
-
 def test_games_with_claims_end_with_a_winner() -> None:
     for players, seed in GAMES:
         end = game(players, seed)[0]
         assert end.phase is Phase.GAME_OVER and end.winner is not None
+
+
+def test_simulate_with_computer_players_prints_its_tally_and_writes_records_that_replay_with_their_claims(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`moderator simulate --computers` prints what `simulate` prints, says the players were the computers, plays
+    the same games again from the same seed, and --record writes records whose timeline tells the claims."""
+    first, again = tmp_path / "first", tmp_path / "again"
+    for folder in (first, again):
+        assert cli.main(["simulate", "--computers", "--players", "6", "--games", "2", "--seed", "3",
+                         "--record", str(folder)]) == 0
+    out = capsys.readouterr().out
+    tallies = out.split("records written to")
+    assert tallies[0].startswith("6 players, seed 3, computer players\ngames: 2\n")
+    for side in ("liberal wins: ", "fascist wins: ", "average governments per game: ", "games per second: "):
+        assert tallies[0].count(side) == 1
+    wins = [int(line.split(": ")[1].split()[0]) for line in tallies[0].splitlines() if " wins: " in line]
+    assert sum(wins) == 2
+    assert f"records written to {first}\n" in out and f"records written to {again}\n" in out
+    # The same seed plays the same games: the same tally (but the speed) and the same records.
+    assert [line for line in tallies[1].splitlines()[1:] if "per second" not in line] == [
+        line for line in tallies[0].splitlines() if "per second" not in line]
+    files = sorted(first.glob("*.json"))
+    assert [path.name for path in files] == ["game-00001.json", "game-00002.json"]
+    assert [path.read_text() for path in files] == [path.read_text() for path in sorted(again.glob("*.json"))]
+    for path in files:
+        record = records.loads(path.read_text(encoding="utf-8"))
+        result = records.replay(record)
+        assert result.error is None and result.state.winner is not None
+        assert record.claims and all(s.step <= result.applied for s in record.claims)
+    game = computer_game(6, 3 * 1_000_003)
+    assert records.parse(json.loads(files[0].read_text())).claims == game.claims
+    # Replay's timeline tells each claim in its place, in the catalog's words.
+    assert cli.main(["replay", str(files[0])]) == 0
+    timeline = capsys.readouterr().out
+    assert timeline.count(' claims: "') == len(game.claims) > 0
+
+
+def test_simulate_without_computers_plays_random_players_who_claim_nothing(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["simulate", "--players", "6", "--games", "2", "--seed", "3", "--record", str(tmp_path)]) == 0
+    assert capsys.readouterr().out.startswith("6 players, seed 3\ngames: 2\n")
+    for path in sorted(tmp_path.glob("*.json")):
+        assert not records.loads(path.read_text(encoding="utf-8")).claims

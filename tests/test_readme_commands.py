@@ -15,7 +15,7 @@ from moderator.catalog import Catalog
 from moderator.channels import Capabilities
 from moderator.commands import Ask, Query
 from moderator.grammar import RULES, Verb, Who, grammar, offered
-from moderator.transports import console, sms, telegram
+from moderator.transports import console, sms, telegram, whatsapp
 
 README: Final = Path(__file__).resolve().parent.parent / "README.md"
 START, END = "<!-- commands: start -->", "<!-- commands: end -->"
@@ -24,6 +24,7 @@ TYPED: Final[dict[str, Capabilities]] = {
     "console": console.CAPABILITIES,
     "Telegram": telegram.CAPABILITIES,
     "SMS": sms.CAPABILITIES,
+    "WhatsApp": whatsapp.CAPABILITIES,
 }
 ARGUMENTS: Final[dict[Verb, str]] = {
     Verb.LANGUAGE: "[code]",
@@ -102,7 +103,7 @@ def typed_cell(verb: Verb, channel: str) -> str:
 def table() -> str:
     """The README's table of commands by channel, as it should read."""
     catalog = Catalog.load("classic", "en")
-    lines = ["| command | who | console | Telegram | SMS | browser |", "|---|---|---|---|---|---|"]
+    lines = ["| command | who | console | Telegram | SMS | WhatsApp | browser |", "|---|---|---|---|---|---|---|"]
     for verb in verbs():
         who = {Who.HOST: "host", Who.ANYONE: "anyone", Who.PLAYER: "a player"}[RULES[verb].who]
         cells = [typed_cell(verb, channel) for channel in TYPED]

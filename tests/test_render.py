@@ -420,6 +420,8 @@ def corpus(table: TableInfo, catalog: Catalog, *, sms: bool) -> list[Message]:
     for public in corpus_boards():
         out += board_messages(public, table, catalog, caps=caps_of(sms))
         out += waiting_messages(public, table, catalog, caps=caps_of(sms))
+        if public.phase is Phase.ELECTION:  # the computer players' votes wait for the people's
+            out += board_messages(public, dataclasses.replace(table, computers_wait=True), catalog, caps=caps_of(sms))
     out += truth_timeline(corpus_log(), table, catalog, caps=caps_of(sms))
     out += [violation_message(e, table, catalog, caps=caps_of(sms)) for e in corpus_violations()]
     options = [table.name(s, short=sms) for s in range(3)]
@@ -446,6 +448,7 @@ def corpus_claims() -> list[Claim]:
     out += [SessionClaim(9, Office.CHANCELLOR, 0, (L, L), (L,)), SessionClaim(9, Office.CHANCELLOR, 0, (F, F), ())]
     out += [InvestigationClaim(8, 9, party) for party in Party]
     out += [PeekClaim(8, 1, (F, L, F)), Accusation(9, 8), Clearance(8, 7)]
+    out += [Accusation(9, 8, sure=False), Clearance(8, 7, sure=False)]
     return out
 
 

@@ -3,21 +3,27 @@ are stored, heard by the computer players, and shown to the table with the resul
 
 from __future__ import annotations
 
+import io
+import json
 import random
 import re
 from pathlib import Path
 
+from moderator import record as records
 from moderator import render
 from moderator.bots import SPEECH_EVENTS
 from moderator.claims import Accusation, Clearance, InvestigationClaim, Office, PeekClaim, SessionClaim, is_true
 from moderator.commands import AddComputers, Join, Speak, Start
-from moderator.engine import Phase, Role, awaiting, public_view
-from moderator.engine.events import LoyaltyInvestigated, PolicyEnacted, PolicyPeekUsed, VetoAnswered
+from moderator.engine import CastVote, Phase, Role, awaiting, public_view
+from moderator.engine.events import LoyaltyInvestigated, PolicyEnacted, PolicyPeekUsed, VetoAnswered, VoteCast
 from moderator.grammar import grammar
+from moderator.service import Service
 from moderator.store import Store
 from moderator.tables import Table
+from moderator.transports import console
 from moderator.transports.web import WebTables
-from tests.fakes import Harness
+from tests.fakes import Harness, RecordingChannel
+from tests.test_console import play_console
 
 HEADER = "What the players claim (they may lie):"
 
@@ -122,9 +128,10 @@ def _owing(table: Table) -> set[int]:
     return {s for s in awaiting(table.state) if not table.seats[s].computer}
 
 
-def ann_and_bob_started() -> tuple[Harness, str]:
-    """A started table of two people (Ann, the host, and Bob) and five computer players."""
-    h = Harness(seed=5)
+def ann_and_bob_started(store: Store | None = None, vote_pause: float = 0.0) -> tuple[Harness, str]:
+    """A started table of two people (Ann, the host, and Bob) and five computer players (whose votes wait for
+    the people's for at most ``vote_pause`` seconds)."""
+    h = Harness(store, seed=5, vote_pause=vote_pause)
     table_id, code = h.open("p0", "Ann")
     h.send("p1", Join(code, "Bob"))
     h.send("p0", AddComputers(5))
@@ -287,3 +294,126 @@ def test_a_claim_at_a_table_speaks_only_of_what_its_speaker_did_or_saw() -> None
                 case Accusation(speaker=speaker, target=target) | Clearance(speaker=speaker, target=target):
                     assert speaker != target
     assert kinds >= {SessionClaim, InvestigationClaim, PeekClaim}
+
+
+# --- people are heard before the computer players vote -------------------------------------------------------
+
+
+def _after_a_result(h: Harness, table_id: str, rng: random.Random) -> Table:
+    """Play (the people pressing) until an election opens after a government's result."""
+    while True:
+        table = h.table(table_id)
+        state = table.state
+        assert state is not None and state.phase is not Phase.GAME_OVER
+        if state.phase is Phase.ELECTION and state.sessions:
+            return table
+        h.press(table.seats[min(_owing(table))].address, rng)
+
+
+def _computer_votes(table: Table) -> list[int]:
+    assert table.state is not None
+    return [s for s in range(table.state.players) if table.seats[s].computer and s not in awaiting(table.state)]
+
+
+def test_computer_players_vote_after_the_people_so_a_claim_made_before_voting_reaches_them() -> None:
+    h, table_id = ann_and_bob_started(vote_pause=20.0)
+    table = _after_a_result(h, table_id, random.Random(1))
+    opened = len(table.log)
+    assert table.computers_wait and _computer_votes(table) == [] and table.state is not None
+    board = "\n".join(m.text for m in render.board_messages(
+        public_view(table.state), table.info(), h.service.ctx.catalog("classic", "en")))
+    assert "Computer 1" in board.split("Still to vote:")[1] and "once the people have voted" in board
+    h.send("p1", Speak("accuse", "Computer 1"), raw="accuse Computer 1")
+    h.press("p0", random.Random(2))
+    assert _computer_votes(h.table(table_id)) == []  # Bob has still to vote
+    h.press("p1", random.Random(3))
+    table = h.table(table_id)
+    assert table.state is not None and table.state.phase is not Phase.ELECTION  # the computers voted at once
+    said = next(s for s in table.said if s.claim == Accusation(1, 2))
+    votes = [i for i, e in enumerate(table.log)
+             if i >= opened and isinstance(e, VoteCast) and table.seats[e.seat].computer]
+    assert votes and said.logged <= min(votes)  # heard before any computer voted
+    assert h.channel.inbox("p1")[-1]["message_id"] != "vote-recorded"  # Bob's vote was the last a person cast
+
+
+def test_the_pause_over_the_computers_vote_though_a_person_has_not() -> None:
+    h, table_id = ann_and_bob_started(vote_pause=20.0)
+    _after_a_result(h, table_id, random.Random(1))
+    h.press("p0", random.Random(2))  # a second after the vote opened
+    h.clock.advance(15)
+    h.service.tick()
+    assert _computer_votes(h.table(table_id)) == []
+    h.clock.advance(5)
+    h.service.tick()
+    table = h.table(table_id)
+    assert table.state is not None and awaiting(table.state) == (1,)  # only Bob is still to vote
+    assert not table.computers_wait
+
+
+def test_the_wait_survives_a_restart(tmp_path: Path) -> None:
+    store = Store(tmp_path / "wait.db")
+    h, table_id = ann_and_bob_started(store, vote_pause=20.0)
+    _after_a_result(h, table_id, random.Random(1))
+    again = Service(store, clock=h.clock, vote_pause=20.0)  # a new process on the same database
+    again.resume_all()
+    table = again.table(table_id)
+    assert table is not None and table.computers_wait and _computer_votes(table) == []
+    h.clock.advance(25)
+    again.tick()
+    table = again.table(table_id)
+    assert table is not None and not table.computers_wait and table.state is not None
+    assert set(awaiting(table.state)) == {0, 1}
+    store.close()
+
+
+def test_a_person_at_their_own_pace_is_waited_for_however_long() -> None:
+    # The console's capability: you play alone with computer players, who vote after you however long you take.
+    h = Harness(seed=5, vote_pause=20.0, channel=RecordingChannel(capabilities=console.CAPABILITIES))
+    table_id, _ = h.open("p0", "Ann")
+    h.send("p0", AddComputers(6))
+    h.start(table_id)
+    table = _after_a_result(h, table_id, random.Random(1))
+    h.clock.advance(600)
+    h.service.tick()
+    assert h.table(table_id).computers_wait and _computer_votes(h.table(table_id)) == []
+    h.press("p0", random.Random(2))
+    assert table.state is not None and table.state.phase is not Phase.ELECTION
+
+
+def test_with_votes_at_the_table_nothing_waits() -> None:
+    h = Harness(seed=5, vote_pause=20.0)
+    table_id, _ = h.open("p0", "Ann", physical_voting=True)
+    h.send("p0", AddComputers(6))
+    h.start(table_id)
+    table = h.table(table_id)
+    if table.state is not None and table.state.phase is Phase.NOMINATION:
+        h.press("p0", random.Random(1))  # Ann is the first candidate
+        table = h.table(table_id)
+    assert table.state is not None and table.state.phase is Phase.ELECTION
+    assert not table.computers_wait and len(_computer_votes(table)) == 6
+
+
+def test_at_the_console_you_may_speak_before_voting_and_the_computers_vote_after_you(tmp_path: Path) -> None:
+    out = io.StringIO()
+    accused: set[int] = set()
+
+    def read(prompt: str) -> str:
+        text = out.getvalue()
+        votes = text.count("Vote on")  # each a vote's prompt: accuse once in each vote after the first
+        if votes > 1 and votes not in accused and "[1]" in text[text.rfind("Vote on"):]:
+            accused.add(votes)
+            return "accuse Computer 1"  # said while the vote is open, before voting
+        return "1"
+
+    path = tmp_path / "game.json"
+    status = play_console(players=7, name="Zoe", theme="classic", language="en", seed=5, watch=False, read=read,
+                          output=out, record=path)
+    assert status == 0 and accused
+    record = records.parse(json.loads(path.read_text()))
+    said = [s for s in record.claims or () if s.claim == Accusation(0, 1)]
+    assert said
+    actions = record.actions
+    for spoken in said:
+        # The next votes after the accusation: Zoe's first, every computer player's after hers.
+        votes = [a for a in actions[spoken.step:] if isinstance(a, CastVote)][:7]
+        assert votes[0].seat == 0 and all(v.seat != 0 for v in votes[1:])

@@ -42,8 +42,9 @@ AT_THE_CONSOLE: Final = frozenset({
 })
 """What help offers at the console: it seats you at a game that starts at once, against computer players who
 never keep it waiting: no lobby, no other phones, no texts to pay for."""
-CAPABILITIES: Final = Capabilities(typed=True, verbs=frozenset(v.value for v in AT_THE_CONSOLE))
-"""A terminal shows a prompt's options itself, as a numbered list, answered by typing."""
+CAPABILITIES: Final = Capabilities(typed=True, verbs=frozenset(v.value for v in AT_THE_CONSOLE), own_pace=True)
+"""A terminal shows a prompt's options itself, as a numbered list, answered by typing; you vote before the
+computer players, however long you take."""
 YOU = "you"
 TABLE = "table"
 

@@ -15,26 +15,17 @@ opt-out also becomes ``OptOut`` (that phone is never prompted again, and the hos
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
-import re
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Final
+from dataclasses import dataclass, field
+from typing import Final
 from urllib.parse import quote
 
-import phonenumbers
-import requests
-from babel.languages import get_official_languages
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import BaseRoute, Route
-from twilio.base.exceptions import TwilioException, TwilioRestException
-from twilio.http.http_client import TwilioHttpClient
-from twilio.request_validator import RequestValidator
+from starlette.routing import BaseRoute
 from twilio.rest import Client
-from twilio.twiml.messaging_response import MessagingResponse
 
 from ..catalog import (
     DEFAULT_LANGUAGE,
@@ -43,7 +34,6 @@ from ..catalog import (
     UCS2_LIMIT,
     Catalog,
     is_gsm7,
-    languages,
     sms_segments,
 )
 from ..channels import (
@@ -56,13 +46,10 @@ from ..channels import (
     Outbound,
     PermanentFailure,
     Port,
-    Refused,
     Result,
     Running,
     Runtime,
-    StatusScale,
     TemporaryFailure,
-    Unreachable,
     WordStyle,
 )
 from ..commands import (
@@ -73,12 +60,16 @@ from ..commands import (
     OptIn,
     OptOut,
     Query,
-    number,
 )
 from ..grammar import fold as fold_words
 from ..grammar import grammar
 from ..qr import qr_text
 from ..settings import Settings
+from . import twilio_common
+from .twilio_common import MAX_BODY as MAX_BODY  # re-exported: the body limit of the SMS webhooks
+from .twilio_common import Account, Messages, twiml
+from .twilio_common import language_of as language_of  # re-exported: the SMS channel's names for them
+from .twilio_common import normalise_number as normalise_number
 
 log = logging.getLogger(__name__)
 
@@ -86,18 +77,6 @@ CHANNEL: Final = "sms"
 WEBHOOK_PATH: Final = "/sms"
 STATUS_PATH: Final = "/sms/status"
 """Twilio's delivery status callbacks for the texts we send (``status_callback``)."""
-MAX_BODY: Final = 64 * 1024
-"""Bytes of a webhook body the server lets through at most (``SmsSpec.webhooks``; counted as it streams, before
-the signature check parses the form). Twilio posts ``application/x-www-form-urlencoded``: about 20 fields and a Body
-of at most 1,600 characters (percent-encoded, up to 12 bytes each: about 19 KB), plus up to ten media URLs for an
-MMS. 64 KB is generous."""
-FINAL_STATUSES: Final = frozenset({"delivered", "undelivered", "failed", "canceled", "read"})
-NOT_DELIVERED: Final = frozenset({"undelivered", "failed"})
-"""Statuses that mean the text never reached the phone."""
-_STATUS_ORDER: Final = {"accepted": 0, "scheduled": 0, "queued": 1, "sending": 2, "sent": 3}
-"""Twilio's callbacks may arrive out of order: a later report of an earlier status changes nothing."""
-STATUSES: Final = StatusScale(_STATUS_ORDER, FINAL_STATUSES, NOT_DELIVERED)
-
 # Twilio's reserved keywords (Advanced Opt-Out defaults): Twilio acts on a message that is exactly one of these
 # words. They are never game commands, whatever else the message says.
 OPT_OUT_WORDS: Final = frozenset({"stop", "stopall", "unsubscribe", "cancel", "end", "quit", "revoke", "optout"})
@@ -119,24 +98,6 @@ text, every text costs, and a private text's secret starts below what a lock scr
 
 OPTED_OUT_ERROR: Final = 21610
 """Twilio's error code for a send to a number that replied STOP."""
-PROVIDER: Final = "Twilio"
-
-
-def refused() -> Refused:
-    """Twilio refuses the account or its key (answered 401): the line names the settings, never their values."""
-    return Refused(PROVIDER, "TWILIO_ACCOUNT_SID or TWILIO_AUTH_TOKEN", "check them in the Twilio Console")
-
-
-def unreachable(exc: OSError) -> Unreachable | None:
-    """Twilio out of reach, if ``exc`` (from requests, under the twilio client) says no connection was made: nothing
-    was sent. None for a failure after the request went (it may have been taken: the lookup decides)."""
-    if isinstance(exc, requests.exceptions.ConnectTimeout):
-        return Unreachable(PROVIDER, "the connection timed out")
-    reason = getattr(exc.args[0], "reason", None) if exc.args else None
-    if isinstance(exc, requests.exceptions.ConnectionError) and reason is not None and (
-            "NewConnectionError" in type(reason).__name__ or "NameResolution" in type(reason).__name__):
-        return Unreachable(PROVIDER, str(reason).split("): ", 1)[-1])  # without the host's and the path's words
-    return None
 
 
 # --- configuration ----------------------------------------------------------------------------------------
@@ -146,76 +107,47 @@ def unreachable(exc: OSError) -> Unreachable | None:
 class SmsSettings:
     """The SMS channel's part of the settings."""
 
-    account_sid: str | None
-    auth_token: str | None
+    account: Account
     sender: str | None
     """``TWILIO_FROM``: the number texts come from (E.164); also the number in the join QR code."""
     messaging_service_sid: str | None
-    public_url: str
-    api_url: str | None
     region: str | None
     """``MODERATOR_SMS_REGION`` (e.g. ``US``): how to read a number written without a country code."""
-    status_callback: str | None = None
-    """Where Twilio reports each text's delivery (``MODERATOR_PUBLIC_URL`` + ``/sms/status``); None without a
-    public URL, since Twilio could not reach a local address."""
 
     @classmethod
     def of(cls, settings: Settings) -> SmsSettings:
         env = settings.env
-        public = settings.public_url
         return cls(
-            account_sid=env.get("TWILIO_ACCOUNT_SID"),
-            auth_token=env.get("TWILIO_AUTH_TOKEN"),
+            account=Account.of(settings),
             sender=normalise_number(env["TWILIO_FROM"]) if "TWILIO_FROM" in env else None,
             messaging_service_sid=env.get("TWILIO_MESSAGING_SERVICE_SID"),
-            public_url=public or f"http://{settings.host}:{settings.port}",
-            api_url=env.get("TWILIO_API_URL"),
             region=env.get("MODERATOR_SMS_REGION"),
-            status_callback=public + STATUS_PATH if public else None,
         )
 
     @property
     def complete(self) -> bool:
         """True when Twilio can be used: an account, its token, and a number or a Messaging Service."""
-        return bool(self.account_sid and self.auth_token and (self.sender or self.messaging_service_sid))
+        return self.account.complete and bool(self.sender or self.messaging_service_sid)
 
     @property
     def webhook_url(self) -> str:
         """The URL Twilio is configured to call, which its signature covers."""
-        return self.public_url + WEBHOOK_PATH
+        return self.account.public_url + WEBHOOK_PATH
 
     @property
     def status_url(self) -> str:
         """The status callback URL Twilio calls, which its signature covers."""
-        return self.public_url + STATUS_PATH
+        return self.account.public_url + STATUS_PATH
 
-    def client(self, http_client: Any = None) -> Client:
+    @property
+    def status_callback(self) -> str | None:
+        """Where Twilio reports each text's delivery (``MODERATOR_PUBLIC_URL`` + ``/sms/status``); None without a
+        public URL, since Twilio could not reach a local address."""
+        return self.status_url if self.account.public else None
+
+    def client(self, http_client: object = None) -> Client:
         """The twilio REST client (``TWILIO_API_URL`` points it at a Twilio-compatible test server)."""
-        client = Client(self.account_sid, self.auth_token, http_client=http_client or TwilioHttpClient(timeout=15))
-        if self.api_url:
-            client.api.base_url = self.api_url.rstrip("/")
-        return client
-
-
-def normalise_number(raw: str, region: str | None = None) -> str | None:
-    """A phone number in E.164 (``+4915123456789``), or None if it is not a valid phone number."""
-    if not re.fullmatch(r"\+?[0-9 ().\-/]{3,}", raw.strip()):
-        return None  # "whatsapp:+1...", an alphanumeric sender, a short code name
-    try:
-        number = phonenumbers.parse(raw.strip(), region)
-    except phonenumbers.NumberParseException:
-        return None
-    if not phonenumbers.is_valid_number(number):
-        return None
-    return phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164)
-
-
-def language_of(number: str) -> str | None:
-    """The language a number's country suggests (the first of its official languages, CLDR's, that a catalog
-    speaks: German for Austria, Persian for Iran), if any; None means the default. ``LANGUAGE xx`` changes it."""
-    region = phonenumbers.region_code_for_number(phonenumbers.parse(number))
-    spoken = get_official_languages(region, de_facto=True) if region else ()
-    return next((lang for lang in spoken if lang in languages()), None)
+        return self.account.client(http_client)
 
 
 # --- text in: what a player's SMS means ---------------------------------------------------------------------
@@ -282,48 +214,20 @@ class SmsGateway:
 
     def delivery(self, params: Mapping[str, str]) -> bool:
         """A status callback for a text we sent; False if it names no text of ours or no known status."""
-        sid = params.get("MessageSid") or params.get("SmsSid") or ""
-        status = (params.get("MessageStatus") or params.get("SmsStatus") or "").lower()
-        if not sid or not (status in _STATUS_ORDER or status in FINAL_STATUSES):
-            return False
-        known = self.port.delivery_report(CHANNEL, sid, status, params.get("ErrorCode") or None, STATUSES)
-        if known and status in NOT_DELIVERED:
-            log.info("an SMS was reported %s (error %s)", status, params.get("ErrorCode") or "-")
+        known = twilio_common.report(self.port, CHANNEL, params)
         self.kick()
         return known
 
 
-def _twiml(reply: str | None = None) -> Response:
-    answer = MessagingResponse()
-    if reply is not None:
-        answer.message(reply)
-    return Response(str(answer), media_type="application/xml")
-
-
 def routes(settings: SmsSettings) -> list[BaseRoute]:
     """``POST /sms`` and ``POST /sms/status``, each checked against Twilio's signature."""
-    assert settings.auth_token, "the webhook needs TWILIO_AUTH_TOKEN to check signatures"
-    validator = RequestValidator(settings.auth_token)
-
-    async def signed(request: Request, public_url: str, path: str) -> dict[str, str] | None:
-        """The form Twilio sent to ``public_url``, or None (logged) if its signature does not check."""
-        form = await request.form(max_files=0)
-        url = public_url + (f"?{request.url.query}" if request.url.query else "")
-        signature = request.headers.get("X-Twilio-Signature", "")
-        if not signature or not validator.validate(url, form, signature):
-            log.warning("refused a request to %s without a valid Twilio signature", path)
-            return None
-        return {k: str(v) for k, v in form.items()}
 
     def gateway(request: Request) -> SmsGateway:
         running: Running = request.app.state.channels[CHANNEL]
         found: SmsGateway = running.state
         return found
 
-    async def webhook(request: Request) -> Response:
-        params = await signed(request, settings.webhook_url, WEBHOOK_PATH)
-        if params is None:
-            return Response(status_code=403)
+    async def webhook(request: Request, params: dict[str, str]) -> Response:
         try:
             if not gateway(request).receive(params):
                 log.info("ignored an SMS webhook without a usable sender or message id")
@@ -335,18 +239,15 @@ def routes(settings: SmsSettings) -> list[BaseRoute]:
                     "an SMS could not be stored (%s); its sender is asked to send it again", exc)
             number = normalise_number(params.get("From", ""), gateway(request).region)
             language = (language_of(number) if number else None) or DEFAULT_LANGUAGE
-            return _twiml(fit_sms(Catalog.load(DEFAULT_THEME, language).text(NOT_STORED_MESSAGE), language))
-        return _twiml()
+            return twiml(fit_sms(Catalog.load(DEFAULT_THEME, language).text(NOT_STORED_MESSAGE), language))
+        return twiml()
 
-    async def status(request: Request) -> Response:
-        params = await signed(request, settings.status_url, STATUS_PATH)
-        if params is None:
-            return Response(status_code=403)
+    async def status(request: Request, params: dict[str, str]) -> Response:
         if not gateway(request).delivery(params):
             log.info("ignored a status callback for no text of ours")
         return Response(status_code=204)
 
-    return [Route(WEBHOOK_PATH, webhook, methods=["POST"]), Route(STATUS_PATH, status, methods=["POST"])]
+    return twilio_common.routes(settings.account, WEBHOOK_PATH, STATUS_PATH, webhook, status)
 
 
 # --- text out ---------------------------------------------------------------------------------------------
@@ -388,8 +289,6 @@ class SmsChannel:
     """Called with a table's join code when its host is told it (``moderator sms`` prints the QR code)."""
     status_callback: str | None = None
     """The URL Twilio reports each text's delivery status to (``SmsSettings.status_callback``), if any."""
-    texts: int = 0
-    """Texts sent so far (each one segment)."""
     capabilities: Capabilities = CAPABILITIES
     screen_url: Callable[[str], str | None] = lambda table: None
     """The address of a table's screen, if the browser channel is on and reachable (``Runtime.screen_url``): the
@@ -397,6 +296,10 @@ class SmsChannel:
     join_page: Callable[[str], str | None] = lambda code: None
     """The address of a join code's page (every way to take a seat, as links and QR codes), if the server has a
     public address: the host's join code carries it, where it fits."""
+    messages: Messages = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.messages = Messages(self.client, self.sender, self.messaging_service_sid, self.status_callback)
 
     def send_batch(self, address: str, messages: Sequence[Outbound]) -> list[Result]:
         """Deliver everything due for one phone, oldest first, folded into one-segment texts."""
@@ -428,134 +331,30 @@ class SmsChannel:
         return out
 
     def _create(self, address: str, parts: Sequence[Outbound]) -> Result:
-        origin: dict[str, str] = (
-            {"messaging_service_sid": self.messaging_service_sid}
-            if self.messaging_service_sid
-            else {"from_": self.sender or ""}
-        )
-        if self.status_callback:
-            origin["status_callback"] = self.status_callback
         language = parts[-1].language
         body = with_links(fit_sms(merged_text(parts), language), parts, self.screen_url, self.join_page)
         handed = [m.handed for m in parts if m.handed is not None]
-        if handed:  # it may have gone out before a crash: ask Twilio before sending it again
-            try:
-                taken = self._accepted(address, body, min(handed))
-            except (TwilioException, OSError) as exc:
-                if getattr(exc, "status", None) == 401:
-                    return refused()
-                outage = unreachable(exc) if isinstance(exc, OSError) else None
-                return outage or TemporaryFailure(f"twilio lookup: {type(exc).__name__}")
-            if taken is not None:
-                return taken
-        try:
-            message = self.client.messages.create(to=address, body=body, **origin)
-        except TwilioException as exc:
-            status = getattr(exc, "status", None)
-            code = getattr(exc, "code", None)
-            if status == 401:  # the account or its key: no text goes until the settings change
-                return refused()
-            if status == 429 or (isinstance(status, int) and status >= 500):
-                return TemporaryFailure(f"twilio {status} ({code})")
-            return PermanentFailure(f"twilio {status} ({code})")
-        except OSError as exc:  # requests' connection errors and timeouts are OSErrors
-            return unreachable(exc) or TemporaryFailure(f"network: {type(exc).__name__}")
-        self.texts += 1
-        sid = getattr(message, "sid", None)
-        segments = getattr(message, "num_segments", None)
-        counted = number(str(segments)) if isinstance(segments, (int, str)) else None
-        return Delivered(
-            ref=sid if isinstance(sid, str) else None,
-            units=sms_segments(body) if counted is None else counted,
-            status=str(getattr(message, "status", None) or "queued"),
-        )
-
-
-    def _accepted(self, address: str, body: str, since: float) -> Delivered | None:
-        """The text Twilio accepted for this phone with this body since ``since`` (less a minute of clock skew),
-        if any: found by recipient, sender and recency (a queued text has no send date yet, so not by date)."""
-        sender = {} if self.messaging_service_sid else {"from_": self.sender or ""}
-        for message in self.client.messages.list(to=address, limit=LOOKUP_LIMIT, **sender):
-            created = message.date_created
-            if message.body == body and (created is None or created.timestamp() >= since - 60.0):
-                counted = number(message.num_segments) if message.num_segments else None
-                return Delivered(ref=message.sid, units=1 if counted is None else counted,
-                                 status=str(message.status or "queued"))
-        return None
-
-
-LOOKUP_LIMIT: Final = 20
-"""Newest texts to a phone looked at to find one sent before a crash (a burst to one phone is a few texts)."""
-
-
-def _strip_header(text: str) -> str:
-    lines = text.split("\n")
-    return "\n".join(lines[PREVIEW_LINES:])
+        return self.messages.create(address, body, min(handed) if handed else None, sms_segments(body))
 
 
 def fold(messages: Sequence[Outbound]) -> list[list[int]]:
-    """Messages due for one phone, in order, in groups (of their places) that each go out as one text within its
-    language's limit (one GSM-7 segment, or two UCS-2).
-
-    A group ends with a prompt (its options stay last), and a secret part makes the whole text start with the
-    neutral private header. The deal may share a text: it is padded to one length for every role, so what
-    shares it, and the text's length, depend on public facts only.
-    """
-    groups: list[list[int]] = []
-    for i in range(len(messages)):
-        last = groups[-1] if groups else None
-        if (last is not None and messages[last[-1]].kind is not Kind.PROMPT
-                and messages[last[-1]].language == messages[i].language
-                and len(merged_text([messages[j] for j in [*last, i]])) <= limit(messages[i].language)):
-            last.append(i)
-        else:
-            groups.append([i])
-    return groups
-
-
-def _shown(messages: Sequence[Outbound]) -> list[Outbound]:
-    """The parts of one text that are written out: those no later part says again. A call to decide is said
-    again by the prompt for that decision; a closed seat list by the opening of the game it started. The
-    left-out part still counts as delivered (it was, in other words)."""
-    shown = []
-    for i, m in enumerate(messages):
-        later = messages[i + 1:]
-        if m.kind is Kind.CALL and any(n.kind is Kind.PROMPT and n.decision == m.decision for n in later):
-            continue
-        closed = m.kind is Kind.LOBBY and m.seating is not None and not m.seating.open
-        if closed and any(n.decision == m.decision for n in later):
-            continue
-        shown.append(m)
-    return shown
+    """Messages due for one phone, in order, in groups that each go out as one text within its language's limit
+    (one GSM-7 segment, or two UCS-2): ``twilio_common.fold``."""
+    return twilio_common.fold(messages, CAPABILITIES, limit)
 
 
 def merged_text(messages: Sequence[Outbound]) -> str:
-    """The text of messages sent as one SMS, as the phone gets it (``Capabilities.written``): the header first if
-    any is secret, then every part in order (less the parts a later one says again)."""
-    shown = _shown(messages)
-    texts = [CAPABILITIES.written(m.text, m.language) for m in shown]
-    if len(texts) == 1:
-        return texts[0]
-    secret = [t for m, t in zip(shown, texts, strict=True) if m.secret]
-    parts = [_strip_header(t) if m.secret else t for m, t in zip(shown, texts, strict=True)]
-    header = secret[0].split("\n")[:PREVIEW_LINES] if secret else []
-    return "\n".join(header + parts)
+    """The text of messages sent as one SMS, as the phone gets it (transliterated where its language goes in
+    GSM-7): ``twilio_common.merged_text``."""
+    return twilio_common.merged_text(messages, CAPABILITIES)
 
 
 def with_links(body: str, parts: Sequence[Outbound], screen_url: Callable[[str], str | None],
                join_page: Callable[[str], str | None]) -> str:
-    """The text, and on new lines after a join code its join page's address, and after a join code or a game's
-    end the table screen's, each where it exists and the text still fits its limit (links only where they
-    exist: no table screen under plain ``moderator sms``)."""
-    urls = [join_page(m.join_code) for m in parts if m.kind is Kind.JOIN and m.join_code]
-    linked = [m.table for m in parts if m.table and m.kind in (Kind.JOIN, Kind.END)]
-    urls += [screen_url(linked[-1])] if linked else []
-    for url in urls:
-        language = parts[-1].language if parts else DEFAULT_LANGUAGE
-        fits = len(body) + 1 + len(url or "") <= limit(language)
-        if url and fits and (is_gsm7(url) or not CAPABILITIES.transliterates(language)):
-            body += "\n" + url
-    return body
+    """The text with its join page's and table screen's addresses where they fit (``twilio_common.with_links``);
+    in a language GSM-7 writes, only an address GSM-7 writes too."""
+    return twilio_common.with_links(body, parts, screen_url, join_page, limit,
+                                    lambda url, language: is_gsm7(url) or not CAPABILITIES.transliterates(language))
 
 
 # --- joining ------------------------------------------------------------------------------------------------
@@ -603,40 +402,17 @@ class SmsSpec:
                 link = join_link(number, code)
                 print(qr_text(link), link, sep="\n", flush=True)
 
-        public = settings.public_url
-
-        def join_page(code: str) -> str | None:
-            return f"{public}/join/{code}" if public else None
-
         client = sms.client(runtime.network(CHANNEL))
         channel = SmsChannel(client, sms.sender, sms.messaging_service_sid,
                              on_join_code=show if settings.print_join_codes else None,
                              status_callback=sms.status_callback, screen_url=runtime.screen_url,
-                             join_page=join_page)
+                             join_page=twilio_common.join_page(settings))
         delivery = runtime.delivery(CHANNEL, channel)
         log.info("sms: webhook at %s", sms.webhook_url)
 
-        async def check() -> None:
-            # A client of its own: the sender's is used on the sender's thread meanwhile.
-            await asyncio.to_thread(check_account, sms.client(runtime.network(CHANNEL)), sms.account_sid or "")
-
         yield Running(SmsGateway(runtime.port, region=sms.region, kick=delivery.kick),
-                      lambda code: join_ways(number, code), check=check)
-
-
-def check_account(client: Client, account_sid: str) -> None:
-    """Ask Twilio for the account: ``Refused`` if it refuses the account or its key, ``Unreachable`` if it cannot
-    be reached or is unwell (texts still come in through the webhook meanwhile)."""
-    try:
-        client.api.v2010.accounts(account_sid).fetch()
-    except TwilioRestException as exc:
-        if exc.status in (401, 403):
-            raise refused() from None
-        if exc.status == 429 or exc.status >= 500:
-            raise Unreachable(PROVIDER, f"it answered {exc.status}") from None
-        log.info("sms: Twilio answered %d when asked for the account; texts are tried as they come", exc.status)
-    except OSError as exc:
-        raise (unreachable(exc) or Unreachable(PROVIDER, type(exc).__name__)) from None
+                      lambda code: join_ways(number, code),
+                      check=twilio_common.checker(sms.account, runtime.network(CHANNEL), CHANNEL))
 
 
 SPEC: Final = SmsSpec()
