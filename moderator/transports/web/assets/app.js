@@ -5,7 +5,8 @@
 //   form's body, for the seat's session (a cookie); live.js waits for that (window.seatSession) before it
 //   fetches the seat's part. Refused (not signed by our bot, no seat at this table), the page says why.
 // - Telegram's colours and viewport, where Telegram gives them (its script's themeParams and events, else
-//   #tgWebAppThemeParams=…), as the --tg-theme-* and --tg-viewport-* properties Telegram's script would set.
+//   #tgWebAppThemeParams=…): the --tg-theme-* and --tg-viewport-* properties Telegram's script would set, and
+//   the pairs of those colours that read well (``paint``) for the page.
 // - Covers close when Telegram hides the page (its "deactivated" event), as they do when the page is hidden.
 window.seatSession = (() => {
   const live = document.getElementById("live");
@@ -15,16 +16,44 @@ window.seatSession = (() => {
   const root = document.documentElement;
   const COLOUR = /^#[0-9a-f]{3,8}$/i;
 
+  // Telegram's colours are the person's theme, not checked for contrast (its default dark theme's buttons are
+  // 3.7:1): a pair is taken only where it reads (text 4.5:1; the page's buttons, bold and 20px, are large text:
+  // 3:1), as --app-* properties that style.css uses; else ours, light or dark as Telegram's background is. The
+  // --tg-theme-* properties are set as Telegram's own script sets them, for nothing here to read unchecked.
+  function luminance(hex) {
+    const [r, g, b] = [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16) / 255)
+      .map((c) => (c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4));
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+  }
+  function contrast(a, b) {
+    const [x, y] = [luminance(a), luminance(b)].sort((p, q) => q - p);
+    return (x + 0.05) / (y + 0.05);
+  }
+  const FULL = /^#[0-9a-f]{6}$/i;
   function paint(theme) {
-    for (const [key, value] of Object.entries(theme || {})) {
+    theme = theme || {};
+    for (const [key, value] of Object.entries(theme)) {
       if (/^[a-z_]+$/.test(key) && COLOUR.test(String(value))) {
         root.style.setProperty(`--tg-theme-${key.replace(/_/g, "-")}`, value);
       }
     }
-    const bg = theme && theme.bg_color;
-    if (bg && COLOUR.test(bg) && bg.length === 7) {  // dark or light controls, as the background is
-      const [r, g, b] = [1, 3, 5].map((i) => parseInt(bg.slice(i, i + 2), 16));
-      root.style.colorScheme = 0.2126 * r + 0.7152 * g + 0.0722 * b < 128 ? "dark" : "light";
+    const take = (name, colour, against, ratio) => {
+      const ok = FULL.test(String(colour)) && FULL.test(String(against)) && contrast(colour, against) >= ratio;
+      if (ok) root.style.setProperty(name, colour); else root.style.removeProperty(name);
+      return ok;
+    };
+    const bg = theme.bg_color;
+    if (!take("--app-text", theme.text_color, bg, 4.5)) return;  // unreadable or none: our colours
+    root.style.setProperty("--app-bg", bg);
+    const dark = luminance(bg) < 0.18;
+    root.style.colorScheme = dark ? "dark" : "light";  // the browser's own controls, as the background is
+    root.dataset.scheme = dark ? "dark" : "light";  // our muted and accent words, likewise (style.css)
+    take("--app-link", theme.link_color, bg, 4.5);
+    take("--app-hint", theme.hint_color, bg, 4.5);
+    if (take("--app-button", theme.button_color, theme.button_text_color, 3)) {
+      root.style.setProperty("--app-button-text", theme.button_text_color);
+    } else {
+      root.style.removeProperty("--app-button-text");
     }
   }
   function fromFragment() {
