@@ -19,7 +19,11 @@ with a few seconds between presses:
   Targets: at most 2.0 calls per press in every game (not only the mean), at most 20 group calls in any minute,
   the group's result within 3 s (median) and 10 s (max), no prompt before its result.
 
-The two whole games print their calls by kind per game and the group's busiest minute (never more than 20 sends
+* seven people, one on the seat's page in Telegram (a Mini App): as the seven people's table, but Ann decides on
+  her seat's page (her taps handed to the service as the page's route hands them: a press without a message), the
+  others by buttons. The edits that show her choices on her chat's prompts are printed apart ("Mini App edits").
+
+The whole games print their calls by kind per game and the group's busiest minute (never more than 20 sends
 or edits a minute into a group); the old per-game target of 150 sends gave way to the quick table's per press.
 """
 
@@ -44,12 +48,15 @@ GROUP = group_chat(-100777)
 NAMES = ["Ann", "Bob", "Cy", "Dee", "Eve", "Fay", "Gus"]
 TARGET_GROUP_PER_MINUTE = 20
 KINDS = ("group messages", "group edits", "group board edits", "private messages", "private edits",
-         "callback answers")
+         "Mini App edits", "callback answers")
 
 
-async def one_game(folder: Path, seed: int, *, computers: bool) -> tuple[Counter[str], int, int]:
-    """Play one game; returns calls by kind, the group's busiest minute, and the number of presses."""
-    t = TelegramTable(folder / f"game-{seed}-{computers}.db", seed=seed)
+async def one_game(folder: Path, seed: int, *, computers: bool, app: bool = False) -> tuple[Counter[str], int, int]:
+    """Play one game (``app``: Ann on her seat's page in Telegram); returns calls by kind, the group's busiest
+    minute, and the number of presses."""
+    t = TelegramTable(folder / f"game-{seed}-{computers}-{app}.db", seed=seed)
+    if app:
+        t.app_url = lambda table: f"https://moderator.example.org/app/{table}"
     await t.boot()
     before = len(t.api.calls)
     if computers:
@@ -65,7 +72,7 @@ async def one_game(folder: Path, seed: int, *, computers: bool) -> tuple[Counter
         await t.open_and_join(names, group=GROUP)
     t.clock.advance(4.0)
     await t.say(names[0], "/startgame", chat=GROUP)
-    await t.play(names, random.Random(seed), think=8.0)
+    await t.play(names, random.Random(seed), think=8.0, on_page=names[0] if app else None)
     await t.settle(600.0)
     kinds: Counter[str] = Counter()
     for call in t.api.calls[before:]:
@@ -78,6 +85,9 @@ async def one_game(folder: Path, seed: int, *, computers: bool) -> tuple[Counter
             kinds[f"{where} board edits"] += 1
         elif call.method == "answerCallbackQuery":
             kinds["callback answers"] += 1
+    assert t.bot.channel is not None
+    kinds["Mini App edits"] = t.bot.channel.app_edits  # private edits that showed a choice made on the page
+    kinds["private edits"] -= t.bot.channel.app_edits
     busiest = t.api.max_per_minute(GROUP["id"])
     await t.stop()
     return kinds, busiest, t.presses
@@ -212,12 +222,12 @@ def quick(games: int, first: int = 0) -> int:
     return 0 if ok else 1
 
 
-async def scenario(games: int, *, computers: bool) -> tuple[dict[str, float], int]:
+async def scenario(games: int, *, computers: bool, app: bool = False) -> tuple[dict[str, float], int]:
     totals: Counter[str] = Counter()
     busiest = 0
     with tempfile.TemporaryDirectory() as folder:
         for seed in range(games):
-            kinds, minute, _ = await one_game(Path(folder), seed, computers=computers)
+            kinds, minute, _ = await one_game(Path(folder), seed, computers=computers, app=app)
             totals.update(kinds)
             busiest = max(busiest, minute)
     return {k: totals[k] / games for k in KINDS}, busiest
@@ -233,8 +243,9 @@ def main(argv: list[str] | None = None) -> int:
     status = quick(args.games, args.first_seed)
     if args.quick_only:
         return status
-    for label, computers in (("host + 6 computer players", True), ("7 people", False)):
-        average, busiest = asyncio.run(scenario(args.games, computers=computers))
+    for label, computers, app in (("host + 6 computer players", True, False), ("7 people", False, False),
+                                  ("7 people, Ann on the Mini App", False, True)):
+        average, busiest = asyncio.run(scenario(args.games, computers=computers, app=app))
         sends = sum(v for k, v in average.items() if k != "callback answers")
         print(f"7-player game with a group, {label}: average of {args.games} games")
         for kind in KINDS:

@@ -46,7 +46,19 @@ from starlette.routing import BaseRoute, Route
 from . import record as records
 from .board import font_problems
 from .catalog import problems as catalog_problems
-from .channels import Channel, ChannelSpec, ChannelState, Delivery, JoinWay, Pages, Problem, Receipt, Running, Status
+from .channels import (
+    Channel,
+    ChannelSpec,
+    ChannelState,
+    Delivery,
+    JoinWay,
+    Pages,
+    Problem,
+    Receipt,
+    Running,
+    Status,
+    Vouched,
+)
 from .commands import Inbound
 from .delivery import Inline, Sender, Worker
 from .guard import (
@@ -166,6 +178,18 @@ class Wiring:
         if not self.settings.web or not self.settings.public_url:
             return None
         return f"{self.settings.public_url}/table/{table_id}"
+
+    def app_url(self, table_id: str) -> str | None:
+        public = self.settings.public_url
+        if not self.settings.web or not public or not public.startswith("https://"):
+            return None
+        return f"{public}{web.APP_PATH}{table_id}"
+
+    def vouch(self, signed: str) -> Vouched | None:
+        for running in list(self.running.values()):
+            if running.vouch is not None and (vouched := running.vouch(signed)) is not None:
+                return vouched
+        return None
 
     def network(self, name: str) -> Any:
         return self.networks.get(name)
@@ -369,7 +393,8 @@ def create_app(
     app = Starlette(routes=routes, lifespan=lifespan, middleware=[
         # Outermost, so every guard sees the client and the scheme the trusted proxy reported (and only its).
         Middleware(ProxyHeadersMiddleware, trusted_hosts=trusted),
-        Middleware(SecurityHeaders),
+        # Only a seat's page in Telegram may be framed, and by Telegram's web client only.
+        Middleware(SecurityHeaders, framed=web.FRAMED if web.SPEC.off(settings) is None else {}),
         Middleware(OriginCheck, exempt=tuple(hooks), public_url=settings.public_url),
         Middleware(StreamingBodyLimit, limits=hooks),
         Middleware(Standby, webhooks={spec.name: tuple(spec.webhooks(settings)) for spec in on}),

@@ -426,6 +426,16 @@ class JoinWay:
 
 
 @dataclass(frozen=True, slots=True)
+class Vouched:
+    """A person a channel vouches for on a page (a Telegram Mini App's signed ``initData``): their address on that
+    channel, and the language their app says they read."""
+
+    channel: str
+    address: str
+    language: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Receipt:
     """What became of one input, for the channel that handed it in."""
 
@@ -847,6 +857,17 @@ class Runtime(Protocol):
         """The address of a table's screen, if the browser channel is on and reachable."""
         ...
 
+    def app_url(self, table_id: str) -> str | None:
+        """The address of a seat's page at the table as a messenger opens it inside its app (a Telegram Mini App),
+        if the browser channel is on and the server has a public ``https`` address (apps open nothing else); the
+        address holds no secret: the app vouches for whose seat it is (``vouch``)."""
+        ...
+
+    def vouch(self, signed: str) -> Vouched | None:
+        """The person a running channel's app vouches for with ``signed`` (a Telegram Mini App's ``initData``:
+        checked against the channel's key), or None: no channel signed it, or not lately."""
+        ...
+
     @property
     def pages(self) -> Pages:
         """What browser pages show, from the service."""
@@ -864,6 +885,9 @@ class Running:
     server brings them (Telegram's long polling, a game at the terminal). A command without a web server ends
     when it ends; the channel's context ends it otherwise (it is cancelled first). A ``Refused`` it raises stops
     the channel alone."""
+    vouch: Callable[[str], Vouched | None] | None = None
+    """For a channel whose app opens a seat's page with the person signed by the provider (a Telegram Mini App):
+    who ``signed`` stands for, or None if the signature is not the channel's, is stale, or names nobody."""
     check: Callable[[], Awaitable[None]] | None = None
     """For a channel that starts without reaching its provider (its webhooks take inputs while the provider is away):
     asks the provider whether it takes the channel's credentials, raising ``Refused`` (the wiring stops the

@@ -299,7 +299,8 @@ class Press:
     gives it back on the answer to that press so the channel can show the choice on the pressed message."""
 
     ref: str
-    """The channel's id of the message that was pressed."""
+    """The channel's id of the message that was pressed; empty for a choice made on the seat's page in the
+    channel's app (a Telegram Mini App), which the channel shows on the latest prompt of its chat."""
     text: str
     """That message's text as the channel shows it (to edit it without having remembered it)."""
     label: str

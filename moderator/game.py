@@ -522,7 +522,9 @@ def _session_claim(seat: int, groups: list[tuple[Policy, ...]], public: PublicVi
 def _answer_press(ctx: Context, table: Table, seat: int, actions: Sequence[Action], press: Press, reply: Reply,
                   out: Outgoing) -> None:
     """The pressed message shows the choice: the first confirmation to the presser carries the press (else a bare
-    one), with the options it keeps (a vote can be changed until the last one is in)."""
+    one), with the options it keeps (a vote can be changed until the last one is in). A press without a message
+    (``Press.ref`` empty: chosen on the seat's page in the channel's app) is shown on the chat's latest prompt,
+    never in a toast: the chat must show what the page decided."""
     state = table.state
     assert state is not None
     vote = isinstance(actions[-1], CastVote)
@@ -530,7 +532,7 @@ def _answer_press(ctx: Context, table: Table, seat: int, actions: Sequence[Actio
     still = prompt_for(ctx, table, table.seats[seat]) if state.phase is Phase.ELECTION else None
     kept = still is not None and vote
     options = tuple(Option(c.label, moves.token(c.action)) for c in still.choices) if kept and still else ()
-    if vote and ctx.caps(reply.channel).toasts:
+    if vote and ctx.caps(reply.channel).toasts and press.ref:
         # A vote is confirmed where it was pressed, in the toast, and the ballot stays as it is: its buttons
         # change the vote until the last one is in, and answer with the result after. The confirmation is kept
         # with the press, as it would have gone without toasts, for a channel too late to show the toast.

@@ -183,10 +183,13 @@ PAGE_HEADERS: Final = (
 class SecurityHeaders:
     """ASGI middleware: ``X-Content-Type-Options: nosniff`` on every response; on HTML pages also no framing by
     anyone (CSP ``frame-ancestors 'none'`` and ``X-Frame-Options: DENY``) and ``Referrer-Policy: same-origin``,
-    which replace whatever the route set, so every page has the one policy."""
+    which replace whatever the route set, so every page has the one policy. The one exception is ``framed``: pages
+    under these paths may be framed by the origin given (a messenger's web client that opens a seat's page in a
+    frame, and nobody else), with no ``X-Frame-Options``, which can name no origin."""
 
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(self, app: ASGIApp, framed: Mapping[str, str] | None = None) -> None:
         self.app = app
+        self.framed = dict(framed or {})
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -198,6 +201,12 @@ class SecurityHeaders:
                 headers = [(bytes(k).lower(), bytes(v)) for k, v in message.get("headers", ())]
                 html = any(k == b"content-type" and v.lower().startswith(b"text/html") for k, v in headers)
                 ours = dict(PAGE_HEADERS) if html else {}
+                framer = next((origin for prefix, origin in self.framed.items()
+                               if path_matches(str(scope.get("path", "")), prefix)), None)
+                if html and framer is not None:
+                    ours[b"content-security-policy"] = f"frame-ancestors {framer}".encode()
+                    del ours[b"x-frame-options"]
+                    headers = [(k, v) for k, v in headers if k != b"x-frame-options"]
                 ours[b"x-content-type-options"] = b"nosniff"
                 message["headers"] = [(k, v) for k, v in headers if k not in ours] + list(ours.items())
             await send(message)

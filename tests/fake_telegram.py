@@ -2,12 +2,12 @@
 exactly as Telegram sends them.
 
 ``FakeBotAPI`` answers getMe, getUpdates, sendMessage, sendPhoto, editMessageText, editMessageMedia,
-answerCallbackQuery, setMyCommands, deleteWebhook and deleteMessage, records every call with the fake clock's time,
-keeps every chat's messages as a phone would show them (edits applied), holds updates for long polling until an
-``offset`` confirms them (as Telegram does), parses ``parse_mode=HTML`` as strictly as Telegram (an unescaped
-``<`` or ``&`` is a 400), answers a press only within Telegram's answer window (later: 400 "query is too old"),
-and fails on request: a 403 for a chat that never opened the bot, a one-off 429 with ``retry_after``, a 400 with
-``migrate_to_chat_id``.
+answerCallbackQuery, setMyCommands, setChatMenuButton, deleteWebhook and deleteMessage, records every call with
+the fake clock's time, keeps every chat's messages as a phone would show them (edits applied) and its menu button,
+holds updates for long polling until an ``offset`` confirms them (as Telegram does), parses ``parse_mode=HTML`` as
+strictly as Telegram (an unescaped ``<`` or ``&`` is a 400), answers a press only within Telegram's answer window
+(later: 400 "query is too old"), and fails on request: a 403 for a chat that never opened the bot, a one-off 429
+with ``retry_after``, a 400 with ``migrate_to_chat_id``.
 """
 
 from __future__ import annotations
@@ -151,6 +151,8 @@ class FakeBotAPI(BaseRequest):
         self.migrated: dict[int, int] = {}
         """Groups upgraded to a supergroup: every send there answers 400 with ``migrate_to_chat_id``."""
         self._ids = itertools.count(100)
+        self.menus: dict[int, dict[str, Any]] = {}
+        """Each private chat's menu button, as the bot last set it (``setChatMenuButton``)."""
         self.updates: list[dict[str, Any]] = []
         """Updates waiting for ``getUpdates``: each stays until a later call's ``offset`` is past its id."""
 
@@ -256,6 +258,11 @@ class FakeBotAPI(BaseRequest):
                 return True
             case "setMyCommands" | "deleteWebhook":
                 return True
+            case "setChatMenuButton":
+                assert chat is not None
+                button = params.get("menu_button") or {"type": "default"}
+                self.menus[chat] = json.loads(button) if isinstance(button, str) else button
+                return True
         raise LookupError(f"method {api} is not in this fake")
 
     def _text(self, params: dict[str, Any], key: str = "text") -> tuple[str, list[dict[str, Any]]]:
@@ -315,3 +322,21 @@ def buttons(message: dict[str, Any]) -> list[dict[str, Any]]:
     """The inline buttons of a stored message, row by row."""
     markup = message.get("reply_markup") or {}
     return [b for row in markup.get("inline_keyboard", []) for b in row]
+
+
+def init_data(person: dict[str, Any], *, token: str = TOKEN, auth_date: int = 1_800_000_000,
+              **extra: str) -> str:
+    """What a Telegram client hands a Mini App opened from an inline ``web_app`` button (``initData``): the user,
+    a query id, the date, signed as core.telegram.org/bots/webapps documents it (written here from the docs, not
+    from the moderator's code): every field but ``hash``, sorted, as ``key=value`` lines, under HMAC-SHA256 with
+    the key HMAC-SHA256("WebAppData", token)."""
+    import hashlib
+    import hmac
+    from urllib.parse import urlencode
+
+    fields = {"query_id": "AAHdF6IQAAAAAN0XohDhrOrc", "auth_date": str(auth_date),
+              "user": json.dumps(person, separators=(",", ":"), ensure_ascii=False), **extra}
+    check = "\n".join(f"{k}={v}" for k, v in sorted(fields.items()))
+    key = hmac.new(b"WebAppData", token.encode(), hashlib.sha256).digest()
+    fields["hash"] = hmac.new(key, check.encode(), hashlib.sha256).hexdigest()
+    return urlencode(fields)

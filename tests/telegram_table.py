@@ -13,6 +13,7 @@ from urllib.parse import parse_qs, urlparse
 from telegram import Update
 
 from moderator.channels import Channel
+from moderator.commands import Choose, Inbound, Press
 from moderator.delivery import Worker
 from moderator.service import Service
 from moderator.store import Store
@@ -51,6 +52,8 @@ class TelegramTable:
         self.typing = 1.5
         """Seconds each update adds to the clock: people do not type or press within the same millisecond."""
         self.running = False
+        self.app_url: Callable[[str], str | None] = lambda table: None
+        """The seat's page in Telegram (``Runtime.app_url``): none unless a test or benchmark offers one."""
 
     # --- the bot's life ---------------------------------------------------------------------------------
 
@@ -60,7 +63,7 @@ class TelegramTable:
         self.service = Service(self.store, clock=self.clock, seed=lambda: self.seed,
                                codes=random.Random(self.seed), capabilities={CHANNEL: CAPABILITIES})
         self.app = build_application(TOKEN, request=self.api, rate_limiter=False)
-        self.bot = TelegramBot(self.service, clock=self.clock)
+        self.bot = TelegramBot(self.service, clock=self.clock, app_url=self.app_url)
         self.errors: list[BaseException] = []
         self.bot.install(self.app)
 
@@ -194,8 +197,10 @@ class TelegramTable:
         await self.say(names[0], "/startgame", chat=group)
 
     async def play(self, names: list[str], rng: random.Random, *, think: float = 6.0, limit: int = 3000,
-                   presses: int | None = None) -> None:
-        """Everyone presses a random button of their newest prompt until the game is over (or ``presses``)."""
+                   presses: int | None = None, on_page: str | None = None) -> None:
+        """Everyone presses a random button of their newest prompt until the game is over (or ``presses``);
+        ``on_page`` decides on the seat's page in Telegram instead: the button's token handed to the service as the
+        page's route hands it (the seat's Telegram address, a ``Press`` without a message)."""
         for _ in range(limit):
             if presses is not None and presses <= 0:
                 return
@@ -208,10 +213,17 @@ class TelegramTable:
                 continue
             name, message = rng.choice(waiting)
             chat = self.chat_of(name)
-            button = rng.choice([b for b in buttons(message) if _is_game(b["callback_data"])])
+            button = rng.choice([b for b in buttons(message) if _is_game(b.get("callback_data", ""))])
             self.pressed.add((chat, message["message_id"]))
             presses = None if presses is None else presses - 1
             await self.wait(think)
+            if name == on_page:
+                table, decision, token = button["callback_data"].split(":")
+                self.service.handle(Inbound(CHANNEL, str(chat), Choose(token, int(decision)), table=table,
+                                            external_id=f"web:{self.presses}.{chat}.{message['message_id']}",
+                                            press=Press("", "", button["text"])))
+                await self.bot.deliver()
+                continue
             await self.press(name, chat, message["message_id"], button["callback_data"])
         raise AssertionError("the game did not end")
 

@@ -38,13 +38,15 @@ from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 class Server:
     """``serve``'s app with the browser channel on, under uvicorn in a thread, on a free loopback port."""
 
-    def __init__(self, db: Path) -> None:
+    def __init__(self, db: Path, env: dict[str, str] | None = None, **options: Any) -> None:
+        """``env``: the settings (else the browser channel alone on ``db``); ``options``: ``create_app``'s (no
+        delivery unless they say so)."""
         import uvicorn
 
         self.db = db
         self.port = free_port()
-        settings = Settings.load({"MODERATOR_DB": str(db), "MODERATOR_WEB": "on"}, cwd=db.parent)
-        self.app = create_app(settings, deliver=False)
+        settings = Settings.load(env or {"MODERATOR_DB": str(db), "MODERATOR_WEB": "on"}, cwd=db.parent)
+        self.app = create_app(settings, **{"deliver": False, **options})
         config = uvicorn.Config(self.app, host="127.0.0.1", port=self.port,
                                 log_level="warning", timeout_graceful_shutdown=1)
         self.server = uvicorn.Server(config)

@@ -256,6 +256,7 @@ def pages_app() -> Starlette:
         return PlainTextResponse("done")
 
     return Starlette(routes=[Route("/page", page), Route("/data", data), Route("/new", post, methods=["POST"]),
+                             Route("/app/T1", page), Route("/apple", page),
                              Route("/telegram", post, methods=["POST"]), Route("/sms/status", post, methods=["POST"])])
 
 
@@ -269,6 +270,18 @@ def test_pages_forbid_framing_and_sniffing_and_keep_their_address_to_this_site()
     # same-origin, replacing the route's no-referrer: a same-origin POST then carries a real Origin
     assert page.headers.get_list("referrer-policy") == ["same-origin"]
     assert data.headers["x-content-type-options"] == "nosniff" and "x-frame-options" not in data.headers
+
+
+def test_only_the_framed_paths_may_be_framed_and_only_by_the_origin_named_every_other_page_by_nobody() -> None:
+    """The seat's page in Telegram (``/app/``) is a frame of Telegram's web client; nothing else is anyone's."""
+    with TestClient(SecurityHeaders(pages_app(), framed={"/app/": "https://web.telegram.org"})) as client:
+        framed, page, near = client.get("/app/T1"), client.get("/page"), client.get("/apple")
+    assert framed.headers["content-security-policy"] == "frame-ancestors https://web.telegram.org"
+    assert "x-frame-options" not in framed.headers  # it can name no origin: DENY would refuse Telegram too
+    assert framed.headers["x-content-type-options"] == "nosniff"
+    for other in (page, near):  # a path that merely starts alike is another page
+        assert other.headers["content-security-policy"] == "frame-ancestors 'none'"
+        assert other.headers["x-frame-options"] == "DENY"
 
 
 # --- the Origin check -----------------------------------------------------------------------------------------

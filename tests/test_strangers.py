@@ -133,13 +133,19 @@ def test_a_post_from_another_origin_with_the_hosts_cookie_is_refused_and_changes
 
 
 def test_pages_forbid_framing_and_sniffing_and_keep_their_address_to_this_site(tmp_path: Path) -> None:
+    """Every page forbids framing, but the seat's page in Telegram (``/app/<table>``), which Telegram's web client
+    alone may frame."""
     with site(tmp_path) as s:
         table_id = s.open(s.client)
-        for path in ("/", f"/join/{s.code(s.client, table_id)}", f"/table/{table_id}", f"/host/{table_id}"):
+        for path in ("/", f"/join/{s.code(s.client, table_id)}", f"/table/{table_id}", f"/host/{table_id}",
+                     f"/play/{table_id}"):
             headers = s.client.get(path).headers
             assert headers["content-security-policy"] == "frame-ancestors 'none'", path
             assert headers["x-frame-options"] == "DENY" and headers["x-content-type-options"] == "nosniff", path
             assert headers["referrer-policy"] == "same-origin", path  # no-referrer would make forms send Origin: null
+        app = s.client.get(f"/app/{table_id}").headers
+        assert app["content-security-policy"] == "frame-ancestors https://web.telegram.org"
+        assert "x-frame-options" not in app and app["x-content-type-options"] == "nosniff"
         assert s.client.get("/healthz").headers["x-content-type-options"] == "nosniff"
 
 

@@ -65,6 +65,7 @@ from .config import (
 from .handlers import TelegramBot
 from .messages import callback, chunks, compose, escape, keyboard, lobby_keyboard
 from .polling import Poller
+from .webapp import voucher
 from .webhook import Webhook, webhook_route
 
 log = logging.getLogger(__name__)
@@ -115,7 +116,8 @@ class TelegramSpec:
         with reaching():  # a token PTB itself finds malformed is refused as Telegram would
             ptb = build_application(telegram.token, api_url=telegram.api_url, request=request,
                                     rate_limiter=request is None, updater=False)
-        bot = TelegramBot(runtime.port, clock=runtime.clock, screen_url=runtime.screen_url, report=report)
+        bot = TelegramBot(runtime.port, clock=runtime.clock, screen_url=runtime.screen_url,
+                          app_url=runtime.app_url if settings.server else lambda table: None, report=report)
         bot.install(ptb)
         try:
             with reaching():
@@ -137,7 +139,8 @@ class TelegramSpec:
 
             if settings.server:
                 log.info("telegram: webhook at %s%s", settings.public_url, telegram.path)
-                yield Running(Webhook(ptb, bot), ways)
+                # The seat's page in Telegram (``Runtime.app_url``) comes with the person signed by Telegram.
+                yield Running(Webhook(ptb, bot), ways, vouch=voucher(telegram.token, runtime.clock))
                 return
             poller = Poller(ptb, bot, report=report)
             log.info("telegram: @%s polls for updates", username)

@@ -18,7 +18,17 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any, Final
 
-from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup, InputMediaPhoto, Message
+from telegram import (
+    Bot,
+    InlineKeyboardButton,
+    InlineKeyboardMarkup,
+    InputMediaPhoto,
+    MenuButton,
+    MenuButtonDefault,
+    MenuButtonWebApp,
+    Message,
+    WebAppInfo,
+)
 from telegram.constants import ParseMode
 from telegram.error import BadRequest, ChatMigrated, Forbidden, InvalidToken, NetworkError, RetryAfter, TelegramError
 from telegram.helpers import create_deep_linked_url
@@ -41,6 +51,7 @@ from .config import (
 )
 from .messages import (
     LOBBY,
+    app_button,
     as_repeat,
     callback,
     calls,
@@ -51,6 +62,7 @@ from .messages import (
     keyboard,
     lobby_keyboard,
     message_html,
+    open_seat,
 )
 
 log = logging.getLogger(__name__)
@@ -92,10 +104,19 @@ class TelegramChannel:
     capabilities: Final = CAPABILITIES
 
     def __init__(self, bot: Bot, loop: asyncio.AbstractEventLoop, *, clock: Callable[[], float] = time.time,
-                 screen_url: Callable[[str], str | None] = lambda table: None) -> None:
+                 screen_url: Callable[[str], str | None] = lambda table: None,
+                 app_url: Callable[[str], str | None] = lambda table: None) -> None:
         self.bot = bot
         self.screen_url = screen_url
         """The address of a table's screen, if the browser channel serves one."""
+        self.app_url = app_url
+        """The address of a seat's page at a table as a Mini App, if the server offers one (``Runtime.app_url``)."""
+        self._prompts: dict[int, _Live] = {}
+        """Each private chat's latest prompt with buttons: where a choice made on the seat's page is shown."""
+        self._menus: dict[int, str] = {}
+        """Private chats whose menu button opens the seat's page, with the table it opens."""
+        self.app_edits = 0
+        """Edits that showed in a chat a choice made on the seat's page (each a Bot API call of its own)."""
         self.loop = loop
         self.clock = clock
         self._lobby: dict[int, _Live] = {}
@@ -200,6 +221,7 @@ class TelegramChannel:
         The game's start closes the lobby: the seat list, closed, and what follows it (the game's opening lines)
         are edited into the lobby message, one call instead of an edit and a new message."""
         text: list[Outbound] = []
+        ended: list[Outbound] = []
         for message in messages:
             match message.kind:
                 case Kind.JOIN:
@@ -218,9 +240,16 @@ class TelegramChannel:
                 case Kind.ECHO if message.press is not None:
                     if not self._show_choice(chat, message) and message.text:
                         text.append(message)  # the prompt cannot show it: a message of its own
+                case Kind.END:
+                    text.append(message)
+                    ended.append(message)
                 case _:
                     text.append(message)
         self._flush_text(chat, text)
+        for end in ended:  # the game is over: its players' menus are Telegram's own again (told in a group, or
+            # to each seat)
+            for seated in [c for c, t in self._menus.items() if t == end.table] if chat < 0 else [chat]:
+                self._menu(seated, None, end.table, end.language)
 
     def _call(self, coroutine: Coroutine[Any, Any, Any]) -> Any:
         """Run one Bot API call on the loop and wait for it (never call this on the loop's own thread).
@@ -287,11 +316,20 @@ class TelegramChannel:
         for group in groups:
             html_text, secret = compose(group)
             prompts = [m for m in group if m.kind is Kind.PROMPT and m.options]
-            markup = keyboard(prompts[-1].options, prompts[-1].table, prompts[-1].decision) if prompts else None
+            prompt = prompts[-1] if prompts else None
+            markup = None
+            if prompt is not None:
+                app = self._app_url(chat, prompt.table)
+                markup = keyboard(prompt.options, prompt.table, prompt.decision,
+                                  app=app_button(app, prompt.language))
+                self._menu(chat, app, prompt.table, prompt.language)
             live = self._edit_lobby(chat, html_text, markup) if closing is not None else None
             closing = None
             if live is None:
                 live = self._send_text(chat, html_text, secret=secret, markup=markup)
+            if prompt is not None and chat > 0:
+                live.table = prompt.table
+                self._prompts[chat] = live
             for m in group:
                 if m.kind is Kind.RESULT:
                     self._counter.pop(chat, None)
@@ -307,11 +345,23 @@ class TelegramChannel:
         """
         press = echo.press
         assert press is not None
-        live = self._known.get((chat, int(press.ref))) or _Live(int(press.ref), press.text, protected=press.protected)
+        on_page = not press.ref
+        if on_page:  # chosen on the seat's page: shown on the chat's prompt, which a press would have answered
+            found = self._prompts.get(chat)
+            if found is None or found.table != echo.table:
+                return False
+            live = found
+        else:
+            live = self._known.get((chat, int(press.ref))) or _Live(int(press.ref), press.text,
+                                                                     protected=press.protected)
         before = (live.markup, live.choice)
-        markup = keyboard(echo.options, echo.table, echo.decision)
+        markup = keyboard(echo.options, echo.table, echo.decision,
+                          app=app_button(self._app_url(chat, echo.table), echo.language))
         folded = True
-        if echo.text and echo.secret and not live.protected:
+        if on_page and echo.text and echo.secret and not live.protected:
+            # The words would say the secret in a message anyone may forward: the choice alone, in a spoiler.
+            live.choice = _ARROW + f"<tg-spoiler>{escape(press.label)}</tg-spoiler>"
+        elif echo.text and echo.secret and not live.protected:
             folded = False
             if markup is not None:
                 return False  # nothing changes on the prompt: its buttons stay, the echo goes on its own
@@ -329,7 +379,35 @@ class TelegramChannel:
             live.markup, live.choice = before
             return False
         self._remember(chat, live)
+        if on_page:
+            self.app_edits += 1
+        if markup is None and self._prompts.get(chat) is live:
+            del self._prompts[chat]  # answered for good: nothing more to show on it
         return folded
+
+    def _app_url(self, chat: int, table: str | None) -> str | None:
+        """The seat's page at ``table`` as a Mini App, for a private chat (Telegram offers one nowhere else)."""
+        return self.app_url(table) if chat > 0 and table else None
+
+    def _menu(self, chat: int, url: str | None, table: str | None, language: str) -> None:
+        """The chat's menu button: "Open my seat" (``url``) while the chat's person plays at ``table``, Telegram's
+        own again once that game ends. A menu that cannot be set changes nothing else: the prompt's own button
+        opens the page all the same."""
+        current = self._menus.get(chat)
+        if chat <= 0 or table is None or (url is not None and current == table):
+            return
+        if url is None and current != table:
+            return  # never set for this table here (the host's chat, another table's seat)
+        button: MenuButton = MenuButtonWebApp(open_seat(language), WebAppInfo(url)) if url else MenuButtonDefault()
+        try:
+            self._call(self.bot.set_chat_menu_button(chat_id=chat, menu_button=button))
+        except TelegramError as exc:
+            log.info("telegram: could not set the menu button in %s: %s", chat, exc)
+            return
+        if url:
+            self._menus[chat] = table
+        else:
+            self._menus.pop(chat, None)
 
     def _join_message(self, chat: int, message: Outbound) -> None:
         """The table's QR code and Join button (deep link ``https://t.me/<bot>?start=<code>``)."""

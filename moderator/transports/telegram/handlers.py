@@ -48,10 +48,13 @@ class TelegramBot:
 
     def __init__(self, port: Port, *, clock: Callable[[], float] = time.time,
                  screen_url: Callable[[str], str | None] = lambda table: None,
+                 app_url: Callable[[str], str | None] = lambda table: None,
                  report: Callable[[Problem | None], None] = lambda problem: None) -> None:
         self.port = port
         self.clock = clock
         self.screen_url = screen_url
+        self.app_url = app_url
+        """The seat's page at a table as a Mini App (``Runtime.app_url``), offered under every private prompt."""
         self.report = report
         """What a call made while handling an update found of Telegram as a whole (``Runtime.report``)."""
         self.channel: TelegramChannel | None = None
@@ -78,7 +81,7 @@ class TelegramBot:
             commands = [BotCommand(c, description) for c, description in menu(language)]
             await app.bot.set_my_commands(commands, language_code=None if language == DEFAULT_LANGUAGE else language)
         self.channel = TelegramChannel(app.bot, asyncio.get_running_loop(), clock=self.clock,
-                                       screen_url=self.screen_url)
+                                       screen_url=self.screen_url, app_url=self.app_url)
         self.delivery = delivery(self.channel, self._apply_notices)
         log.info("telegram: @%s ready", app.bot.username)
 

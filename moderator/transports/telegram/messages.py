@@ -8,12 +8,14 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Final
 
-from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Message
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Message, WebAppInfo
 
 from ...catalog import DEFAULT_THEME, Catalog
 from ...channels import REPEAT_MESSAGE, Kind, Option, Outbound
 from .config import CALLBACK_LIMIT, TEXT_LIMIT
 
+OPEN_SEAT: Final = "web-open-seat"
+"""The catalog's words for opening the seat's page from the chat (the button, the menu button)."""
 LOBBY: Final = "L"
 """The callback data's kind of the lobby's controls (``<table>:L:<token>``)."""
 
@@ -62,12 +64,28 @@ def _rows(buttons: list[InlineKeyboardButton], longest: int) -> list[list[Inline
     return [buttons[i : i + per_row] for i in range(0, len(buttons), per_row)]
 
 
-def keyboard(options: Sequence[Option], table: str | None, decision: int | None) -> InlineKeyboardMarkup | None:
-    """The buttons of a prompt: one per option, carrying table, decision and token."""
+def keyboard(options: Sequence[Option], table: str | None, decision: int | None, *,
+             app: InlineKeyboardButton | None = None) -> InlineKeyboardMarkup | None:
+    """The buttons of a prompt: one per option, carrying table, decision and token; ``app`` (the seat's page in
+    Telegram, ``app_button``) in a row of its own under them."""
     if not options:
         return None
     buttons = [InlineKeyboardButton(o.label, callback_data=callback(table, decision, o.token)) for o in options]
-    return InlineKeyboardMarkup(_rows(buttons, max(len(o.label) for o in options)))
+    rows = _rows(buttons, max(len(o.label) for o in options))
+    return InlineKeyboardMarkup([*rows, [app]] if app is not None else rows)
+
+
+def app_button(url: str | None, language: str) -> InlineKeyboardButton | None:
+    """"Open my seat": the seat's page as a Mini App (an inline ``web_app`` button, which Telegram offers in a
+    private chat only, and which alone hands the page the person's signed ``initData``)."""
+    if url is None:
+        return None
+    return InlineKeyboardButton(open_seat(language), web_app=WebAppInfo(url))
+
+
+def open_seat(language: str) -> str:
+    """The words of the button and of the chat's menu button that open the seat's page."""
+    return Catalog.load(DEFAULT_THEME, language).text(OPEN_SEAT)
 
 
 def lobby_keyboard(message: Outbound) -> InlineKeyboardMarkup | None:

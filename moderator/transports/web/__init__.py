@@ -45,17 +45,39 @@ from starlette.routing import BaseRoute
 from ...channels import Running, Runtime
 from ...guard import OpenGate, TrustedProxies, join_guesses, pin_guesses, table_openings, trusted_proxies_setting
 from ...settings import Settings
+from .apps import APP_COOKIE, FRAMED
 from .auth import OPEN_COOKIE, PIN_COOKIE, PIN_MAC, SEAT_COOKIE
-from .channel import CAPABILITIES, CHANNEL, ReadByPage, address_of
+from .channel import APP_PATH, CAPABILITIES, CHANNEL, ReadByPage, address_of
 from .requests import NOT_SAVED_HEADER, NOT_SAVED_RETRY, not_saved, stale_code, try_again
 from .routes import routes
 from .seats import join_page, open_table
 from .tables import WebTables
 from .templating import WEB_MESSAGES
 
-__all__ = ["CAPABILITIES", "CHANNEL", "NOT_SAVED_HEADER", "NOT_SAVED_RETRY", "OPEN_COOKIE", "PIN_COOKIE", "PIN_MAC",
-           "SEAT_COOKIE", "SPEC", "WEB_MESSAGES", "WebSpec", "WebTables", "address_of", "join_page", "not_saved",
-           "open_table", "routes", "stale_code", "try_again"]
+__all__ = [
+    "APP_COOKIE",
+    "APP_PATH",
+    "CAPABILITIES",
+    "CHANNEL",
+    "FRAMED",
+    "NOT_SAVED_HEADER",
+    "NOT_SAVED_RETRY",
+    "OPEN_COOKIE",
+    "PIN_COOKIE",
+    "PIN_MAC",
+    "SEAT_COOKIE",
+    "SPEC",
+    "WEB_MESSAGES",
+    "WebSpec",
+    "WebTables",
+    "address_of",
+    "join_page",
+    "not_saved",
+    "open_table",
+    "routes",
+    "stale_code",
+    "try_again",
+]
 
 
 class WebSpec:
@@ -82,7 +104,7 @@ class WebSpec:
         web = WebTables(runtime.pages, public_url=settings.public_url, ways=runtime.join_ways,
                         delivery=runtime.delivery(CHANNEL, ReadByPage()), gate=gate,
                         trusted=TrustedProxies.parse(trusted_proxies_setting(settings.env)),
-                        pins=pin_guesses(runtime.clock))
+                        pins=pin_guesses(runtime.clock), vouch=runtime.vouch)
         web.bind(asyncio.get_running_loop())
         try:
             yield Running(web)

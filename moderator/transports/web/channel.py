@@ -12,6 +12,8 @@ from ...channels import Capabilities, Delivered, Outbound, Result, TableView
 CHANNEL: Final = "web"
 CAPABILITIES: Final = Capabilities(buttons=True, forms=True)
 """Buttons on the page; a page shows every message it is sent (its feed), so it needs nothing more."""
+APP_PATH: Final = "/app/"
+"""Where a seat's page in a messenger's app lives: ``/app/<table>`` (``Runtime.app_url``, ``apps``)."""
 
 
 def address_of(token: str) -> str:

@@ -11,6 +11,9 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from . import apps
+from .apps import app_live, app_page, app_session
+from .channel import APP_PATH
 from .host_device import host_action, host_page, local_decide, local_pin, local_seat, pass_on
 from .requests import saved
 from .screen import board_png, events, screen, short_screen
@@ -53,6 +56,10 @@ def routes(*, open_tables: bool = True) -> list[BaseRoute]:
         Route("/host/{table}/seat/{seat}/pin", local_pin, methods=["POST"]),
         Route("/host/{table}/seat/{seat}/open", local_pin, methods=["POST"]),
         Route("/host/{table}/pass/{seat}", pass_on, methods=["GET"]),
+        Route(APP_PATH + "{table}", app_page, methods=["GET"]),
+        Route(APP_PATH + "{table}/session", app_session, methods=["POST"]),
+        Route(APP_PATH + "{table}/live", app_live, methods=["GET"]),
+        Route(APP_PATH + "{table}", apps.decide, methods=["POST"]),
     ]
     if open_tables:
         out += [Route("/", home, methods=["GET"]), Route("/new", saved(new_table), methods=["POST"])]

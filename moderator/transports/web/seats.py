@@ -15,8 +15,21 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
 from ...catalog import DEFAULT_LANGUAGE, DEFAULT_THEME, languages, themes
-from ...channels import JoinWay, Limits, Pages, Status, TableView
-from ...commands import Choose, Inbound, Join, Leave, OpenTable, RecordVotes, Rename, SetLanguage, Speak, number
+from ...channels import JoinWay, Limits, Pages, Receipt, Status, TableView
+from ...commands import (
+    Choose,
+    Command,
+    Inbound,
+    Join,
+    Leave,
+    OpenTable,
+    Press,
+    RecordVotes,
+    Rename,
+    SetLanguage,
+    Speak,
+    number,
+)
 from . import auth, views
 from .channel import CHANNEL, address_of
 from .requests import by_code, forbidden, form_of, not_found, stale_code, table_of, try_again, web_of
@@ -175,30 +188,37 @@ async def decide(request: Request) -> Response:
     return RedirectResponse(f"/play/{table.id}", status_code=303)
 
 
-async def choose(request: Request, table: TableView, seat: int, *, then: str | None = None) -> Response | None:
-    """Hand a button's choice (or a seat's own control) to the service. Sent by seat.js (``X-Send: 1``), the
-    answer is JSON for the page to show: ``counted`` (this time or, a retry, before) or not, and the service's reply
-    if not; else None."""
+async def choose(request: Request, table: TableView, seat: int, *, then: str | None = None,
+                 in_app: bool = False) -> Response | None:
+    """Hand a button's choice (or a seat's own control) to the service, as the seat's own channel's input. Sent by
+    seat.js (``X-Send: 1``), the answer is JSON for the page to show: ``counted`` (this time or, a retry, before)
+    or not, and the service's reply if not; else None. ``in_app``: the page another channel's app opened
+    (``apps``): a choice is shown in that channel's chat too, on its latest prompt (a ``Press`` without a
+    message)."""
     form = await form_of(request)
-    web, address, nonce = web_of(request), table.seats[seat].address, form.get("nonce")
+    web, nonce = web_of(request), form.get("nonce")
+    channel, address = table.seats[seat].channel, table.seats[seat].address
     decision = number(form.get("decision", ""), 12)
     token = form.get("token", "")
     do = form.get("do", "")
     name = form.get("name", "").strip()
     receipt = None
+    def handle(command: Command, press: Press | None = None) -> Receipt:
+        return web.handle(address, command, nonce=nonce, table=table.id, channel=channel, press=press)
+
     if token and decision is not None:
-        receipt = web.handle(address, Choose(token[:64], decision), nonce=nonce, table=table.id)
+        press = _pressed(web.pages, table, seat, token) if in_app else None
+        receipt = handle(Choose(token[:64], decision), press)
     elif do == "votes":
-        ja = tuple(v for k, v in form.items() if k.startswith("ja-"))
-        receipt = web.handle(address, RecordVotes(ja), nonce=nonce, table=table.id)
+        receipt = handle(RecordVotes(tuple(v for k, v in form.items() if k.startswith("ja-"))))
     elif do == "rename" and name:
-        receipt = web.handle(address, Rename(name), nonce=nonce, table=table.id)
+        receipt = handle(Rename(name))
     elif do == "language" and form.get("language") in languages(table.theme):
-        receipt = web.handle(address, SetLanguage(form["language"]), nonce=nonce, table=table.id)
+        receipt = handle(SetLanguage(form["language"]))
     elif do == "leave":
-        receipt = web.handle(address, Leave(), nonce=nonce, table=table.id)
+        receipt = handle(Leave())
     elif do == "speak" and form.get("kind") in {v.value for v in views.SPEAK} and form.get("text", "").strip():
-        receipt = web.handle(address, Speak(form["kind"], form["text"].strip()), nonce=nonce, table=table.id)
+        receipt = handle(Speak(form["kind"], form["text"].strip()))
     if request.headers.get("x-send") != "1":
         return None
     # A decision counts when the game took it; a seat's own control (a rename, a claim) once the service has it.
@@ -206,10 +226,18 @@ async def choose(request: Request, table: TableView, seat: int, *, then: str | N
     counted = receipt is not None and (receipt.applied or receipt.duplicate or not decides)
     reply = ""
     if not counted:  # the service said why (too late, say): its newest reply to this seat
-        lines = web.pages.feed(CHANNEL, address, 1, this_game=False, table_id=table.id)
+        lines = web.pages.feed(channel, address, 1, this_game=False, table_id=table.id)
         reply = receipt.notice if receipt is not None and receipt.notice else \
             "".join(line.text for line in lines if not line.secret)
     answer: dict[str, object] = {"counted": counted, "repeat": bool(receipt and receipt.duplicate), "reply": reply}
     if then is not None and counted:
         answer["next"] = then  # pass-and-play: the device goes on to the next player
     return JSONResponse(answer, headers=NO_STORE)
+
+
+def _pressed(pages: Pages, table: TableView, seat: int, token: str) -> Press:
+    """A choice on the page of another channel's app, as that channel's chat will show it: the option's label (as
+    the seat's prompt offers it) on whichever prompt the chat shows last (no message of its own: ``ref`` empty)."""
+    view = pages.seat_view(table.id, seat, table.seats[seat].language)
+    options = view.prompt.options if view.prompt is not None else ()
+    return Press("", "", next((o.label for o in options if o.token == token), ""))

@@ -9,8 +9,8 @@ from typing import Any
 
 from starlette.requests import Request
 
-from ...channels import Delivery, JoinWay, Pages, Receipt, TableView
-from ...commands import Command, Inbound
+from ...channels import Delivery, JoinWay, Pages, Receipt, TableView, Vouched
+from ...commands import Command, Inbound, Press
 from ...guard import DEFAULT_TRUSTED_PROXIES, JoinGuard, OpenGate, StreamSlots, TrustedProxies, client_key, pin_guesses
 from . import views
 from .boards import BoardImages
@@ -26,8 +26,11 @@ class WebTables:
     def __init__(self, pages: Pages, *, public_url: str | None = None,
                  ways: Callable[[str], list[JoinWay]] = lambda code: [], delivery: Delivery | None = None,
                  gate: OpenGate | None = None, trusted: TrustedProxies | None = None,
-                 pins: JoinGuard | None = None) -> None:
+                 pins: JoinGuard | None = None,
+                 vouch: Callable[[str], Vouched | None] = lambda signed: None) -> None:
         self.pages = pages
+        self.vouch = vouch
+        """Who a messenger's app vouches for on the seat's page it opened (``Runtime.vouch``)."""
         self.public_url = public_url
         """Where phones reach this server (join links and QR codes); else the address a page was asked for."""
         self.ways = ways
@@ -52,10 +55,12 @@ class WebTables:
         return client_key(request.scope, self.trusted)
 
     def handle(self, address: str, command: Command, *, nonce: str | None = None, lang: str | None = None,
-               table: str | None = None) -> Receipt:
-        """One input from a page (a repeated ``nonce``, a double tap or a retry, is dropped)."""
+               table: str | None = None, channel: str = CHANNEL, press: Press | None = None) -> Receipt:
+        """One input from a page (a repeated ``nonce``, a double tap or a retry, is dropped); ``channel``: the seat's
+        own, for a page another channel's app opened (``apps``), whose choice its chat shows (``press``)."""
         external = f"web:{nonce}" if nonce else None
-        return self.pages.handle(Inbound(CHANNEL, address, command, external_id=external, language=lang, table=table))
+        return self.pages.handle(Inbound(channel, address, command, external_id=external, language=lang, table=table,
+                                         press=press))
 
     # --- change notification ------------------------------------------------------------------------------
 

@@ -183,5 +183,9 @@ WEB_MESSAGES: Final = (
     "web-set-language",
     "web-speak-kind",
     "web-speak-text",
+    "web-open-seat",
+    "web-app-opening",
+    "web-app-not-signed",
+    "web-app-no-seat",
 )
 """Message ids the browser pages use (a test checks the catalogs have them)."""

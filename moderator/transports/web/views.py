@@ -13,6 +13,7 @@ from ...catalog import DEFAULT_THEME, Catalog, languages, right_to_left, themes
 from ...channels import JoinWay, Limits, Pages, ResultKind, Status, TableView
 from ...grammar import Verb, grammar
 from .boards import BoardImages
+from .channel import APP_PATH
 from .templating import words
 
 Context = dict[str, Any]
@@ -153,6 +154,14 @@ def seat(part: Context, lang: str, *, local: bool = False, offer_pin: bool = Fal
     name = part["table"].seats[part["position"]].name
     return {**part, **_page(catalog, name, lang=lang, kind="seat"), "local": local, "offer_pin": offer_pin,
             "cover_seconds": COVER_SECONDS}
+
+
+def app(table: TableView, lang: str) -> Context:
+    """A seat's page in a messenger's app (``app.html``) before its script signs in: the live part's place, the
+    words the page shows while it opens and when no app vouches for it."""
+    catalog = words(table.theme, lang)
+    return {**_page(catalog, catalog.text("web-open-seat"), lang=lang, kind="seat app"), "table": table,
+            "cover_seconds": COVER_SECONDS, "app_path": APP_PATH}
 
 
 def screen(part: Context, lang: str) -> Context:

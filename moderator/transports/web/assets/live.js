@@ -40,8 +40,13 @@ document.addEventListener("submit", (event) => {
   }
   // (A little later: leaving the field may be a tap on its button, which must not be swapped away.)
   live.addEventListener("focusout", () => { if (typing) { typing = false; setTimeout(refresh, 1000); } });
-  if (live.dataset.send) sendInPlace(live, refresh);
-  followEvents(live.dataset.events, refresh);
+  // A seat's page in a messenger's app (app.js) has its session first; refused, the page says why and stays.
+  (window.seatSession || Promise.resolve(true)).then((ready) => {
+    if (!ready) return;
+    if (live.dataset.signin) refresh();
+    if (live.dataset.send) sendInPlace(live, refresh);
+    followEvents(live.dataset.events, refresh);
+  });
 })();
 
 // --- Forms posted in the background (data-send: the host's page, a seat's page) ----------------------------------

@@ -6,7 +6,8 @@
 //   is: counted once, or refused with the service's reply if the question moved on meanwhile. A tap the server
 //   could not store (503 with X-Not-Saved, live.js's ``notSaved``) says so and waits for the player to tap again.
 // - Covers close by themselves: when the page is hidden or left, when the network goes (live.js's "lost"; never
-//   the event stream's renewal), and a while after being opened (data-cover-seconds on #words).
+//   the event stream's renewal), when a messenger's app hides it (app.js's "covers:close"), and a while after
+//   being opened (data-cover-seconds on #words).
 // - For a screen reader, a decision owed is announced once, through a polite live region (#announce): the
 //   question, or for one behind a cover what the cover says it hides; the focus moves to it only if the page was
 //   idle (no key, tap or focus change for a while), never away from what the reader is doing.
@@ -80,6 +81,7 @@
   window.addEventListener("pageshow", (event) => { if (event.persisted) closeCovers(); });
   window.addEventListener("offline", closeCovers);
   document.addEventListener("lost", closeCovers);
+  document.addEventListener("covers:close", closeCovers);  // a messenger's app hid the page (app.js)
   live.addEventListener("lost", closeCovers);
   live.addEventListener("swapped", () => noticePrompt(false));
 
