@@ -335,12 +335,20 @@ _SIDED_SOFT = 0.3
 """Times an opinion's weight and its target's suspicion on the facts alone, against its speaker..."""
 _SIDED_CAP = 3.0
 """...that suspicion taken up to this much either way."""
+_CREDIT_BASE = 1.0
+"""An opinion's weight from a speaker the facts neither point at nor clear..."""
+_CREDIT_BASE_TWO_FASCISTS = 0.5
+"""...at a table of two fascists and Hitler who does not know them (7 or 8 players), where most opinions are the
+fascists' (they accuse liberals and trust their own, Hitler above all): half, so that an unknown speaker's word
+counts for little and a suspect's counts against what he says (tuned with benchmarks/bots.py off its seeds)..."""
 _CREDIT_SCALE = 2.0
 """An opinion's weight falls by its whole for each this much its speaker is suspected on the facts alone..."""
 _CREDIT_MAX = 2.0
 """...and rises to at most this many times for a trusted speaker..."""
 _CREDIT_MIN = -1.0
-"""...and falls to at least this (below zero: a suspect's word counts against what he says)."""
+"""...and falls to at least this (below zero: a suspect's word counts against what he says)..."""
+_CREDIT_MIN_TWO_FASCISTS = -2.0
+"""...or this, at a table of two fascists and Hitler who does not know them."""
 _WORD_OF_A_LIBERAL = 2.5
 """How much more an opinion counts from a speaker this seat knows is a liberal."""
 _WORD_OF_A_FASCIST = -0.5
@@ -527,11 +535,16 @@ def _listen(
     # An opinion counts as much as its speaker is trusted on the facts alone: more from one whose governments
     # enacted liberal policies, nothing from one the facts already point at.
     standing = list(score)
+    two_fascists = ROLE_COUNTS[public.players][1] == 2
+    base, lowest = (
+        (_CREDIT_BASE_TWO_FASCISTS, _CREDIT_MIN_TWO_FASCISTS) if two_fascists else (_CREDIT_BASE, _CREDIT_MIN)
+    )
     for (speaker, target), weight in opinions.items():
         if speaker == me:
             continue
-        credit = min(_CREDIT_MAX, max(_CREDIT_MIN, 1.0 - standing[speaker] / _CREDIT_SCALE))
-        weight *= credit
+        if not (two_fascists and private and speaker in fascists | liberals):
+            # At a table of two fascists a speaker this seat is sure of counts by what he is, not by his record.
+            weight *= min(_CREDIT_MAX, max(lowest, base - standing[speaker] / _CREDIT_SCALE))
         if not private:
             score[target] += weight
         elif speaker in fascists:
