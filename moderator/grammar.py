@@ -417,10 +417,15 @@ class Grammar:
         return True if verb is Verb.JA else False if verb is Verb.NEIN else None
 
 
+COMMAS: Final = ",\u060c\uff0c\u3001"
+"""What separates the names of a typed list: the Latin comma, the Arabic-script one Persian keyboards type (``،``),
+and the full-width and ideographic ones."""
+
+
 def _names_typed(rest: str) -> tuple[str, ...]:
-    """A typed list of names: its parts between commas, or its words where there is no comma (``names.names_in``
-    then joins words into whole names: "Computer 1" is one name, written or not between commas)."""
-    return tuple(n for n in re.split(r"\s*,\s*" if "," in rest else r"\s+", rest) if n)
+    """A typed list of names: its parts between commas (any of ``COMMAS``), or the whole list as one part where
+    there is no comma (``names.names_in`` then reads a part's words as whole names: "Computer 1" is one name)."""
+    return tuple(n for n in re.split(rf"\s*[{COMMAS}]\s*", rest.strip()) if n)
 
 
 @lru_cache(maxsize=8)

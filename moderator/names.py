@@ -73,19 +73,24 @@ def name_candidates(text: str, names: Sequence[str]) -> list[str]:
     return []
 
 
-def names_in(words: Sequence[str], names: Sequence[str]) -> list[str]:
-    """Typed words as names: the longest run of words that is a whole name (``Computer 1``, ``Mary Ann``), else
-    one word (which may start a name). A part written between commas that is no whole name is read word by word
-    in turn ("Ann, Bob Cy": a comma forgotten)."""
+def names_in(parts: Sequence[str], names: Sequence[str]) -> list[str]:
+    """Typed parts as names, in order: a part that is a whole name is that name; any other is read word by word, the
+    longest run of its words that is a whole name first (``Computer 1``, ``Mary Ann``), else one word (which may
+    start a name). A part is what was typed between commas, or the whole list where no comma was typed: a run never
+    crosses a comma ("Mary, Ann" is two people even where "Mary Ann" is a third; "Ann, Bob Cy" is three, a comma
+    forgotten)."""
     whole = {fold(n) for n in names}
     out: list[str] = []
-    i = 0
-    while i < len(words):
-        run = next((k for k in range(len(words) - i, 1, -1) if fold(" ".join(words[i:i + k])) in whole), 1)
-        taken = " ".join(words[i:i + run])
-        split = taken.split()
-        out += names_in(split, names) if len(split) > 1 and fold(taken) not in whole else [taken]
-        i += run
+    for part in parts:
+        if fold(part) in whole:
+            out.append(part)
+            continue
+        words = part.split()
+        i = 0
+        while i < len(words):
+            run = next((k for k in range(len(words) - i, 1, -1) if fold(" ".join(words[i:i + k])) in whole), 1)
+            out.append(" ".join(words[i:i + run]))
+            i += run
     return out
 
 

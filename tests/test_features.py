@@ -167,6 +167,18 @@ def test_the_host_types_a_seating_order_of_names_with_spaces() -> None:
         assert h.table(table_id).names == ("Dee", "Cy", "Bob Lee", "Ann", "Mary Ann"), typed
 
 
+def test_a_persian_host_types_the_seating_order_with_persian_commas() -> None:
+    """A Persian keyboard's comma is ``،``: the order typed with it is read between the commas, as with Latin ones,
+    so "مریم، کاظمی" is two people even where "مریم کاظمی" is a third."""
+    names = ["مریم کاظمی", "علی", "مریم", "کاظمی", "Bob"]
+    h = Harness(seed=4)
+    table_id, _, _ = h.seat_table(names)
+    command = grammar().parse("ترتیب Bob، مریم، کاظمی، علی، مریم کاظمی")
+    assert command is not None
+    h.send("p0", command)
+    assert h.table(table_id).names == ("Bob", "مریم", "کاظمی", "علی", "مریم کاظمی")
+
+
 def test_a_computer_player_stands_in_for_an_absent_player_and_gives_the_seat_back() -> None:
     h, table_id, addresses = human_table(5, seed=5)
     away = 2
