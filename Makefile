@@ -27,7 +27,7 @@ run: $(BIN)/.runtime
 test: $(BIN)/.installed browser fribidi $(AXE)
 	$(BIN)/ruff check .
 	$(BIN)/mypy
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n 2 --dist loadfile
 
 # The browser tests drive Debian's Chromium through Debian's chromedriver (nothing downloads a browser).
 browser:
