@@ -280,6 +280,18 @@ def right_to_left(lang: str) -> bool:
         return False
 
 
+@lru_cache(maxsize=64)
+def list_separator(lang: str) -> str:
+    """What stands between the items of a list in ``lang``: CLDR's (", " in English, "، " in Persian), without the
+    direction marks CLDR adds (names are isolated on their own)."""
+    try:
+        middle = str(Locale.parse(lang).list_patterns["standard"]["middle"])
+    except (UnknownLocaleError, ValueError, KeyError):
+        return ", "
+    joiner = middle.replace("{0}", "", 1).replace("{1}", "", 1)
+    return "".join(c for c in joiner if unicodedata.category(c) != "Cf") or ", "
+
+
 def plural_category(lang: str, n: int) -> str:
     """The CLDR plural category of ``n`` in ``lang``: "one" or "other" in English, "one" for 0 and 1 in French and
     Persian, "one", "few" or "many" for a whole number in Russian."""
@@ -424,6 +436,11 @@ class Catalog:
     def right_to_left(self) -> bool:
         """The language is written right to left (``right_to_left``)."""
         return right_to_left(self.lang)
+
+    @property
+    def list_separator(self) -> str:
+        """What stands between the items of a list in this language (``list_separator``)."""
+        return list_separator(self.lang)
 
     def term(self, key: str) -> str:
         """One term, e.g. ``term("president")``; raises ``KeyError`` for an unknown key."""

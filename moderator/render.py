@@ -98,7 +98,6 @@ DEAL_PAD: Final = "-"
 DEAL_MIN_PAD: Final = 3
 """The closing line of every deal message has at least this many pad characters, so it always exists."""
 
-_LIST_SEPARATOR: Final = ", "
 
 PLAIN: Final = Capabilities()
 """A channel with no limits: the long forms, every confirmation."""
@@ -226,15 +225,15 @@ class _Words:
             return self.t("list-nobody")
         rtl = self.catalog.right_to_left
         if self.compact and all(direction(n) != ("rtl" if rtl else "ltr") for n in shown):
-            return isolated(_LIST_SEPARATOR.join(shown), rtl)
-        return _LIST_SEPARATOR.join(isolated(n, rtl) for n in shown)
+            return isolated(self.catalog.list_separator.join(shown), rtl)
+        return self.catalog.list_separator.join(isolated(n, rtl) for n in shown)
 
     def card(self, policy: Policy) -> str:
         return self.catalog.term("liberal_card" if policy is Policy.LIBERAL else "fascist_card")
 
     def cards(self, policies: Iterable[Policy]) -> str:
         """Cards in the order given (a hand, a peek): the order is the rules' information, keep it."""
-        return _LIST_SEPARATOR.join(self.card(p) for p in policies)
+        return self.catalog.list_separator.join(self.card(p) for p in policies)
 
     def policy(self, policy: Policy) -> str:
         return self.catalog.term("liberal_policy" if policy is Policy.LIBERAL else "fascist_policy")
@@ -417,7 +416,7 @@ def _election(e: Event, w: _Words, board: PublicView | None) -> list[Message]:
         chancellor=w.name(e.chancellor),
         ja=len(ja),
         nein=len(nein),
-        votes=_LIST_SEPARATOR.join(f"{w.name(seat)}: {w.vote(vote)}" for seat, vote in e.votes),
+        votes=w.catalog.list_separator.join(f"{w.name(seat)}: {w.vote(vote)}" for seat, vote in e.votes),
         ja_voters=w.names(ja),
         nein_voters=w.names(nein),
     )
@@ -644,7 +643,7 @@ def roles_message(roles: Sequence[Role], table: TableInfo, catalog: Catalog, *, 
 def _roles_line(w: _Words, roles: Sequence[Role]) -> str:
     return w.t(
         "roles-revealed",
-        roles=_LIST_SEPARATOR.join(f"{w.name(seat)}: {w.role(role)}" for seat, role in enumerate(roles)),
+        roles=w.catalog.list_separator.join(f"{w.name(seat)}: {w.role(role)}" for seat, role in enumerate(roles)),
         hitler=w.names(s for s, r in enumerate(roles) if r is Role.HITLER),
         fascists=w.names(s for s, r in enumerate(roles) if r is Role.FASCIST),
     )
@@ -741,7 +740,7 @@ def nomination_tells_table_vote(public: PublicView, table: TableInfo, catalog: C
         return False
     w = _Words(table, catalog, caps)
     others = [s for s in range(public.players) if public.alive[s] and s != public.president]
-    options = _LIST_SEPARATOR.join(f"{i} {w.name(s)}" for i, s in enumerate(others, 1))
+    options = w.catalog.list_separator.join(f"{i} {w.name(s)}" for i, s in enumerate(others, 1))
     return w.limit is None or len(w.sent(w.t("prompt-nominate-table", options=options))) <= w.limit
 
 
@@ -767,7 +766,7 @@ def prompt(view: PlayerView, table: TableInfo, catalog: Catalog, *, caps: Capabi
     w = _Words(table, catalog, caps)
     public = view.public
     choices = tuple(Choice(_label(w, a), a) for a in actions)
-    options = _LIST_SEPARATOR.join(f"{i} {c.label}" for i, c in enumerate(choices, 1))
+    options = w.catalog.list_separator.join(f"{i} {c.label}" for i, c in enumerate(choices, 1))
     secret = False
     notes: list[str] = []
     params: dict[str, object] = {"options": options}
@@ -839,7 +838,7 @@ def input_message(
     if len(quoted) > _QUOTE_LIMIT:
         quoted = quoted[: _QUOTE_LIMIT - 3] + "..."
     quoted = isolated(w.sent(quoted), catalog.right_to_left)
-    line = w.t(problem.value, text=quoted, options=_LIST_SEPARATOR.join(options))
+    line = w.t(problem.value, text=quoted, options=w.catalog.list_separator.join(options))
     return w.message(problem.value, [line, w.t("nothing-changed")])
 
 
@@ -996,7 +995,7 @@ def _slots(w: _Words, players: int, covered: int) -> str:
         what = w.t("slot-win") if number > len(track) else w.catalog.term(power.value) if power else w.t("slot-none")
         slot = w.t("slot", number=number, power=what)
         slots.append(w.t("slot-next", slot=slot) if number == covered + 1 else slot)
-    return _LIST_SEPARATOR.join(slots)
+    return w.catalog.list_separator.join(slots)
 
 
 def rules_messages(players: int | None, catalog: Catalog, *, caps: Capabilities = PLAIN) -> list[Message]:
@@ -1148,8 +1147,9 @@ class _Story:
     def name(self, seat: Seat) -> str:
         return self.w.name(seat)
 
-    def cards(self, policies: Iterable[Policy], separator: str = _LIST_SEPARATOR) -> str:
-        return separator.join(_letter(self.w, p) for p in policies)
+    def cards(self, policies: Iterable[Policy], separator: str | None = None) -> str:
+        joiner = self.w.catalog.list_separator if separator is None else separator
+        return joiner.join(_letter(self.w, p) for p in policies)
 
 
 _STORY_INDENT: Final = "  "
@@ -1248,7 +1248,7 @@ def _tell_game(e: GameStarted, s: _Story) -> None:
 @_tells(RoleDealt)
 def _tell_role(e: RoleDealt, s: _Story) -> None:
     s.roles[e.seat] = e.role
-    known = _LIST_SEPARATOR.join(s.w.t("replay-known", name=s.name(o), role=s.w.role(r)) for o, r in e.known)
+    known = s.w.catalog.list_separator.join(s.w.t("replay-known", name=s.name(o), role=s.w.role(r)) for o, r in e.known)
     mid = "replay-seat-knows" if known else "replay-seat"
     seat = s.w.t(mid, number=e.seat + 1, name=s.name(e.seat), role=s.w.role(e.role), known=known)
     s.lines.append(_STORY_INDENT + seat)  # under the heading of the seats
@@ -1286,7 +1286,7 @@ def _tell_count(e: VoteProgressed, s: _Story) -> None:
 @_tells(ElectionDecided)
 def _tell_election(e: ElectionDecided, s: _Story) -> None:
     ja = sum(1 for _, vote in e.votes if vote)
-    votes = _LIST_SEPARATOR.join(
+    votes = s.w.catalog.list_separator.join(
         s.w.t("replay-ballot", name=s.name(seat), vote=s.w.vote(vote)) for seat, vote in e.votes
     )
     mid = "replay-election-elected" if e.elected else "replay-election-rejected"

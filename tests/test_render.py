@@ -932,7 +932,8 @@ def test_a_name_running_the_other_way_is_isolated_in_its_sentence() -> None:
     assert FSI not in sms and "zhr" in sms
     election = ev.ElectionDecided(0, 1, ((0, True), (1, False), (2, False), (3, True), (4, False)), False)
     text = event_messages(election, None, table, Catalog.load("classic", "fa"), caps=caps_of(True))[0].text
-    assert f"{FSI}Bob, Алексей, Dee{PDI}" in text and f"زهرا, {FSI}Cy{PDI}" in text
+    # ... and a Persian list is written with the Persian comma (CLDR's, without its direction mark).
+    assert f"{FSI}Bob، Алексей، Dee{PDI}" in text and f"زهرا، {FSI}Cy{PDI}" in text
 
 
 def test_a_quote_of_what_was_typed_is_isolated_too() -> None:
