@@ -22,8 +22,6 @@ from dataclasses import dataclass, field
 from typing import Final
 from urllib.parse import quote
 
-from starlette.requests import Request
-from starlette.responses import Response
 from starlette.routing import BaseRoute
 from twilio.rest import Client
 
@@ -42,7 +40,6 @@ from ..channels import (
     Delivered,
     JoinWay,
     Kind,
-    NotStored,
     Outbound,
     PermanentFailure,
     Port,
@@ -67,7 +64,7 @@ from ..qr import qr_text
 from ..settings import Settings
 from . import twilio_common
 from .twilio_common import MAX_BODY as MAX_BODY  # re-exported: the body limit of the SMS webhooks
-from .twilio_common import Account, Messages, twiml
+from .twilio_common import Account, Messages
 from .twilio_common import language_of as language_of  # re-exported: the SMS channel's names for them
 from .twilio_common import normalise_number as normalise_number
 
@@ -222,32 +219,13 @@ class SmsGateway:
 def routes(settings: SmsSettings) -> list[BaseRoute]:
     """``POST /sms`` and ``POST /sms/status``, each checked against Twilio's signature."""
 
-    def gateway(request: Request) -> SmsGateway:
-        running: Running = request.app.state.channels[CHANNEL]
-        found: SmsGateway = running.state
-        return found
+    def not_stored(params: Mapping[str, str]) -> str:
+        """Send it again, in the language the sender's number suggests, as one text."""
+        number = normalise_number(params.get("From", ""), settings.region)
+        language = (language_of(number) if number else None) or DEFAULT_LANGUAGE
+        return fit_sms(Catalog.load(DEFAULT_THEME, language).text(NOT_STORED_MESSAGE), language)
 
-    async def webhook(request: Request, params: dict[str, str]) -> Response:
-        try:
-            if not gateway(request).receive(params):
-                log.info("ignored an SMS webhook without a usable sender or message id")
-        except NotStored as exc:
-            # Twilio never sends a webhook again: the person must, so they are told (in the answer itself,
-            # since nothing can be put in the outbox now).
-            # The fault was said once already (the store's own line) if ``said``: then only a debug line.
-            log.log(logging.DEBUG if exc.said else logging.ERROR,
-                    "an SMS could not be stored (%s); its sender is asked to send it again", exc)
-            number = normalise_number(params.get("From", ""), gateway(request).region)
-            language = (language_of(number) if number else None) or DEFAULT_LANGUAGE
-            return twiml(fit_sms(Catalog.load(DEFAULT_THEME, language).text(NOT_STORED_MESSAGE), language))
-        return twiml()
-
-    async def status(request: Request, params: dict[str, str]) -> Response:
-        if not gateway(request).delivery(params):
-            log.info("ignored a status callback for no text of ours")
-        return Response(status_code=204)
-
-    return twilio_common.routes(settings.account, WEBHOOK_PATH, STATUS_PATH, webhook, status)
+    return twilio_common.routes(settings.account, CHANNEL, WEBHOOK_PATH, STATUS_PATH, not_stored)
 
 
 # --- text out ---------------------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ import logging
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 import phonenumbers
 import requests
@@ -33,11 +33,13 @@ from ..channels import (
     Capabilities,
     Delivered,
     Kind,
+    NotStored,
     Outbound,
     PermanentFailure,
     Port,
     Refused,
     Result,
+    Running,
     StatusScale,
     TemporaryFailure,
     Unreachable,
@@ -202,16 +204,49 @@ def report(port: Port, channel: str, params: Mapping[str, str]) -> bool:
     return known
 
 
-Handler = Callable[[Request, dict[str, str]], Awaitable[Response]]
+class Gateway(Protocol):
+    """What a Twilio channel's webhooks hand their forms to (``Running.state`` of that channel)."""
+
+    def receive(self, params: Mapping[str, str]) -> bool:
+        """An incoming message to the port; False if the form names no usable sender or message."""
+        ...
+
+    def delivery(self, params: Mapping[str, str]) -> bool:
+        """A delivery report; False if it names no message of ours or no known status."""
+        ...
 
 
-def routes(account: Account, webhook_path: str, status_path: str, receive: Handler, status: Handler) -> list[BaseRoute]:
-    """``POST webhook_path`` (incoming messages) and ``POST status_path`` (delivery reports), each refused (403,
-    logged) unless Twilio's signature checks against ``MODERATOR_PUBLIC_URL`` + the path and the form."""
+def routes(account: Account, channel: str, webhook_path: str, status_path: str,
+           not_stored: Callable[[Mapping[str, str]], str]) -> list[BaseRoute]:
+    """``POST webhook_path`` (incoming messages) and ``POST status_path`` (delivery reports) of ``channel``, each
+    refused (403, logged) unless Twilio's signature checks against ``MODERATOR_PUBLIC_URL`` + the path and the form.
+    An incoming message that could not be stored is answered with ``not_stored(form)``: Twilio never sends a webhook
+    again, so the person must, and is told so in the answer itself (nothing can be put in the outbox now)."""
     assert account.auth_token, "the webhook needs TWILIO_AUTH_TOKEN to check signatures"
     validator = RequestValidator(account.auth_token)
 
-    def signed(path: str, handler: Handler) -> Callable[[Request], Awaitable[Response]]:
+    def gateway(request: Request) -> Gateway:
+        running: Running = request.app.state.channels[channel]
+        found: Gateway = running.state
+        return found
+
+    async def receive(request: Request, params: dict[str, str]) -> Response:
+        try:
+            if not gateway(request).receive(params):
+                log.info("%s: ignored a webhook without a usable sender or message id", channel)
+        except NotStored as exc:
+            log.log(logging.DEBUG if exc.said else logging.ERROR,  # said once already by the store if ``said``
+                    "%s: an input could not be stored (%s); its sender is asked to send it again", channel, exc)
+            return twiml(not_stored(params))
+        return twiml()
+
+    async def status(request: Request, params: dict[str, str]) -> Response:
+        if not gateway(request).delivery(params):
+            log.info("%s: ignored a status callback for no message of ours", channel)
+        return Response(status_code=204)
+
+    def signed(path: str, handler: Callable[[Request, dict[str, str]], Awaitable[Response]]
+               ) -> Callable[[Request], Awaitable[Response]]:
         public_url = account.public_url + path
 
         async def endpoint(request: Request) -> Response:

@@ -28,8 +28,6 @@ from dataclasses import dataclass, field, replace
 from typing import Final
 from urllib.parse import quote
 
-from starlette.requests import Request
-from starlette.responses import Response
 from starlette.routing import BaseRoute
 from twilio.base.exceptions import TwilioException
 from twilio.rest import Client
@@ -41,7 +39,6 @@ from ..channels import (
     Delivered,
     JoinWay,
     Kind,
-    NotStored,
     Outbound,
     PermanentFailure,
     Port,
@@ -55,7 +52,7 @@ from ..commands import Away, Command, Decide, Inbound, Join, OpenTable, OptOut
 from ..grammar import grammar
 from ..settings import Settings
 from . import twilio_common
-from .twilio_common import MAX_BODY, Account, Messages, language_of, normalise_number, twiml
+from .twilio_common import MAX_BODY, Account, Messages, language_of, normalise_number
 
 log = logging.getLogger(__name__)
 
@@ -355,30 +352,13 @@ class WhatsAppGateway:
 def routes(settings: WhatsAppSettings) -> list[BaseRoute]:
     """``POST /whatsapp`` and ``POST /whatsapp/status``, each checked against Twilio's signature."""
 
-    def gateway(request: Request) -> WhatsAppGateway:
-        running: Running = request.app.state.channels[CHANNEL]
-        found: WhatsAppGateway = running.state
-        return found
+    def not_stored(params: Mapping[str, str]) -> str:
+        """Send it again, in the language the sender's number suggests."""
+        number = address_of(params.get("From", ""), settings.region)
+        language = (language_of(number[len(PREFIX):]) if number else None) or DEFAULT_LANGUAGE
+        return Catalog.load(DEFAULT_THEME, language).text(NOT_STORED_MESSAGE)
 
-    async def webhook(request: Request, params: dict[str, str]) -> Response:
-        try:
-            if not gateway(request).receive(params):
-                log.info("ignored a WhatsApp webhook without a WhatsApp sender or message id")
-        except NotStored as exc:
-            # Twilio never sends a webhook again: the person must, so they are told in the answer itself.
-            log.log(logging.DEBUG if exc.said else logging.ERROR,  # said once already by the store if ``said``
-                    "whatsapp: an input could not be stored (%s)", exc)
-            number = address_of(params.get("From", ""), settings.region)
-            language = (language_of(number[len(PREFIX):]) if number else None) or DEFAULT_LANGUAGE
-            return twiml(Catalog.load(DEFAULT_THEME, language).text(NOT_STORED_MESSAGE))
-        return twiml()
-
-    async def status(request: Request, params: dict[str, str]) -> Response:
-        if not gateway(request).delivery(params):
-            log.info("ignored a status callback for no WhatsApp message of ours")
-        return Response(status_code=204)
-
-    return twilio_common.routes(settings.account, WEBHOOK_PATH, STATUS_PATH, webhook, status)
+    return twilio_common.routes(settings.account, CHANNEL, WEBHOOK_PATH, STATUS_PATH, not_stored)
 
 
 # --- joining ------------------------------------------------------------------------------------------------
