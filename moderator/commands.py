@@ -306,7 +306,7 @@ class Press:
     label: str
     """The pressed option's label."""
     protected: bool = False
-    """The pressed message was sent as secret (only such a message may have a secret written into it)."""
+    """The pressed message was sent protected (only such a message may have a secret written into it)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,6 +18,8 @@ from .context import Context
 from .engine import (
     Action,
     CastVote,
+    DiscardPolicy,
+    EnactPolicy,
     Event,
     GameState,
     Party,
@@ -547,8 +549,9 @@ def _answer_press(ctx: Context, table: Table, seat: int, actions: Sequence[Actio
         if message.kind is Kind.ECHO and message.press is None:
             out.change(index, press=press, options=options, decision=table.row.decision_step)
             return
-    # Nothing confirmed it in words: the choice itself is shown (behind a spoiler if it says a secret).
-    secret = isinstance(actions[-1], CastVote) or press.protected
+    # Nothing confirmed it in words: the choice itself is shown, behind a spoiler if it says a secret (a vote, a
+    # card); a nomination or a power's target is said to the table anyway.
+    secret = isinstance(actions[-1], CastVote | DiscardPolicy | EnactPolicy)
     out.put(reply.channel, reply.address, Outbound(
         Kind.ECHO, "", secret=secret, options=options, decision=table.row.decision_step, table=table.id,
         press=press, language=reply.language, message_id="choice-shown",

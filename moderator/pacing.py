@@ -5,7 +5,8 @@ The order: in a public chat a result never waits behind the vote counter or the 
 two are shown only in a slot of their own, when nothing else waits and the minute has room to spare, and a later
 one folds an earlier one away (as a later seat list folds an earlier one of the same table). A changed board
 that has waited ``Pacing.board_patience`` seconds goes before the next call (whose prompts wait), never before
-news. What may not go yet is answered ``TemporaryFailure(paced=True)``: the ``Sender`` tries it again then, at no
+news. An aside (``Kind.ASIDE``) alone waits ``Pacing.aside_patience`` seconds for the next message to go with it.
+What may not go yet is answered ``TemporaryFailure(paced=True)``: the ``Sender`` tries it again then, at no
 cost of an attempt.
 
 A channel with ``Capabilities.pacing`` delivers each address's batch through ``Pacer.batch``, giving it the calls
@@ -72,6 +73,8 @@ class Pacer:
         """Public chats whose pace changed since ``pacing`` last took it."""
         self._board_held: dict[str, float] = {}
         """Since when each public chat's changed board waits for a slot."""
+        self._aside_held: dict[str, float] = {}
+        """Since when each public chat's aside waits for a message to go with."""
 
     def batch(self, chat: str, messages: Sequence[Outbound], send: Callable[[Sequence[Outbound]], Result],
               picture: Callable[[Outbound], Result]) -> list[Result]:
@@ -86,6 +89,13 @@ class Pacer:
         main = [i for i in keep if not messages[i].kind.cosmetic]
         public = self.public(chat)
         go = keep
+        if public and main and all(messages[i].kind is Kind.ASIDE for i in main):
+            held = self._aside_held.setdefault(chat, self.clock())
+            patience = held + self.limits.aside_patience - self.clock()
+            if patience > 0:  # the next message may come soon: the two go as one call
+                for i in keep:
+                    results[i] = TemporaryFailure("paced", patience, paced=True)
+                return results
         if public and main:
             go = main
             board = [i for i in keep if messages[i].kind is Kind.BOARD]
@@ -102,6 +112,8 @@ class Pacer:
         boards = [i for i in go if messages[i].kind is Kind.BOARD]
         texts = [messages[i] for i in go if i not in boards]
         first = send(texts) if texts else Delivered()
+        if isinstance(first, Delivered) and any(messages[i].kind is Kind.ASIDE for i in go):
+            self._aside_held.pop(chat, None)
         for i in go:
             results[i] = first
         for i in boards:

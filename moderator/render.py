@@ -491,7 +491,7 @@ def _handed_over(e: Event, w: _Words, board: PublicView | None) -> list[Message]
     if w.caps.paid_per_message:
         return []  # the Chancellor's prompt says it, and every message costs
     text = w.t("policies-handed-over", president=w.name(e.president), chancellor=w.name(e.chancellor))
-    return [w.message("policies-handed-over", [text])]
+    return [w.message("policies-handed-over", [text], kind=Kind.ASIDE)]
 
 
 @_renders(VetoProposed)

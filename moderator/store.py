@@ -356,8 +356,9 @@ def m025_kept_answers(db: Database) -> None:
     db.execute("ALTER TABLE inbound ADD COLUMN answer TEXT")
 
 
-_COSMETIC: Final = "('counter', 'board')"
-"""The kinds an outbox row shows again what a later one shows better (``channels.Kind.cosmetic``)."""
+_COSMETIC: Final = "('counter', 'board', 'aside')"
+"""The kinds of outbox row that hold no later message back: a counter and a board show again what a later one shows
+better (``channels.Kind.cosmetic``), an aside (``Kind.ASIDE``) leads to nothing; each comes along with a later one."""
 
 _TABLES_OF = (
     # Three index searches (every input asks this): a join with OR would scan every table.
@@ -866,11 +867,11 @@ class Store:
         """Pending messages whose time has come, oldest first.
 
         Nothing overtakes an earlier message to the same address that waits for a retry, unless that one is
-        cosmetic (a counter, a board): such a one comes along with the later message instead (the channel folds
-        it away or holds it again). On a ``public_first`` channel a message of a table to anyone but its public
-        chat waits while an earlier, not cosmetic message to that public chat is pending (the group hears a
-        result before the prompt it leads to); the answer to a press never waits, nor another echo to an address
-        that waits for nothing else."""
+        cosmetic (a counter, a board) or an aside: such a one comes along with the later message instead (the
+        channel folds it away, holds it again or sends the two as one). On a ``public_first`` channel a message
+        of a table to anyone but its public chat waits while an earlier, not cosmetic message to that public chat
+        is pending (the group hears a result before the prompt it leads to; an aside leads to none); the answer
+        to a press never waits, nor another echo to an address that waits for nothing else."""
         sql = "SELECT id, table_id, channel, address, message_id, body, attempts, handed FROM outbox"
         sql += " WHERE status = 'pending' AND (not_before <= ?"
         sql += (

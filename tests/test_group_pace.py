@@ -14,8 +14,9 @@ import pytest
 from moderator.catalog import Catalog
 from moderator.channels import Capabilities, Kind, Outbound
 from moderator.delivery import PACE_KEPT, Sender
+from moderator.engine import Phase
 from moderator.store import Store, TableRow, TableStatus
-from moderator.transports.telegram import CHANNEL, GROUP_INTERVAL, GROUP_PER_MINUTE
+from moderator.transports.telegram import ASIDE_PATIENCE, CHANNEL, GROUP_INTERVAL, GROUP_PER_MINUTE
 from tests.fake_telegram import buttons
 from tests.fakes import RecordingChannel
 from tests.telegram_table import TelegramTable, _is_game, group_chat
@@ -73,10 +74,11 @@ async def _press_quickly(t: TelegramTable, rng: random.Random, presses: int) -> 
 
 def _assert_no_prompt_before_the_group(t: TelegramTable) -> None:
     """No message to a seat went out while the group still waited for something queued before it (but the
-    counter and the board, which wait for the group's spare minutes)."""
+    counter and the board, which wait for the group's spare minutes, and an aside, which leads to no prompt)."""
     overtaken = t.store.execute(
         "SELECT count(*) FROM outbox AS p JOIN outbox AS g ON g.table_id = p.table_id AND g.id < p.id"
-        " WHERE g.address = ? AND g.status = 'pending' AND json_extract(g.body, '$.kind') NOT IN ('counter', 'board')"
+        " WHERE g.address = ? AND g.status = 'pending'"
+        " AND json_extract(g.body, '$.kind') NOT IN ('counter', 'board', 'aside')"
         " AND p.address != ? AND p.status = 'sent' AND json_extract(p.body, '$.kind') != 'echo'",
         (str(GROUP["id"]), str(GROUP["id"])),
     ).fetchone()[0]
@@ -202,6 +204,116 @@ async def test_the_board_is_edited_in_a_slot_of_its_own_and_shown_during_a_fast_
     for at in boards:
         others = [g for g in group if g != at]
         assert all(abs(g - at) >= GROUP_INTERVAL - 1e-6 for g in others)
+
+
+async def _until_phase(t: TelegramTable, rng: random.Random, phase: Phase) -> None:
+    """Quick presses until the game reaches ``phase`` (every prompt of it delivered)."""
+    for _ in range(400):
+        state = t.table().state
+        assert state is not None and t.table().status != "over", f"the game ended before {phase}"
+        if state.phase is phase:
+            await t.settle()
+            return
+        await _press_quickly(t, rng, presses=1)
+    raise AssertionError(phase)
+
+
+async def _president_passes(t: TelegramTable) -> tuple[str, str, float]:
+    """A quick table plays to its first legislative session; once the group has had a quiet moment, the President
+    discards; two seconds later (the sender waking every half second) the Chancellor has the policies while the
+    group has not been told the President passed them. (President, Chancellor, when the President pressed.)"""
+    await _quick_table(t, 3)
+    await _until_phase(t, random.Random(3), Phase.LEGISLATIVE_PRESIDENT)
+    for _ in range(int(2 * GROUP_INTERVAL / 0.5)):  # the group is free: nothing but patience holds a line back
+        t.clock.advance(0.5)
+        await t.bot.deliver()
+    state = t.table().state
+    assert state is not None and state.president is not None and state.chancellor is not None
+    president, chancellor = NAMES[state.president], NAMES[state.chancellor]
+    prompt = t.prompt(president)
+    assert prompt is not None
+    await _press_first(t, president, prompt)
+    pressed = t.clock()
+    for _ in range(4):
+        t.clock.advance(0.5)
+        await t.bot.deliver()
+    assert t.prompt(chancellor) is not None
+    assert not any(f"{president} passed" in text for _, text in _group_texts(t))
+    return president, chancellor, pressed
+
+
+async def test_a_quick_chancellors_enactment_reaches_the_group_in_one_message_with_the_presidents_passing(
+    telegram: TelegramTable,
+) -> None:
+    t = telegram
+    president, chancellor, _ = await _president_passes(t)
+    prompt = t.prompt(chancellor)
+    assert prompt is not None
+    await _press_first(t, chancellor, prompt)
+    await t.settle()
+    told = [text for _, text in _group_texts(t) if f"{president} passed" in text]
+    enacted = EN.text("policy-enacted", policy="|", liberal=0, fascist=0).split("|")[0]  # "Enacted: "
+    assert len(told) == 1 and told[0].startswith(
+        EN.text("policies-handed-over", president=president, chancellor=chancellor) + "\n\n" + enacted)
+
+
+async def test_a_slow_chancellors_group_hears_within_seconds_that_the_president_passed_the_policies(
+    telegram: TelegramTable,
+) -> None:
+    t = telegram
+    president, chancellor, pressed = await _president_passes(t)
+    for _ in range(40):  # the Chancellor takes their time
+        t.clock.advance(0.5)
+        await t.bot.deliver()
+    told = [c for c in t.api.of("sendMessage", GROUP["id"]) if f"{president} passed" in str(c.params.get("text"))]
+    assert len(told) == 1 and told[0].params["text"] == EN.text(
+        "policies-handed-over", president=president, chancellor=chancellor)
+    assert told[0].at - pressed <= ASIDE_PATIENCE + GROUP_INTERVAL
+
+
+async def test_an_investigation_shows_its_party_in_the_prompt_the_president_pressed_and_nowhere_else(
+    telegram: TelegramTable,
+) -> None:
+    t = telegram
+    await _quick_table(t, 1012)
+    await _until_phase(t, random.Random(1012), Phase.INVESTIGATE)
+    state = t.table().state
+    assert state is not None and state.president is not None
+    president = NAMES[state.president]
+    prompt = t.prompt(president)
+    assert prompt is not None and prompt.get("has_protected_content")  # may not be forwarded, once it shows more
+    chat = t.chat_of(president)
+    before = len(t.api.messages(chat))
+    button = buttons(prompt)[0]
+    await _press_first(t, president, prompt)
+    await t.settle()
+    edited = t.api.chats[chat][prompt["message_id"]]
+    seen = button["text"].split(": ")[-1]
+    membership = EN.text("party-membership-seen", target=seen, party="|").split("|")[0]
+    spoilers = [edited["text"][e["offset"]: e["offset"] + e["length"]]
+                for e in edited["entities"] if e["type"] == "spoiler"]
+    assert "reply_markup" not in edited and any(membership in s for s in spoilers)  # hidden until tapped
+    assert not any(membership in text for text in t.api.texts(chat)[before:])  # no second message to say it
+    assert not any(membership in text for text in t.api.texts(GROUP["id"]))
+
+
+async def test_a_nomination_shows_the_name_chosen_in_plain_words_though_its_prompt_went_protected(
+    telegram: TelegramTable,
+) -> None:
+    t = telegram
+    await _quick_table(t, 3)
+    await t.settle()
+    president = next(n for n in NAMES if t.prompt(n) is not None)
+    prompt = t.prompt(president)
+    assert prompt is not None and prompt.get("has_protected_content")
+    chosen = buttons(prompt)[0]["text"]
+    await _press_first(t, president, prompt)
+    await t.settle()
+    edited = t.api.chats[t.chat_of(president)][prompt["message_id"]]
+    assert edited["text"].endswith(f"\u27a1\ufe0f {chosen}") and "reply_markup" not in edited
+    assert not any(edited["text"][e["offset"]:].startswith("\u27a1") or chosen in
+                   edited["text"][e["offset"]: e["offset"] + e["length"]]
+                   for e in edited.get("entities", ()) if e["type"] == "spoiler")  # the table hears it anyway
 
 
 # --- the outbox's order rule, for any channel that declares it -----------------------------------------------

@@ -319,8 +319,8 @@ def ja_form(driver: Any) -> dict[str, str] | None:
 
 def a_vote_on_the_page_is_the_chats(driver: Any, server: Server, telegram: Telegram, table_id: str,
                                     prompt: dict[str, Any], before: int, sent: dict[str, str]) -> None:
-    """Ann's Ja on the page: one action, her chat's prompt edited to show it (its buttons kept: a vote may change
-    until the last is in), and the same post again (the page's retry after a blip) counted once."""
+    """Ann's Ja on the page: one action, her chat's prompt edited to show it behind a spoiler (its buttons kept: a
+    vote may change until the last is in), and the same post again (the page's retry after a blip) counted once."""
     after = until(lambda: (a := actions(server, table_id)) and len(a) > before and a, "the vote was not counted")
     assert after[before:] == [{"player": "Ann", "action": "vote", "vote": "ja"}]
     shown = until(lambda: (m := telegram.message("Ann", prompt["message_id"]))["text"] != prompt["text"] and m,
@@ -329,7 +329,9 @@ def a_vote_on_the_page_is_the_chats(driver: Any, server: Server, telegram: Teleg
     # meanwhile (another person voted).
     question = prompt["text"].rsplit("\n\n", 1)[0] if "\n\n" in prompt["text"] else prompt["text"]
     assert shown["text"].startswith(question)
-    assert [line for line in shown["text"].split("\n") if line.startswith("➡️")] == [f"➡️ {JA}"], shown["text"]
+    hidden = [shown["text"][e["offset"]: e["offset"] + e["length"]] for e in shown.get("entities", ())
+              if e["type"] == "spoiler"]
+    assert hidden == [EN.text("vote-recorded", vote=JA)], shown["text"]  # the prompt went protected: the words
     assert game_buttons(shown) == game_buttons(prompt)
     again = driver.execute_async_script("""
         const [url, fields, done] = arguments;

@@ -17,7 +17,7 @@ from moderator.render import TableInfo
 from moderator.store import Store, TableRow, TableStatus
 
 LIMITS = Pacing(public_interval=6.0, public_per_minute=5, private_interval=1.0, cosmetic_reserve=1,
-                board_patience=20.0, counter_interval=12.0)
+                board_patience=20.0, aside_patience=5.0, counter_interval=12.0)
 HALL = "!hall"
 BOARD = board_of(public_view(new_game(5, seed=1)), TableInfo(("Ann", "Bob", "Cy", "Dee", "Eve")))
 
@@ -102,5 +102,42 @@ def test_a_second_rate_limited_public_chat_is_paced_and_ordered_by_declaring_its
     assert all(b - a >= LIMITS.public_interval for a, b in itertools.pairwise(times))
     said = " / ".join(text for _, _, text in posts)
     assert all(f"line {second}" in said for second in range(90))  # nothing lost, folded into the calls it had
+    assert store.backlog() == 0
+    store.close()
+
+
+def test_an_aside_waits_a_moment_for_the_next_news_to_share_one_call_and_holds_no_prompt_back() -> None:
+    now = [1_000.0]
+    posts: list[tuple[float, str, str]] = []
+    store = Store(memory=True)
+    store.insert_table(TableRow("T", None, TableStatus.PLAYING, "classic", "rooms", "@ann", "rooms", HALL, {}, 1,
+                                None, 0), 0.0)
+    sender = Sender(store, {"rooms": RoomChannel(lambda: now[0], posts)}, clock=lambda: now[0])
+
+    def queue(address: str, kind: Kind, text: str) -> None:
+        store.enqueue([("T", "rooms", address, kind.value, Outbound(kind, text, table="T").to_json())], now[0])
+
+    def wait(seconds: float) -> None:
+        for _ in range(int(seconds * 2)):
+            sender.deliver_due()
+            now[0] += 0.5
+
+    queue(HALL, Kind.ASIDE, "Ann passed two policies to Bob")
+    queue("@bob", Kind.PROMPT, "Enact one")
+    wait(2.0)
+    assert [(room, text) for _, room, text in posts] == [("@bob", "Enact one")]  # Bob decides meanwhile
+    queue(HALL, Kind.RESULT, "Enacted: Liberal")
+    wait(1.0)
+    assert posts[-1][1:] == (HALL, "Ann passed two policies to Bob / Enacted: Liberal")  # one call for both
+    # A slow Chancellor: the aside goes alone once it has waited its patience (and the room's pace allows).
+    wait(10.0)
+    queued = now[0]
+    queue(HALL, Kind.ASIDE, "Cy passed two policies to Dee")
+    wait(4.0)
+    assert len(posts) == 2  # still waiting for the Chancellor
+    wait(3.0)
+    at, room, text = posts[-1]
+    assert (room, text) == (HALL, "Cy passed two policies to Dee")
+    assert queued + LIMITS.aside_patience <= at <= queued + LIMITS.aside_patience + 1.0
     assert store.backlog() == 0
     store.close()

@@ -694,10 +694,11 @@ async def test_after_a_restart_a_secret_prompt_shows_the_choice_in_a_spoiler(tel
     t = telegram
     names = await _started(t)
     rng = random.Random(1)
-    # Play until a prompt sent with protect_content (discard, enact) is waiting; then the bot restarts.
+    # Play until a prompt whose choice is a secret (discard, enact: a card) is waiting; then the bot restarts.
     while True:
         waiting = [(n, m) for n in names if (m := t.prompt(n)) is not None]
-        secret = [(n, m) for n, m in waiting if m.get("has_protected_content")]
+        secret = [(n, m) for n, m in waiting if m.get("has_protected_content")
+                  and any(p in b["text"] for b in buttons(m) for p in ("Liberal", "Fascist"))]
         if secret:
             break
         await t.play(names, rng, presses=1)

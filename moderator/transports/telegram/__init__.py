@@ -38,6 +38,7 @@ from ...settings import Settings
 from .channel import TelegramChannel
 from .config import (
     API_TIMEOUT,
+    ASIDE_PATIENCE,
     BOARD_PATIENCE,
     CALLBACK_LIMIT,
     CAPABILITIES,
@@ -71,7 +72,8 @@ from .webhook import Webhook, webhook_route
 log = logging.getLogger(__name__)
 
 __all__ = [
-    "API_TIMEOUT", "BOARD_PATIENCE", "CALLBACK_LIMIT", "CAPABILITIES", "CAPTION_LIMIT", "CHANNEL", "COSMETIC_RESERVE",
+    "API_TIMEOUT", "ASIDE_PATIENCE", "BOARD_PATIENCE", "CALLBACK_LIMIT", "CAPABILITIES", "CAPTION_LIMIT", "CHANNEL",
+    "COSMETIC_RESERVE",
     "COUNTER_INTERVAL", "GROUP_INTERVAL", "GROUP_PER_MINUTE", "KNOWN_MESSAGES", "MAX_BODY", "MENU", "PACING",
     "PRIVATE_COUNTER_INTERVAL", "PRIVATE_INTERVAL", "SECRET_HEADER", "SPEC", "TELEGRAM_PATH", "TEXT_LIMIT", "Poller",
     "TelegramBot", "TelegramChannel", "TelegramSettings", "TelegramSpec", "Webhook", "bot_api_url",

@@ -326,7 +326,10 @@ class TelegramChannel:
             live = self._edit_lobby(chat, html_text, markup) if closing is not None else None
             closing = None
             if live is None:
-                live = self._send_text(chat, html_text, secret=secret, markup=markup)
+                # A person's prompt goes protected: what their choice shows them (an investigation's party) can
+                # then be edited into it, one call instead of an edit and a message.
+                live = self._send_text(chat, html_text, secret=secret or (prompt is not None and chat > 0),
+                                       markup=markup)
             if prompt is not None and chat > 0:
                 live.table = prompt.table
                 self._prompts[chat] = live

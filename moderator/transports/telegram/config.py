@@ -37,6 +37,9 @@ GROUP_INTERVAL: Final = 3.0
 GROUP_PER_MINUTE: Final = 20
 COSMETIC_RESERVE: Final = 4
 """Calls of a group's minute the counter and the board never take: they stay free for results."""
+ASIDE_PATIENCE: Final = 5.0
+"""Seconds the group's "the President passed two policies" waits for the Chancellor's enactment to go with it: a
+quick Chancellor's table gets one message, not two, of its 20 a minute; a slow one's hears who it waits for."""
 BOARD_PATIENCE: Final = 30.0
 """Seconds a changed board waits at most for a quiet moment in a busy group; then it goes before the next call."""
 PRIVATE_INTERVAL: Final = 1.0
@@ -47,7 +50,7 @@ PRIVATE_COUNTER_INTERVAL: Final = 60.0
 """The same in a private chat (a table without a group): every phone would buzz through the vote otherwise."""
 PACING: Final = Pacing(public_interval=GROUP_INTERVAL, public_per_minute=GROUP_PER_MINUTE,
                        private_interval=PRIVATE_INTERVAL, cosmetic_reserve=COSMETIC_RESERVE,
-                       board_patience=BOARD_PATIENCE, counter_interval=COUNTER_INTERVAL,
+                       board_patience=BOARD_PATIENCE, aside_patience=ASIDE_PATIENCE, counter_interval=COUNTER_INTERVAL,
                        private_counter_interval=PRIVATE_COUNTER_INTERVAL)
 CAPABILITIES: Final = Capabilities(buttons=True, images=True, toasts=True, word_style=WordStyle.SLASH,
                                    public_first=True, pacing=PACING)
