@@ -117,6 +117,10 @@ SWITCH_ON, SWITCH_OFF = "switch-on", "switch-off"
 """The ``[words]`` keys of what switches votes at the table or reminders on and off (``on``, ``aus``)."""
 QUIT: Final = "quit"
 """The ``[words]`` key of what leaves a console game (``quit``, ``beenden``): the console's own, no verb."""
+BEFORE_NAMES: Final = "before-names"
+"""The ``[words]`` key of the small words a language puts before a name ("acuso *a* Bob", "mi fido *di* Bob")."""
+NAME_ENDINGS: Final = "name-endings"
+"""The ``[words]`` key of the endings a language declines a name with ("oskarżam Bob*a*", "ufam Ew*ie*")."""
 
 
 class Who(StrEnum):
@@ -299,6 +303,10 @@ class Grammar:
     """Folded words of every catalog's ``SWITCH_ON`` (True) and ``SWITCH_OFF`` (False)."""
     quit_words: frozenset[str] = frozenset()
     """Folded words of every catalog's ``QUIT``."""
+    before_names: frozenset[str] = frozenset()
+    """Folded words of every catalog's ``BEFORE_NAMES``: skipped before a name ("acuso a Bob" accuses Bob)."""
+    name_endings: frozenset[str] = frozenset()
+    """Folded endings of every catalog's ``NAME_ENDINGS`` (``names.inflected_candidates``)."""
 
     def verb(self, word: str, reserved: Iterable[str] = ()) -> Verb | None:
         """The verb a word means, unless the channel's carrier keeps the word."""
@@ -435,6 +443,8 @@ def _grammar(root: str) -> Grammar:
     not_names: set[str] = set()
     switches: dict[str, bool] = {}
     quit_words: set[str] = set()
+    before_names: set[str] = set()
+    name_endings: set[str] = set()
     files = [(t, lang) for t in themes() for lang in languages(t)]
     files.sort(key=lambda f: (f[1] != DEFAULT_LANGUAGE, f[0] != DEFAULT_THEME))  # English classic first
     for theme, lang in files:
@@ -450,6 +460,8 @@ def _grammar(root: str) -> Grammar:
         listed = _listed(lang, theme)
         not_names |= {fold(w) for w in listed.get(NOT_NAMES, "").split(",") if fold(w)}
         quit_words |= {fold(w) for w in listed.get(QUIT, "").split(",") if fold(w)}
+        before_names |= {fold(w) for w in listed.get(BEFORE_NAMES, "").split(",") if fold(w)}
+        name_endings |= {fold(w) for w in listed.get(NAME_ENDINGS, "").split(",") if fold(w)}
         for key, on in ((SWITCH_ON, True), (SWITCH_OFF, False)):
             switches |= {fold(w): on for w in listed.get(key, "").split(",") if fold(w)}
     cards |= {"l": "L", "f": "F"}
@@ -459,7 +471,7 @@ def _grammar(root: str) -> Grammar:
             if word_key(word):  # "?" is read before any word (``parse``)
                 meaning.setdefault(word_key(word), verb)
     return Grammar({v: tuple(w) for v, w in words.items()}, meaning, cards, frozenset(not_names), switches,
-                   frozenset(quit_words))
+                   frozenset(quit_words), frozenset(before_names), frozenset(name_endings))
 
 
 def grammar() -> Grammar:

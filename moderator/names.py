@@ -70,7 +70,32 @@ def name_candidates(text: str, names: Sequence[str]) -> list[str]:
         starts = [n for n in names if key(wanted) and key(n).startswith(key(wanted))]
         if starts:
             return starts
+    first, _, rest = wanted.partition(" ")
+    if rest.strip() and fold(first) in grammar().before_names:
+        return name_candidates(rest, names)  # "a Bob" ("acuso a Bob"), "di Bob" ("mi fido di Bob")
     return []
+
+
+def inflected_candidates(text: str, names: Sequence[str]) -> list[str]:
+    """Names typed text may be a declined form of, by the catalogs' ``name-endings`` (Polish, Russian), where
+    nothing else matched (``name_candidates``): "Boba" or "Бобу" for Bob, "Ewę" for Ewa, "Анну" for Анна: the name,
+    or the name but its last vowel, and one ending. A name of one or two letters is never guessed at."""
+    wanted = fold(text.strip().lstrip("@"))
+    first, _, rest = wanted.partition(" ")
+    if rest.strip() and first in grammar().before_names:
+        wanted = rest.strip()  # "в Боба" ("верю в Боба")
+    endings = grammar().name_endings
+    found = []
+    for name in names:
+        key = fold(name)
+        stems = {key, key[:-1]} if key[-1:] in _VOWELS else {key}
+        if len(key) >= 3 and any(wanted.startswith(s) and wanted[len(s):] in endings for s in stems):
+            found.append(name)
+    return found
+
+
+_VOWELS: Final = frozenset("aeiouy\u0430\u0435\u0438\u043e\u0443\u044b\u044d\u044e\u044f")
+"""Folded vowels a declension may replace at a name's end, Latin and Cyrillic (Ewa, Ewę; Анна, Анну)."""
 
 
 def names_in(parts: Sequence[str], names: Sequence[str]) -> list[str]:

@@ -11,10 +11,11 @@ from collections.abc import Iterator
 import pytest
 
 from moderator.catalog import Catalog
-from moderator.claims import Accusation
+from moderator.claims import Accusation, Clearance
 from moderator.commands import AddComputers, Decide
 from moderator.engine import Phase
 from moderator.grammar import grammar
+from moderator.transports.sms import CAPABILITIES
 from tests.fakes import Harness
 from tests.test_sms import Phones, number, open_table
 
@@ -162,3 +163,49 @@ def test_a_player_called_like_a_command_still_has_the_command() -> None:
     typed(h, "p0", "rename Board")
     assert h.table(table_id).names[0] == "Board"
     assert typed(h, "p0", "board")[0].startswith(EN.text("board-title"))
+
+
+ACCUSED = [
+    ("es", "ACUSO a Yusuf", "accuse"),  # Spanish puts "a" before a person
+    ("es", "confío en Yusuf", "trust"),
+    ("pt", "acuso o Yusuf", "accuse"),
+    ("pt", "confio no Yusuf", "trust"),
+    ("it", "mi fido di Yusuf", "trust"),
+    ("pl", "oskarżam Yusufa", "accuse"),  # a declined name: Yusuf's accusative
+    ("pl", "ufam Wandzie", None),  # a stem that changes (Wanda, Wandzie) is not guessed at: nobody is called that
+    ("pl", "ufam Wandę", "trust"),
+    ("ru", "обвиняю Yusufa", "accuse"),
+]
+
+
+@pytest.mark.parametrize(("lang", "typed", "kind"), ACCUSED, ids=[t for _, t, _ in ACCUSED])
+def test_an_accusation_in_the_speakers_own_words_names_the_player_meant_by_text(
+        texting: tuple[Phones, list[str]], lang: str, typed: str, kind: str | None) -> None:
+    p, _ = texting
+    p.text(number(2), f"language {lang}")
+    catalog = Catalog.load("classic", lang)
+    said = reply(p, number(2), typed)
+    table = p.table_of(number(0))
+    zora = table.names.index("Zora")
+    if kind is None:
+        assert table.said == [] and "Wandzie" in said
+        return
+    meant = table.names.index("Yusuf" if "Yusuf" in typed else "Wanda")
+    claim = Accusation(zora, meant) if kind == "accuse" else Clearance(zora, meant)
+    assert [s.claim for s in table.said] == [claim]
+    noted = CAPABILITIES.written(catalog.text("claim-noted", sms=True, claim="|"), lang).split("|")[0]
+    assert said.startswith(noted) and table.names[meant] in said
+
+
+def test_a_president_who_nominates_a_name_after_a_small_word_nominates_that_player_by_text(
+        texting: tuple[Phones, list[str]]) -> None:
+    p, _ = texting
+    table = p.table_of(number(0))
+    assert table.state is not None and table.state.president is not None
+    president = table.seats[table.state.president].address
+    p.text(president, "language es")
+    choice = next(n for i, n in enumerate(table.names) if i != table.state.president)
+    p.text(president, f"nomino a {choice}")
+    state = p.table_of(number(0)).state
+    assert state is not None and state.phase is Phase.ELECTION
+    assert state.chancellor is not None and table.names[state.chancellor] == choice
