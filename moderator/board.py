@@ -742,7 +742,7 @@ class _Painter:
         b, c, box = self.board, self.colours, self.layout.legend
         if not b.term_limited or b.winner is not None:
             return
-        names = ", ".join(b.names[s] for s in b.term_limited)
+        names = self.catalog.list_separator.join(b.names[s] for s in b.term_limited)
         words = self.catalog.text("board-term-limited", names=names)
         swatch = (box[0], box[1] + 10, box[0] + 36, box[1] + _LINE_H - 4)
         self.draw.rectangle(swatch, fill=c.limited)

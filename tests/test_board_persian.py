@@ -132,3 +132,11 @@ def test_without_raqm_the_board_still_draws_and_the_operator_is_told(monkeypatch
     assert _ink(_drawn("زهرا"))[2] - _ink(_drawn("زهرا"))[0] == pytest.approx(
         _ink(_drawn("\u200c".join("زهرا")))[2] - _ink(_drawn("\u200c".join("زهرا")))[0], abs=2)
 
+
+
+def test_a_persian_board_lists_its_term_limited_players_with_the_persian_comma() -> None:
+    fa, en = Catalog.load("classic", "fa"), Catalog.load("classic", "en")
+    listed = [text for text, _ in words_drawn(_persian_board(), fa) if "زهرا" in text and "Bob" in text]
+    assert listed and "\u060c" in listed[0] and ", " not in listed[0]
+    listed = [text for text, _ in words_drawn(_persian_board(), en) if "زهرا" in text and "Bob" in text]
+    assert listed and "زهرا, Bob" in listed[0]
