@@ -217,6 +217,9 @@ class Outbound:
     """``Kind.ECHO``: the press this answers, as the channel described it."""
     keep_options: bool = False
     """``Kind.ECHO``: the pressed message keeps its options (a vote can be changed until the last one is in)."""
+    follows: str = ""
+    """``Kind.ECHO``: the presser's next question, shown under the choice where they pressed (the President's
+    ballot under the nomination); the echo's ``options`` and ``decision`` are that question's."""
     language: str = DEFAULT_LANGUAGE
     message_id: str = ""
     """The catalog id the text came from: for logs, tests and cost reports. Delivery never looks at it."""
@@ -250,6 +253,8 @@ class Outbound:
             out["press"] = {"ref": p.ref, "text": p.text, "label": p.label, "protected": p.protected}
         if self.keep_options:
             out["keep_options"] = True
+        if self.follows:
+            out["follows"] = self.follows
         if self.language != DEFAULT_LANGUAGE:
             out["language"] = self.language
         return out
@@ -279,6 +284,7 @@ class Outbound:
             press=None if press is None else Press(str(press["ref"]), str(press["text"]), str(press["label"]),
                                                    bool(press.get("protected", False))),
             keep_options=bool(data.get("keep_options", False)),
+            follows=str(data.get("follows", "")),
             language=str(data.get("language", DEFAULT_LANGUAGE)),
             message_id=message_id,
         )

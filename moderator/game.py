@@ -554,10 +554,16 @@ def _answer_press(ctx: Context, table: Table, seat: int, actions: Sequence[Actio
     # Nothing confirmed it in words: the choice itself is shown, behind a spoiler if it says a secret (a vote, a
     # card); a nomination or a power's target is said to the table anyway.
     secret = isinstance(actions[-1], CastVote | DiscardPolicy | EnactPolicy)
-    out.put(reply.channel, reply.address, Outbound(
-        Kind.ECHO, "", secret=secret, options=options, decision=table.row.decision_step, table=table.id,
-        press=press, language=reply.language, message_id="choice-shown",
-    ))
+    echo = Outbound(Kind.ECHO, "", secret=secret, options=options, decision=table.row.decision_step,
+                    table=table.id, press=press, language=reply.language, message_id="choice-shown")
+    mine = list(out.to(reply.channel, reply.address))
+    if not secret and len(mine) == 1 and mine[0][1].kind is Kind.PROMPT and not mine[0][1].secret:
+        # The presser's only news is their next question (the President's ballot, where the table hears the
+        # nomination elsewhere): it is shown where they pressed, under the choice, rather than in a new message.
+        index, ask = mine[0]
+        out.drop(index)
+        echo = replace(echo, options=ask.options, decision=ask.decision, follows=ask.text)
+    out.put(reply.channel, reply.address, echo)
 
 
 def hold_computer_votes(ctx: Context, table: Table, now: float) -> None:

@@ -324,6 +324,37 @@ def buttons(message: dict[str, Any]) -> list[dict[str, Any]]:
     return [b for row in markup.get("inline_keyboard", []) for b in row]
 
 
+def asked(message: dict[str, Any]) -> str | None:
+    """The decision a message's game buttons answer (``<table>:<decision>:<token>``), if it has any."""
+    for button in buttons(message):
+        parts = str(button.get("callback_data", "")).split(":")
+        if len(parts) == 3 and (parts[1].isdigit() or parts[1] == "-"):
+            return parts[1]
+    return None
+
+
+class Pressed:
+    """The prompts a person has pressed, each as the question it asked then: a message the bot edits into a new
+    question (the President's ballot under the nomination just pressed) is a prompt again."""
+
+    def __init__(self, message: Callable[[int, int], dict[str, Any] | None]) -> None:
+        self._message = message
+        self._asked: dict[tuple[int, int], str | None] = {}
+
+    def add(self, key: tuple[int, int]) -> None:
+        """``key`` (chat, message id) was pressed: the question it shows now is answered."""
+        found = self._message(*key)
+        self._asked[key] = asked(found) if found is not None else None
+
+    def __contains__(self, key: object) -> bool:
+        """The message (chat, message id) asks nothing its person has not pressed already."""
+        if key not in self._asked:
+            return False
+        assert isinstance(key, tuple)
+        found = self._message(*key)
+        return found is None or asked(found) == self._asked[key]
+
+
 def init_data(person: dict[str, Any], *, token: str = TOKEN, auth_date: int = 1_800_000_000,
               **extra: str) -> str:
     """What a Telegram client hands a Mini App opened from an inline ``web_app`` button (``initData``): the user,

@@ -19,7 +19,16 @@ from moderator.service import Service
 from moderator.store import Store
 from moderator.tables import Table
 from moderator.transports.telegram import CAPABILITIES, CHANNEL, TelegramBot, build_application
-from tests.fake_telegram import TOKEN, FakeBotAPI, buttons, callback_query_id, group_chat, private_chat, user
+from tests.fake_telegram import (
+    TOKEN,
+    FakeBotAPI,
+    Pressed,
+    buttons,
+    callback_query_id,
+    group_chat,
+    private_chat,
+    user,
+)
 
 
 class Clock:
@@ -48,7 +57,7 @@ class TelegramTable:
         self.message_ids = itertools.count(1)
         self.people: dict[str, dict[str, Any]] = {}
         self.presses = 0
-        self.pressed: set[tuple[int, int]] = set()
+        self.pressed = Pressed(lambda chat, message_id: self.api.chats.get(chat, {}).get(message_id))
         self.typing = 1.5
         """Seconds each update adds to the clock: people do not type or press within the same millisecond."""
         self.running = False

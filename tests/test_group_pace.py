@@ -91,7 +91,9 @@ def _group_texts(t: TelegramTable) -> list[tuple[int, str]]:
             if c.method == "sendMessage" and c.chat_id == GROUP["id"]]
 
 
-async def test_the_ballots_reach_nobody_before_the_group_has_the_nomination(telegram: TelegramTable) -> None:
+async def test_the_ballots_reach_nobody_but_the_president_before_the_group_has_the_nomination(
+    telegram: TelegramTable,
+) -> None:
     t = telegram
     await _quick_table(t, 3)
     await t.settle()
@@ -105,7 +107,10 @@ async def test_the_ballots_reach_nobody_before_the_group_has_the_nomination(tele
     await _press_first(t, president, prompt)
     nominated = EN.text("chancellor-nominated", president=president, chancellor="x").split(" nominates")[0]
     assert not any(f"{nominated} nominates" in text for _, text in _group_texts(t))  # paced, not yet
-    assert all(t.prompt(n) is None for n in NAMES)  # ...and so is every ballot
+    assert all(t.prompt(n) is None for n in NAMES if n != president)  # ...and so is every ballot
+    # but the President's own, who knows the nomination: it is the message they pressed, asking again.
+    own = t.prompt(president)
+    assert own is not None and own["message_id"] == prompt["message_id"]
     for _ in range(int(GROUP_INTERVAL / 0.5) + 1):
         t.clock.advance(0.5)
         await t.bot.deliver()
@@ -297,7 +302,7 @@ async def test_an_investigation_shows_its_party_in_the_prompt_the_president_pres
     assert not any(membership in text for text in t.api.texts(GROUP["id"]))
 
 
-async def test_a_nomination_shows_the_name_chosen_in_plain_words_though_its_prompt_went_protected(
+async def test_a_nomination_shows_the_name_chosen_in_plain_words_and_the_presidents_ballot_under_it(
     telegram: TelegramTable,
 ) -> None:
     t = telegram
@@ -307,13 +312,21 @@ async def test_a_nomination_shows_the_name_chosen_in_plain_words_though_its_prom
     prompt = t.prompt(president)
     assert prompt is not None and prompt.get("has_protected_content")
     chosen = buttons(prompt)[0]["text"]
+    chat = t.chat_of(president)
+    before = len(t.api.messages(chat))
     await _press_first(t, president, prompt)
     await t.settle()
-    edited = t.api.chats[t.chat_of(president)][prompt["message_id"]]
-    assert edited["text"].endswith(f"\u27a1\ufe0f {chosen}") and "reply_markup" not in edited
-    assert not any(edited["text"][e["offset"]:].startswith("\u27a1") or chosen in
-                   edited["text"][e["offset"]: e["offset"] + e["length"]]
+    edited = t.api.chats[chat][prompt["message_id"]]
+    ballot = EN.text("prompt-vote", president=president, chancellor=chosen, options="")
+    assert edited["text"].endswith(f"\u27a1\ufe0f {chosen}\n\n{ballot}")
+    assert not any(chosen in edited["text"][e["offset"]: e["offset"] + e["length"]]
                    for e in edited.get("entities", ()) if e["type"] == "spoiler")  # the table hears it anyway
+    assert len(t.api.messages(chat)) == before  # no second message: the ballot is where they pressed
+    assert [b["text"] for b in buttons(edited)][:2] == [EN.term("ja"), EN.term("nein")]
+    assert t.prompt(president) is not None
+    await _press_first(t, president, edited)
+    votes = t.table().actions[-1]
+    assert votes == {"player": president, "action": "vote", "vote": "ja"}
 
 
 # --- the outbox's order rule, for any channel that declares it -----------------------------------------------

@@ -29,7 +29,7 @@ from moderator.catalog import Catalog
 from moderator.engine import Role
 from moderator.transports.telegram import SECRET_HEADER
 from tests.accessibility import axe_source, report, violations
-from tests.fake_telegram import buttons, callback_query_id, init_data, private_chat, user
+from tests.fake_telegram import Pressed, buttons, callback_query_id, init_data, private_chat, user
 from tests.fake_twilio import PUBLIC_URL, FakeTwilio
 from tests.serve_app import SECRET, WebhookBotAPI, env
 from tests.test_browser import Server
@@ -64,7 +64,7 @@ class Telegram:
         self.hook = httpx.Client(base_url=server.url, timeout=20, headers={SECRET_HEADER: SECRET})
         self.people = {name: user(30_000 + i, name) for i, name in enumerate(NAMES)}
         self.ids = itertools.count(1)
-        self.pressed: set[tuple[int, int]] = set()
+        self.pressed = Pressed(self._in_chat)
 
     def send(self, update: dict[str, Any]) -> None:
         assert self.hook.post("/telegram", json=update).status_code == 200
@@ -85,12 +85,18 @@ class Telegram:
         self.send({"update_id": n, "callback_query": query})
 
     def messages(self, name: str) -> list[dict[str, Any]]:
+        return self._chat(self.people[name]["id"])
+
+    def _chat(self, chat: int) -> list[dict[str, Any]]:
         for _ in range(5):  # the server's threads may be adding one meanwhile
             try:
-                return [json.loads(json.dumps(m)) for m in self.api.messages(self.people[name]["id"])]
+                return [json.loads(json.dumps(m)) for m in self.api.messages(chat)]
             except RuntimeError:
                 time.sleep(0.01)
         raise AssertionError("the chat kept changing")
+
+    def _in_chat(self, chat: int, message_id: int) -> dict[str, Any] | None:
+        return next((m for m in self._chat(chat) if m["message_id"] == message_id), None)
 
     def message(self, name: str, message_id: int) -> dict[str, Any]:
         return next(m for m in self.messages(name) if m["message_id"] == message_id)

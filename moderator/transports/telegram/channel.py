@@ -14,7 +14,7 @@ import logging
 import time
 from collections import OrderedDict, deque
 from collections.abc import Callable, Coroutine, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any, Final
 
@@ -238,8 +238,11 @@ class TelegramChannel:
                     self._flush_text(chat, text)
                     self._counter_message(chat, message)
                 case Kind.ECHO if message.press is not None:
-                    if not self._show_choice(chat, message) and message.text:
-                        text.append(message)  # the prompt cannot show it: a message of its own
+                    if not self._show_choice(chat, message):  # the prompt cannot show it: a message of its own
+                        if message.text:
+                            text.append(message)
+                        if message.follows:
+                            text.append(replace(message, kind=Kind.PROMPT, text=message.follows, press=None))
                 case Kind.END:
                     text.append(message)
                     ended.append(message)
@@ -374,6 +377,8 @@ class TelegramChannel:
         else:
             label = escape(press.label)
             live.choice = _ARROW + (f"<tg-spoiler>{label}</tg-spoiler>" if echo.secret else label)
+        if echo.follows:  # the presser's next question, under the choice: its buttons are the message's now
+            live.choice += "\n\n" + escape(echo.follows)
         live.markup = markup
         try:
             self._edit(chat, live)
@@ -384,7 +389,10 @@ class TelegramChannel:
         self._remember(chat, live)
         if on_page:
             self.app_edits += 1
-        if markup is None and self._prompts.get(chat) is live:
+        if echo.follows:
+            live.table = echo.table
+            self._prompts[chat] = live  # it asks again: the chat's latest prompt
+        elif markup is None and self._prompts.get(chat) is live:
             del self._prompts[chat]  # answered for good: nothing more to show on it
         return folded
 
