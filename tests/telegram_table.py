@@ -229,7 +229,7 @@ class TelegramTable:
             if name == on_page:
                 table, decision, token = button["callback_data"].split(":")
                 self.service.handle(Inbound(CHANNEL, str(chat), Choose(token, int(decision)), table=table,
-                                            external_id=f"web:{self.presses}.{chat}.{message['message_id']}",
+                                            external_id=f"web:{chat}.{message['message_id']}.{decision}",
                                             press=Press("", "", button["text"])))
                 await self.bot.deliver()
                 continue
