@@ -53,7 +53,7 @@ class Kind(StrEnum):
     """Everything else: narration, replies, answers to questions."""
     ASIDE = "aside"
     """A public line that asks nobody for anything (the President passed two policies): nothing waits behind it, and
-    in a paced public chat it may wait ``Pacing.aside_patience`` seconds to go with the next message there."""
+    in a paced chat it may wait ``Pacing.aside_patience`` seconds to go with the next message there."""
 
     @property
     def cosmetic(self) -> bool:
@@ -100,8 +100,9 @@ class Pacing:
     """Seconds a changed board waits at most for a quiet moment in a busy public chat; then it goes before the
     next call (a fast table keeps the chat busy the whole game), never before a result or a note."""
     aside_patience: float = 0.0
-    """Seconds an aside (``Kind.ASIDE``) waits at most in a public chat for the next message there, to go as one
-    message with it (the Chancellor quick to enact: one call for two lines)."""
+    """Seconds an aside (``Kind.ASIDE``) waits at most in a chat for the next message there, to go as one message
+    with it (the Chancellor quick to enact: one call for two lines, one buzz of each phone at a table without a
+    group)."""
     counter_interval: float = 0.0
     """Seconds between two showings of a public chat's vote counter (it is folded, not shown on every vote)."""
     private_counter_interval: float = 0.0

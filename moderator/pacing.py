@@ -5,7 +5,8 @@ The order: in a public chat a result never waits behind the vote counter or the 
 two are shown only in a slot of their own, when nothing else waits and the minute has room to spare, and a later
 one folds an earlier one away (as a later seat list folds an earlier one of the same table). A changed board
 that has waited ``Pacing.board_patience`` seconds goes before the next call (whose prompts wait), never before
-news. An aside (``Kind.ASIDE``) alone waits ``Pacing.aside_patience`` seconds for the next message to go with it.
+news. An aside (``Kind.ASIDE``) alone, in any chat, waits ``Pacing.aside_patience`` seconds for the next message
+to go with it.
 What may not go yet is answered ``TemporaryFailure(paced=True)``: the ``Sender`` tries it again then, at no
 cost of an attempt.
 
@@ -88,14 +89,18 @@ class Pacer:
         # In a public chat the counter and the board wait for a slot of their own: a result never waits behind them.
         main = [i for i in keep if not messages[i].kind.cosmetic]
         public = self.public(chat)
-        go = keep
-        if public and main and all(messages[i].kind is Kind.ASIDE for i in main):
+        asides = [i for i in main if messages[i].kind is Kind.ASIDE]
+        if asides and all(i in asides or _edits_pressed(messages[i]) for i in main):
             held = self._aside_held.setdefault(chat, self.clock())
             patience = held + self.limits.aside_patience - self.clock()
-            if patience > 0:  # the next message may come soon: the two go as one call
-                for i in keep:
+            if patience > 0:  # the next message may come soon: the two go as one call (a press's answer goes now)
+                for i in asides:
                     results[i] = TemporaryFailure("paced", patience, paced=True)
-                return results
+                keep = [i for i in keep if i not in asides]
+                main = [i for i in main if i not in asides]
+                if not keep:
+                    return results
+        go = keep
         if public and main:
             go = main
             board = [i for i in keep if messages[i].kind is Kind.BOARD]
@@ -176,6 +181,11 @@ class Pacer:
         for chat, text in paces.items():
             with contextlib.suppress(ValueError, TypeError, AttributeError):
                 self._paces[chat] = Pace.from_json(text)
+
+
+def _edits_pressed(message: Outbound) -> bool:
+    """The answer to a press, shown on the pressed message: no new message that an aside could share."""
+    return message.kind is Kind.ECHO and message.press is not None
 
 
 def relevant(messages: Sequence[Outbound]) -> list[int]:

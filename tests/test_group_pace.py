@@ -276,6 +276,37 @@ async def test_a_slow_chancellors_group_hears_within_seconds_that_the_president_
     assert told[0].at - pressed <= ASIDE_PATIENCE + GROUP_INTERVAL
 
 
+async def test_at_a_table_without_a_group_each_phone_hears_the_passing_and_a_quick_enactment_in_one_message(
+    telegram: TelegramTable,
+) -> None:
+    t = telegram
+    t.typing = 0.0
+    t.seed = 3
+    await t.boot()
+    await t.open_and_start(NAMES, group=None, pause=4.0)
+    await _until_phase(t, random.Random(3), Phase.LEGISLATIVE_PRESIDENT)
+    state = t.table().state
+    assert state is not None and state.president is not None and state.chancellor is not None
+    president, chancellor = NAMES[state.president], NAMES[state.chancellor]
+    prompt = t.prompt(president)
+    assert prompt is not None
+    await _press_first(t, president, prompt)
+    for _ in range(4):  # two seconds: the Chancellor has the policies, and decides
+        t.clock.advance(0.5)
+        await t.bot.deliver()
+    policies = t.prompt(chancellor)
+    assert policies is not None
+    await _press_first(t, chancellor, policies)
+    await t.settle()
+    passing = EN.text("policies-handed-over", president=president, chancellor=chancellor)
+    enacted = EN.text("policy-enacted", policy="|", liberal=0, fascist=0).split("|")[0]
+    for name in NAMES:
+        if name == chancellor:
+            continue  # heard it with the policies
+        told = [text for text in t.api.texts(t.chat_of(name)) if passing in text]
+        assert len(told) == 1 and enacted in told[0].split(passing, 1)[1], name  # one message, one buzz
+
+
 async def test_an_investigation_shows_its_party_in_the_prompt_the_president_pressed_and_nowhere_else(
     telegram: TelegramTable,
 ) -> None:

@@ -38,8 +38,9 @@ GROUP_PER_MINUTE: Final = 20
 COSMETIC_RESERVE: Final = 4
 """Calls of a group's minute the counter and the board never take: they stay free for results."""
 ASIDE_PATIENCE: Final = 5.0
-"""Seconds the group's "the President passed two policies" waits for the Chancellor's enactment to go with it: a
-quick Chancellor's table gets one message, not two, of its 20 a minute; a slow one's hears who it waits for."""
+"""Seconds "the President passed two policies" waits for the Chancellor's enactment to go with it: a quick
+Chancellor's group gets one message, not two, of its 20 a minute (at a table without a group, each phone buzzes
+once); a slow one's table hears who it waits for."""
 BOARD_PATIENCE: Final = 30.0
 """Seconds a changed board waits at most for a quiet moment in a busy group; then it goes before the next call."""
 PRIVATE_INTERVAL: Final = 1.0
