@@ -71,6 +71,9 @@ def test_an_outbound_message_round_trips_through_the_outbox_json() -> None:
         Outbound(Kind.JOIN, "Code", join_code="ACDEF", shown_in="-100", options=(Option("go", "go"),)),
         Outbound(Kind.BOARD, "", board=board, game=2, edit="17"),
         Outbound(Kind.ECHO, "", secret=True, press=Press("9", "<b>Vote?</b>", "Ja", protected=True)),
+        Outbound(Kind.ECHO, "", press=Press("8", "Nominate:", "Bob"), options=(Option("Ja", "vj"),), decision=8,
+                 follows="Vote on Ann as President with Bob as Chancellor: Ja or Nein?"),
+        Outbound(Kind.ASIDE, "Ann passed two policies to Bob.", table="t"),
     ]
     for message in messages:
         assert Outbound.from_json(message.to_json(), message.message_id) == message
