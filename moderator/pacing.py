@@ -75,7 +75,7 @@ class Pacer:
         self._board_held: dict[str, float] = {}
         """Since when each public chat's changed board waits for a slot."""
         self._aside_held: dict[str, float] = {}
-        """Since when each public chat's aside waits for a message to go with."""
+        """Since when each chat's aside waits for a message to go with."""
 
     def batch(self, chat: str, messages: Sequence[Outbound], send: Callable[[Sequence[Outbound]], Result],
               picture: Callable[[Outbound], Result]) -> list[Result]:
