@@ -289,7 +289,7 @@ def show_claims(ctx: Context, table: Table, out: Outgoing, said: Sequence[Claim]
         catalog = ctx.catalog(table.row.theme, reply.language)
         messages = render.claim_messages(said, board, info, catalog, caps=caps)
         results = [(i, m) for i, m in out.to(reply.channel, reply.address)
-                   if not m.secret and m.kind in (Kind.NOTE, Kind.RESULT, Kind.END)]
+                   if not m.secret and m.kind in (Kind.NOTE, Kind.RESULT, Kind.END, Kind.ASIDE)]
         # After a session, an investigation or a peek, with its result; a person's claim, with the next result.
         queued = [(i, m) for i, m in results if m.message_id in _CLAIMED_AFTER] or results
         if queued and len(messages) == 1:

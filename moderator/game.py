@@ -36,7 +36,7 @@ from .engine.events import VoteCast, VoteProgressed
 from .fanout import knowledge, prompt_again, prompt_for, publish, say, show_claims, words
 from .grammar import RULES, Verb, Who, fold, grammar, offered
 from .lobby import show_lobby
-from .names import TYPED_KEYS, inflected_candidates, match_name, name_candidates, names_in
+from .names import TYPED_KEYS, match_name, name_candidates, names_in, spoken_candidates
 from .outbox import Outgoing, Reply, in_toast
 from .render import InputProblem
 from .store import TableStatus
@@ -463,7 +463,7 @@ def _claim(table: Table, seat: int, command: Speak, public: PublicView) -> Claim
     if command.kind in ("accuse", "trust"):
         # A claim is only talk, and its speaker is told how it was heard: a declined name is taken ("oskarżam
         # Boba"), as a decision's never is.
-        named = name_candidates(command.argument, table.names) or inflected_candidates(command.argument, table.names)
+        named = spoken_candidates(command.argument, table.names)
         if len(named) != 1:
             return _Unnamed(command.argument, tuple(named))
         target = table.names.index(named[0])
@@ -473,7 +473,7 @@ def _claim(table: Table, seat: int, command: Speak, public: PublicView) -> Claim
         return _session_claim(seat, [c for c in cards if c is not None], public)
     if len(words) >= 2 and (party := grammar().cards.get(fold(words[-1]))) is not None:
         typed = " ".join(words[:-1])
-        named = name_candidates(typed, table.names) or inflected_candidates(typed, table.names)
+        named = spoken_candidates(typed, table.names)
         if len(named) != 1:
             return _Unnamed(typed, tuple(named))
         target = table.names.index(named[0])

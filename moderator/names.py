@@ -70,20 +70,37 @@ def name_candidates(text: str, names: Sequence[str]) -> list[str]:
         starts = [n for n in names if key(wanted) and key(n).startswith(key(wanted))]
         if starts:
             return starts
-    first, _, rest = wanted.partition(" ")
-    if rest.strip() and fold(first) in grammar().before_names:
-        return name_candidates(rest, names)  # "a Bob" ("acuso a Bob"), "di Bob" ("mi fido di Bob")
+    rest = _after_particle(wanted)
+    if rest is not None:  # "a Bob" ("acuso a Bob", "nomino a Bob"): a whole name only, never the start of one
+        for key in _KEYS:
+            exact = [n for n in names if key(n) == key(rest)]
+            if exact:
+                return exact
     return []
+
+
+def _after_particle(text: str) -> str | None:
+    """What follows a small word a language puts before a name (the catalogs' ``before-names``), if ``text``
+    starts with one and goes on."""
+    first, _, rest = text.strip().partition(" ")
+    return rest.strip() if rest.strip() and fold(first) in grammar().before_names else None
+
+
+def spoken_candidates(text: str, names: Sequence[str]) -> list[str]:
+    """Names a claim's typed name may mean: a whole name first, then a declined one ("Ewę" is Ewa, even where an
+    Ewelina sits), then the start of one (``name_candidates``)."""
+    found = name_candidates(text, names)
+    wanted = fold(_after_particle(text.lstrip("@")) or text.strip().lstrip("@"))
+    if any(fold(n) == wanted for n in found):
+        return found
+    return inflected_candidates(text, names) or found
 
 
 def inflected_candidates(text: str, names: Sequence[str]) -> list[str]:
     """Names typed text may be a declined form of, by the catalogs' ``name-endings`` (Polish, Russian), where
     nothing else matched (``name_candidates``): "Boba" or "Бобу" for Bob, "Ewę" for Ewa, "Анну" for Анна: the name,
     or the name but its last vowel, and one ending. A name of one or two letters is never guessed at."""
-    wanted = fold(text.strip().lstrip("@"))
-    first, _, rest = wanted.partition(" ")
-    if rest.strip() and first in grammar().before_names:
-        wanted = rest.strip()  # "в Боба" ("верю в Боба")
+    wanted = fold(_after_particle(text.lstrip("@")) or text.strip().lstrip("@"))  # "в Боба" ("верю в Боба")
     endings = grammar().name_endings
     found = []
     for name in names:

@@ -25,6 +25,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Final
 
 from .channels import Delivered, Kind, Outbound, Pacing, Result, TemporaryFailure
 
@@ -91,7 +92,9 @@ class Pacer:
         public = self.public(chat)
         asides = [i for i in main if messages[i].kind is Kind.ASIDE]
         if asides and all(i in asides or _edits_pressed(messages[i]) for i in main):
-            held = self._aside_held.setdefault(chat, self.clock())
+            held = self._aside_held.get(chat, float("-inf"))
+            if held < self.clock() - self.limits.aside_patience - _FORGOTTEN:
+                held = self._aside_held[chat] = self.clock()  # a new aside (an older one went some other way)
             patience = held + self.limits.aside_patience - self.clock()
             if patience > 0:  # the next message may come soon: the two go as one call (a press's answer goes now)
                 for i in asides:
@@ -117,8 +120,8 @@ class Pacer:
         boards = [i for i in go if messages[i].kind is Kind.BOARD]
         texts = [messages[i] for i in go if i not in boards]
         first = send(texts) if texts else Delivered()
-        if isinstance(first, Delivered) and any(messages[i].kind is Kind.ASIDE for i in go):
-            self._aside_held.pop(chat, None)
+        if not isinstance(first, TemporaryFailure) and any(messages[i].kind is Kind.ASIDE for i in go):
+            self._aside_held.pop(chat, None)  # went, or never will: the next aside waits its own patience
         for i in go:
             results[i] = first
         for i in boards:
@@ -181,6 +184,11 @@ class Pacer:
         for chat, text in paces.items():
             with contextlib.suppress(ValueError, TypeError, AttributeError):
                 self._paces[chat] = Pace.from_json(text)
+
+
+_FORGOTTEN: Final = 60.0
+"""Seconds past its patience after which a chat's held aside no longer counts: one that was cancelled (its table
+closed) never comes back to clear its hold, and the next one must wait its own patience."""
 
 
 def _edits_pressed(message: Outbound) -> bool:

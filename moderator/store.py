@@ -360,6 +360,9 @@ _COSMETIC: Final = "('counter', 'board', 'aside')"
 """The kinds of outbox row that hold no later message back: a counter and a board show again what a later one shows
 better (``channels.Kind.cosmetic``), an aside (``Kind.ASIDE``) leads to nothing; each comes along with a later one."""
 
+_ASKS: Final = "(json_extract(body, '$.kind') = 'prompt' OR json_extract(body, '$.follows') IS NOT NULL)"
+"""An outbox row that asks its recipient to decide: a prompt, or a press's answer with the next question under it."""
+
 _TABLES_OF = (
     # Three index searches (every input asks this): a join with OR would scan every table.
     " FROM game_tables t WHERE t.status != 'closed' AND t.id IN ("
@@ -656,10 +659,11 @@ class Store:
                          " ON CONFLICT (key) DO UPDATE SET at = excluded.at", (now,))
 
     def waiting_prompts(self, table_id: str, decision: int) -> frozenset[tuple[str, str]]:
-        """(channel, address) of every prompt for this decision of a table still waiting in the outbox."""
+        """(channel, address) of every prompt for this decision of a table still waiting in the outbox (a question
+        shown under a press's answer, ``Outbound.follows``, is one)."""
         rows = self.execute(
             "SELECT DISTINCT channel, address FROM outbox WHERE table_id = ? AND status = 'pending'"
-            " AND json_extract(body, '$.kind') = 'prompt' AND json_extract(body, '$.decision') = ?",
+            f" AND {_ASKS} AND json_extract(body, '$.decision') = ?",
             (table_id, decision)).fetchall()
         return frozenset((str(channel), str(address)) for channel, address in rows)
 
@@ -983,10 +987,11 @@ class Store:
         return row is not None
 
     def last_prompt(self, channel: str, address: str) -> tuple[str, dict[str, Any]] | None:
-        """(message id, body) of the newest prompt delivered to an address (what a typed number answers)."""
+        """(message id, body) of the newest prompt delivered to an address (what a typed number answers; a question
+        shown under a press's answer, ``Outbound.follows``, is one: its options and decision are the body's)."""
         row = self.execute(
             "SELECT message_id, body FROM outbox WHERE channel = ? AND address = ? AND status = 'sent'"
-            " AND json_extract(body, '$.kind') = 'prompt' ORDER BY id DESC LIMIT 1",
+            f" AND {_ASKS} ORDER BY id DESC LIMIT 1",
             (channel, address),
         ).fetchone()
         return None if row is None else (str(row[0]), dict(json.loads(row[1])))

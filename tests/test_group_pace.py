@@ -13,6 +13,7 @@ import pytest
 
 from moderator.catalog import Catalog
 from moderator.channels import Capabilities, Kind, Outbound
+from moderator.commands import Choose, Inbound, Press
 from moderator.delivery import PACE_KEPT, Sender
 from moderator.engine import Phase
 from moderator.store import Store, TableRow, TableStatus
@@ -307,6 +308,35 @@ async def test_at_a_table_without_a_group_each_phone_hears_the_passing_and_a_qui
         assert len(told) == 1 and enacted in told[0].split(passing, 1)[1], name  # one message, one buzz
 
 
+async def test_a_claim_said_while_the_president_decides_rides_with_the_passing_and_holds_no_chancellor_back(
+    telegram: TelegramTable,
+) -> None:
+    t = telegram
+    await _quick_table(t, 3)
+    await _until_phase(t, random.Random(3), Phase.LEGISLATIVE_PRESIDENT)
+    for _ in range(int(2 * GROUP_INTERVAL / 0.5)):
+        t.clock.advance(0.5)
+        await t.bot.deliver()
+    state = t.table().state
+    assert state is not None and state.president is not None and state.chancellor is not None
+    president, chancellor = NAMES[state.president], NAMES[state.chancellor]
+    speaker = next(n for n in NAMES if n not in (president, chancellor))
+    await t.say(speaker, f"accuse {president}")  # heard by the table with the next result
+    prompt = t.prompt(president)
+    assert prompt is not None
+    await _press_first(t, president, prompt)
+    for _ in range(4):
+        t.clock.advance(0.5)
+        await t.bot.deliver()
+    policies = t.prompt(chancellor)
+    assert policies is not None  # nothing the group waits for holds the Chancellor back
+    await _press_first(t, chancellor, policies)
+    await t.settle()
+    told = [text for _, text in _group_texts(t) if f"{president} passed" in text]
+    enacted = EN.text("policy-enacted", policy="|", liberal=0, fascist=0).split("|")[0]
+    assert len(told) == 1 and f"{speaker}:" in told[0] and enacted in told[0]  # one message: passing, claim, policy
+
+
 async def test_an_investigation_shows_its_party_in_the_prompt_the_president_pressed_and_nowhere_else(
     telegram: TelegramTable,
 ) -> None:
@@ -358,6 +388,75 @@ async def test_a_nomination_shows_the_name_chosen_in_plain_words_and_the_preside
     await _press_first(t, president, edited)
     votes = t.table().actions[-1]
     assert votes == {"player": president, "action": "vote", "vote": "ja"}
+
+
+async def _nominated(t: TelegramTable) -> tuple[str, str, dict[str, Any]]:
+    """A quick table's first President presses the first name offered; (President, nominee, the pressed prompt)."""
+    await _quick_table(t, 3)
+    await t.settle()
+    president = next(n for n in NAMES if t.prompt(n) is not None)
+    prompt = t.prompt(president)
+    assert prompt is not None
+    nominee = buttons(prompt)[0]["text"]
+    await _press_first(t, president, prompt)
+    return president, nominee, prompt
+
+
+async def test_a_president_who_types_a_vote_after_nominating_votes_on_the_ballot_under_the_nomination(
+    telegram: TelegramTable,
+) -> None:
+    t = telegram
+    president, _, _ = await _nominated(t)
+    await t.settle()
+    await t.say(president, "1")  # the ballot's first option, as the message they look at offers it
+    assert t.table().actions[-1] == {"player": president, "action": "vote", "vote": "ja"}
+    other = next(n for n in NAMES if n != president)
+    await t.say(other, "nein")
+    assert t.table().actions[-1] == {"player": other, "action": "vote", "vote": "nein"}
+
+
+async def test_a_restart_before_the_nomination_is_shown_gives_the_president_one_ballot_and_no_reminder(
+    telegram: TelegramTable,
+) -> None:
+    t = telegram
+    await _quick_table(t, 3)
+    await t.settle()
+    president = next(n for n in NAMES if t.prompt(n) is not None)
+    prompt = t.prompt(president)
+    assert prompt is not None
+    chat = t.chat_of(president)
+    t.api.fail_once[("editMessageText", chat)] = (500, {"description": "Internal Server Error"})
+    await _press_first(t, president, prompt)  # the edit that shows the choice and the ballot fails: it waits
+    t.store.alive(t.clock())  # the run's heartbeat; then it is killed: no clean stop is recorded
+    await t.stop()
+    await t.boot()
+    assert president not in t.service.returned()  # their ballot still waits to be shown: no reminder, no copy
+    await t.settle()
+    texts = t.api.texts(chat)
+    assert not any(EN.text("reminder-restart") in text for text in texts)
+    ballot = EN.text("prompt-vote", president=president, chancellor="|", options="").split("|")[0]
+    asking = [m for m in t.api.messages(chat) if ballot in m.get("text", "") and buttons(m)]
+    assert [m["message_id"] for m in asking] == [prompt["message_id"]]  # one ballot: the pressed message
+
+
+async def test_a_vote_chosen_on_the_seats_page_keeps_the_nomination_and_the_question_on_the_chats_message(
+    telegram: TelegramTable,
+) -> None:
+    t = telegram
+    president, nominee, prompt = await _nominated(t)
+    await t.settle()
+    chat = t.chat_of(president)
+    ballot = t.prompt(president)
+    assert ballot is not None and ballot["message_id"] == prompt["message_id"]
+    ja = buttons(ballot)[0]
+    table, decision, token = ja["callback_data"].split(":")
+    t.service.handle(Inbound(CHANNEL, str(chat), Choose(token, int(decision)), table=table,
+                             external_id="page:ja", press=Press("", "", ja["text"])))
+    await t.settle()
+    shown = t.api.chats[chat][prompt["message_id"]]["text"]
+    question = EN.text("prompt-vote", president=president, chancellor=nominee, options="")
+    assert f"\u27a1\ufe0f {nominee}\n\n{question}" in shown
+    assert shown.endswith(EN.text("vote-recorded", vote=EN.term("ja")))
 
 
 # --- the outbox's order rule, for any channel that declares it -----------------------------------------------

@@ -209,3 +209,31 @@ def test_a_president_who_nominates_a_name_after_a_small_word_nominates_that_play
     state = p.table_of(number(0)).state
     assert state is not None and state.phase is Phase.ELECTION
     assert state.chancellor is not None and table.names[state.chancellor] == choice
+
+
+def test_a_declined_name_means_its_player_even_where_another_name_starts_with_it_by_text() -> None:
+    p = Phones()
+    open_table(p, ("Ewelina", "Ewa", "Oleg", "Ola", "Bruno"))
+    p.text(number(0), "GO")
+    p.text(number(2), "language pl")
+    table = p.table_of(number(0))
+    oleg, ewa, ola = (table.names.index(n) for n in ("Oleg", "Ewa", "Ola"))
+    reply(p, number(2), "ufam Ewę")  # Ewa's accusative, though "Ewe" starts Ewelina
+    reply(p, number(2), "oskarżam Olę")
+    assert [s.claim for s in p.table_of(number(0)).said] == [Clearance(oleg, ewa), Accusation(oleg, ola)]
+    p.close()
+
+
+def test_a_small_word_before_a_typo_names_nobody_rather_than_another_player_by_text() -> None:
+    p = Phones()
+    seats = open_table(p, ("De Bruyne", "Bruno", "Cleo", "Dana", "Emil"))
+    p.text(number(0), "GO")
+    table = p.table_of(number(0))
+    assert table.state is not None and table.state.president is not None
+    president = table.seats[table.state.president].address
+    said = reply(p, president, "nominate de brun")  # a typo of De Bruyne: "brun" only starts Bruno
+    assert EN.text("nothing-changed", sms=True) in said
+    state = p.table_of(number(0)).state
+    assert state is not None and state.phase is Phase.NOMINATION and state.chancellor is None
+    assert len(seats) == 5
+    p.close()

@@ -360,7 +360,7 @@ class TelegramChannel:
         else:
             live = self._known.get((chat, int(press.ref))) or _Live(int(press.ref), press.text,
                                                                      protected=press.protected)
-        before = (live.markup, live.choice)
+        before = (live.html, live.markup, live.choice)
         markup = keyboard(echo.options, echo.table, echo.decision,
                           app=app_button(self._app_url(chat, echo.table), echo.language))
         folded = True
@@ -377,14 +377,17 @@ class TelegramChannel:
         else:
             label = escape(press.label)
             live.choice = _ARROW + (f"<tg-spoiler>{label}</tg-spoiler>" if echo.secret else label)
-        if echo.follows:  # the presser's next question, under the choice: its buttons are the message's now
-            live.choice += "\n\n" + escape(echo.follows)
+        if echo.follows:
+            # The presser's next question, under the choice: its buttons are the message's now, and the choice and
+            # the question stay when that question's answer is shown in turn (a vote chosen on the seat's page).
+            live.html = "\n\n".join(p for p in (live.html, live.choice, escape(echo.follows)) if p)
+            live.choice = ""
         live.markup = markup
         try:
             self._edit(chat, live)
         except BadRequest as exc:
             log.info("telegram: could not show a choice in %s: %s", chat, exc.message)
-            live.markup, live.choice = before
+            live.html, live.markup, live.choice = before
             return False
         self._remember(chat, live)
         if on_page:
