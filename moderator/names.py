@@ -62,20 +62,24 @@ def name_candidates(text: str, names: Sequence[str]) -> list[str]:
     wanted = text.strip().lstrip("@")
     if not wanted:
         return []
-    for key in _KEYS:
-        exact = [n for n in names if key(n) == key(wanted)]
-        if exact:
-            return exact
+    exact = _whole(wanted, names)
+    if exact:
+        return exact
     for key in _KEYS:
         starts = [n for n in names if key(wanted) and key(n).startswith(key(wanted))]
         if starts:
             return starts
     rest = _after_particle(wanted)
-    if rest is not None:  # "a Bob" ("acuso a Bob", "nomino a Bob"): a whole name only, never the start of one
-        for key in _KEYS:
-            exact = [n for n in names if key(n) == key(rest)]
-            if exact:
-                return exact
+    # "a Bob" ("acuso a Bob", "nomino a Bob"): a whole name only, never the start of one
+    return _whole(rest, names) if rest is not None else []
+
+
+def _whole(text: str, names: Sequence[str]) -> list[str]:
+    """The names ``text`` is whole, by the first of ``_KEYS`` that finds one."""
+    for key in _KEYS:
+        exact = [n for n in names if key(n) == key(text)]
+        if exact:
+            return exact
     return []
 
 
@@ -86,21 +90,24 @@ def _after_particle(text: str) -> str | None:
     return rest.strip() if rest.strip() and fold(first) in grammar().before_names else None
 
 
+def _named(text: str) -> str:
+    """The name part of typed text: without an ``@`` or a small word before it ("в Боба" from "верю в Боба")."""
+    typed = text.strip().lstrip("@")
+    return _after_particle(typed) or typed
+
+
 def spoken_candidates(text: str, names: Sequence[str]) -> list[str]:
     """Names a claim's typed name may mean: a whole name first, then a declined one ("Ewę" is Ewa, even where an
     Ewelina sits), then the start of one (``name_candidates``)."""
-    found = name_candidates(text, names)
-    wanted = fold(_after_particle(text.lstrip("@")) or text.strip().lstrip("@"))
-    if any(fold(n) == wanted for n in found):
-        return found
-    return inflected_candidates(text, names) or found
+    return (_whole(text.strip().lstrip("@"), names) or _whole(_named(text), names)
+            or inflected_candidates(text, names) or name_candidates(text, names))
 
 
 def inflected_candidates(text: str, names: Sequence[str]) -> list[str]:
     """Names typed text may be a declined form of, by the catalogs' ``name-endings`` (Polish, Russian), where
     nothing else matched (``name_candidates``): "Boba" or "Бобу" for Bob, "Ewę" for Ewa, "Анну" for Анна: the name,
     or the name but its last vowel, and one ending. A name of one or two letters is never guessed at."""
-    wanted = fold(_after_particle(text.lstrip("@")) or text.strip().lstrip("@"))  # "в Боба" ("верю в Боба")
+    wanted = fold(_named(text))
     endings = grammar().name_endings
     found = []
     for name in names:
