@@ -28,13 +28,28 @@ GROUP = group_chat(-100600)
 pytestmark = pytest.mark.anyio
 
 
-async def _quick_table(t: TelegramTable, seed: int) -> None:
-    """Seven people at a table in the group, dealt with ``seed``, the game started; they will press half a second
-    after a prompt."""
+async def _quick_table(t: TelegramTable, seed: int, group: dict[str, Any] | None = GROUP) -> None:
+    """Seven people at a table in the group (or none), dealt with ``seed``, the game started; they will press half
+    a second after a prompt."""
     t.typing = 0.0
     t.seed = seed
     await t.boot()
-    await t.open_and_start(NAMES, group=GROUP, pause=4.0)
+    await t.open_and_start(NAMES, group=group, pause=4.0)
+
+
+async def _rounds(t: TelegramTable, rounds: int) -> None:
+    """``rounds`` of the sender, half a second apart, as its worker wakes under serve."""
+    for _ in range(rounds):
+        t.clock.advance(0.5)
+        await t.bot.deliver()
+
+
+def _presidents_prompt(t: TelegramTable) -> tuple[str, dict[str, Any]]:
+    """The President, who alone has a prompt now, and that prompt."""
+    president = next(n for n in NAMES if t.prompt(n) is not None)
+    prompt = t.prompt(president)
+    assert prompt is not None
+    return president, prompt
 
 
 async def _press_first(t: TelegramTable, name: str, prompt: dict[str, Any]) -> None:
@@ -47,9 +62,7 @@ async def _press_first(t: TelegramTable, name: str, prompt: dict[str, Any]) -> N
 async def _president_nominates(t: TelegramTable) -> str:
     """Once everything is delivered, the President presses the first name offered; the President's name."""
     await t.settle()
-    president = next(n for n in NAMES if t.prompt(n) is not None)
-    prompt = t.prompt(president)
-    assert prompt is not None
+    president, prompt = _presidents_prompt(t)
     await _press_first(t, president, prompt)
     return president
 
@@ -98,9 +111,7 @@ async def test_the_ballots_reach_nobody_but_the_president_before_the_group_has_t
     t = telegram
     await _quick_table(t, 3)
     await t.settle()
-    president = next(n for n in NAMES if t.prompt(n) is not None)
-    prompt = t.prompt(president)
-    assert prompt is not None
+    president, prompt = _presidents_prompt(t)
     # Something goes to the group just before the nomination, so the nomination must wait for its slot.
     await t.say(NAMES[1], "/board", chat=GROUP)
     t.clock.advance(0.5)
@@ -112,9 +123,7 @@ async def test_the_ballots_reach_nobody_but_the_president_before_the_group_has_t
     # but the President's own, who knows the nomination: it is the message they pressed, asking again.
     own = t.prompt(president)
     assert own is not None and own["message_id"] == prompt["message_id"]
-    for _ in range(int(GROUP_INTERVAL / 0.5) + 1):
-        t.clock.advance(0.5)
-        await t.bot.deliver()
+    await _rounds(t, int(GROUP_INTERVAL / 0.5) + 1)
     told = next(i for i, text in _group_texts(t) if f"{nominated} nominates" in text)
     ballots = [i for i, c in enumerate(t.api.calls) if i >= start and c.method == "sendMessage"
                and (c.chat_id or 0) > 0
@@ -224,25 +233,27 @@ async def _until_phase(t: TelegramTable, rng: random.Random, phase: Phase) -> No
     raise AssertionError(phase)
 
 
-async def _president_passes(t: TelegramTable) -> tuple[str, str, float]:
-    """A quick table plays to its first legislative session; once the group has had a quiet moment, the President
-    discards; two seconds later (the sender waking every half second) the Chancellor has the policies while the
-    group has not been told the President passed them. (President, Chancellor, when the President pressed.)"""
-    await _quick_table(t, 3)
+async def _legislating(t: TelegramTable, group: dict[str, Any] | None = GROUP) -> tuple[str, str]:
+    """A quick table (seed 3) plays to its first legislative session and its chats have a quiet moment: nothing
+    but patience holds a line back. (President, Chancellor.)"""
+    await _quick_table(t, 3, group)
     await _until_phase(t, random.Random(3), Phase.LEGISLATIVE_PRESIDENT)
-    for _ in range(int(2 * GROUP_INTERVAL / 0.5)):  # the group is free: nothing but patience holds a line back
-        t.clock.advance(0.5)
-        await t.bot.deliver()
+    await _rounds(t, int(2 * GROUP_INTERVAL / 0.5))
     state = t.table().state
     assert state is not None and state.president is not None and state.chancellor is not None
-    president, chancellor = NAMES[state.president], NAMES[state.chancellor]
+    return NAMES[state.president], NAMES[state.chancellor]
+
+
+async def _president_passes(t: TelegramTable) -> tuple[str, str, float]:
+    """At the first legislative session (``_legislating``) the President discards; two seconds later (the sender
+    waking every half second) the Chancellor has the policies while the group has not been told the President
+    passed them. (President, Chancellor, when the President pressed.)"""
+    president, chancellor = await _legislating(t)
     prompt = t.prompt(president)
     assert prompt is not None
     await _press_first(t, president, prompt)
     pressed = t.clock()
-    for _ in range(4):
-        t.clock.advance(0.5)
-        await t.bot.deliver()
+    await _rounds(t, 4)
     assert t.prompt(chancellor) is not None
     assert not any(f"{president} passed" in text for _, text in _group_texts(t))
     return president, chancellor, pressed
@@ -268,9 +279,7 @@ async def test_a_slow_chancellors_group_hears_within_seconds_that_the_president_
 ) -> None:
     t = telegram
     president, chancellor, pressed = await _president_passes(t)
-    for _ in range(40):  # the Chancellor takes their time
-        t.clock.advance(0.5)
-        await t.bot.deliver()
+    await _rounds(t, 40)  # the Chancellor takes their time
     told = [c for c in t.api.of("sendMessage", GROUP["id"]) if f"{president} passed" in str(c.params.get("text"))]
     assert len(told) == 1 and told[0].params["text"] == EN.text(
         "policies-handed-over", president=president, chancellor=chancellor)
@@ -281,20 +290,11 @@ async def test_at_a_table_without_a_group_each_phone_hears_the_passing_and_a_qui
     telegram: TelegramTable,
 ) -> None:
     t = telegram
-    t.typing = 0.0
-    t.seed = 3
-    await t.boot()
-    await t.open_and_start(NAMES, group=None, pause=4.0)
-    await _until_phase(t, random.Random(3), Phase.LEGISLATIVE_PRESIDENT)
-    state = t.table().state
-    assert state is not None and state.president is not None and state.chancellor is not None
-    president, chancellor = NAMES[state.president], NAMES[state.chancellor]
+    president, chancellor = await _legislating(t, group=None)
     prompt = t.prompt(president)
     assert prompt is not None
     await _press_first(t, president, prompt)
-    for _ in range(4):  # two seconds: the Chancellor has the policies, and decides
-        t.clock.advance(0.5)
-        await t.bot.deliver()
+    await _rounds(t, 4)  # two seconds: the Chancellor has the policies, and decides
     policies = t.prompt(chancellor)
     assert policies is not None
     await _press_first(t, chancellor, policies)
@@ -312,22 +312,13 @@ async def test_a_claim_said_while_the_president_decides_rides_with_the_passing_a
     telegram: TelegramTable,
 ) -> None:
     t = telegram
-    await _quick_table(t, 3)
-    await _until_phase(t, random.Random(3), Phase.LEGISLATIVE_PRESIDENT)
-    for _ in range(int(2 * GROUP_INTERVAL / 0.5)):
-        t.clock.advance(0.5)
-        await t.bot.deliver()
-    state = t.table().state
-    assert state is not None and state.president is not None and state.chancellor is not None
-    president, chancellor = NAMES[state.president], NAMES[state.chancellor]
+    president, chancellor = await _legislating(t)
     speaker = next(n for n in NAMES if n not in (president, chancellor))
     await t.say(speaker, f"accuse {president}")  # heard by the table with the next result
     prompt = t.prompt(president)
     assert prompt is not None
     await _press_first(t, president, prompt)
-    for _ in range(4):
-        t.clock.advance(0.5)
-        await t.bot.deliver()
+    await _rounds(t, 4)
     policies = t.prompt(chancellor)
     assert policies is not None  # nothing the group waits for holds the Chancellor back
     await _press_first(t, chancellor, policies)
@@ -369,9 +360,8 @@ async def test_a_nomination_shows_the_name_chosen_in_plain_words_and_the_preside
     t = telegram
     await _quick_table(t, 3)
     await t.settle()
-    president = next(n for n in NAMES if t.prompt(n) is not None)
-    prompt = t.prompt(president)
-    assert prompt is not None and prompt.get("has_protected_content")
+    president, prompt = _presidents_prompt(t)
+    assert prompt.get("has_protected_content")
     chosen = buttons(prompt)[0]["text"]
     chat = t.chat_of(president)
     before = len(t.api.messages(chat))
@@ -394,9 +384,7 @@ async def _nominated(t: TelegramTable) -> tuple[str, str, dict[str, Any]]:
     """A quick table's first President presses the first name offered; (President, nominee, the pressed prompt)."""
     await _quick_table(t, 3)
     await t.settle()
-    president = next(n for n in NAMES if t.prompt(n) is not None)
-    prompt = t.prompt(president)
-    assert prompt is not None
+    president, prompt = _presidents_prompt(t)
     nominee = buttons(prompt)[0]["text"]
     await _press_first(t, president, prompt)
     return president, nominee, prompt
@@ -421,9 +409,7 @@ async def test_a_restart_before_the_nomination_is_shown_gives_the_president_one_
     t = telegram
     await _quick_table(t, 3)
     await t.settle()
-    president = next(n for n in NAMES if t.prompt(n) is not None)
-    prompt = t.prompt(president)
-    assert prompt is not None
+    president, prompt = _presidents_prompt(t)
     chat = t.chat_of(president)
     t.api.fail_once[("editMessageText", chat)] = (500, {"description": "Internal Server Error"})
     await _press_first(t, president, prompt)  # the edit that shows the choice and the ballot fails: it waits
