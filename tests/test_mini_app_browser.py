@@ -158,6 +158,15 @@ def served(tmp_path: Path, browser: Any) -> Iterator[tuple[Server, Telegram]]:
         yield server, Telegram(server, api)
 
 
+def seated_with_page(telegram: Telegram) -> dict[str, Any]:
+    """``seated``, then the "Open my seat" button Ann's chat offers her (an inline ``web_app`` button)."""
+    seated(telegram)
+    opener: dict[str, Any] = until(
+        lambda: next((b for m in telegram.messages("Ann") for b in buttons(m) if "web_app" in b), None),
+        "Ann's chat never offered her seat's page")
+    return opener
+
+
 def seated(telegram: Telegram) -> str:
     """Ann opens a table in her chat, the others join by its link, she starts the game; the table's id."""
     telegram.say("Ann", "/newgame")
@@ -173,9 +182,7 @@ def seated(telegram: Telegram) -> str:
 def test_a_whole_game_with_one_player_deciding_in_the_mini_app_and_the_others_in_their_chats(
         served: tuple[Server, Telegram], browser: Any) -> None:
     server, telegram = served
-    seated(telegram)
-    opener = until(lambda: next((b for m in telegram.messages("Ann") for b in buttons(m) if "web_app" in b), None),
-                   "Ann's chat never offered her seat's page")
+    opener = seated_with_page(telegram)
     assert opener["web_app"]["url"].startswith(f"{PUBLIC_URL}/app/")
     table_id = opener["web_app"]["url"].rsplit("/", 1)[1]
     browser.get(as_telegram_opens_it(opener["web_app"]["url"], server, init_data(telegram.people["Ann"],
@@ -366,9 +373,7 @@ window.Telegram = { WebApp: {
 def test_with_telegrams_script_the_page_takes_its_data_and_colours_and_covers_close_when_telegram_deactivates_it(
         served: tuple[Server, Telegram], browser: Any) -> None:
     server, telegram = served
-    seated(telegram)
-    opener = until(lambda: next((b for m in telegram.messages("Ann") for b in buttons(m) if "web_app" in b), None),
-                   "Ann's chat never offered her seat's page")
+    opener = seated_with_page(telegram)
     signed = init_data(telegram.people["Ann"], auth_date=int(time.time()))
     script = BRIDGE % {"signed": json.dumps(signed), "theme": json.dumps(LIGHT)}
     added = browser.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": script})
@@ -402,9 +407,7 @@ def test_with_telegrams_script_the_page_takes_its_data_and_colours_and_covers_cl
 def test_a_stranger_who_opens_the_page_is_told_it_is_not_theirs_and_sees_no_seat(
         served: tuple[Server, Telegram], browser: Any) -> None:
     server, telegram = served
-    seated(telegram)
-    opener = until(lambda: next((b for m in telegram.messages("Ann") for b in buttons(m) if "web_app" in b), None),
-                   "Ann's chat never offered her seat's page")
+    opener = seated_with_page(telegram)
     mallory = user(39_999, "Mallory")
     browser.get(as_telegram_opens_it(opener["web_app"]["url"], server, init_data(mallory, auth_date=int(time.time()))))
     seen(browser, lambda d: d.find_element(By.CSS_SELECTOR, "#live h1").text == EN.text("web-app-no-seat"))
